@@ -1,0 +1,92 @@
+/* core/error.c — the status convention (see error.h). */
+#include "core/error.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int cb_error_vset(cb_error *err, int status, const char *src_file, int src_line,
+                  const char *fmt, va_list ap)
+{
+    if (!err) return status;
+    err->status = status;
+    snprintf(err->where, sizeof err->where, "%s:%d", src_file ? src_file : "?", src_line);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    return status;
+}
+
+int cb_error_set(cb_error *err, int status, const char *src_file, int src_line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cb_error_vset(err, status, src_file, src_line, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+void cb_error_prefix(cb_error *err, const char *fmt, ...)
+{
+    if (!err) return;
+    char head[512], old[sizeof err->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(head, sizeof head, fmt, ap);
+    va_end(ap);
+    memcpy(old, err->message, sizeof old);
+    snprintf(err->message, sizeof err->message, "%s%s", head, old);
+}
+
+void cb_error_clear(cb_error *err)
+{
+    if (!err) return;
+    err->status = CB_OK;
+    err->where[0] = '\0';
+    err->message[0] = '\0';
+}
+
+const char *cb_status_name(int status)
+{
+    switch (status) {
+    case CB_OK: return "ok";
+    case CB_ERR_INPUT: return "bad input";
+    case CB_ERR_IO: return "i/o error";
+    case CB_ERR_NOMEM: return "out of memory";
+    case CB_ERR_NUMERIC: return "numerical failure";
+    case CB_ERR_INTERRUPTED: return "interrupted";
+    case CB_ERR_INTERNAL: return "internal error";
+    default: return status > 0 ? "warning" : "error";
+    }
+}
+
+#ifndef NDEBUG
+void cb_assert_fail(const char *cond, const char *file, int line)
+{
+    fprintf(stderr, "clothbench: assertion failed: %s (%s:%d)\n", cond, file, line);
+    abort();
+}
+#endif
+
+void *cb_calloc(size_t n, size_t size)
+{
+    if (n == 0 || size == 0) n = size = 1;
+    if (n > SIZE_MAX / size) return NULL;
+    return calloc(n, size);
+}
+
+char *cb_strdup(const char *s)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+double cb_wall_time(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

@@ -1,0 +1,60 @@
+/* core/error.h — one status convention for all of clothbench.
+ *
+ * Every public function that can fail returns an int status: 0 (CB_OK) on success,
+ * a negative CB_ERR_* code on error, a positive CB_WARN_* code for a warning, and
+ * fills a caller-owned cb_error. The message says what went wrong in the user's
+ * terms (for input errors it starts with "file:line:col:"); `where` records the
+ * source location of the check that failed, for bug reports.
+ *
+ * Nothing below main() calls exit() or abort(). Programmer errors (a broken
+ * invariant, not bad input) use CB_ASSERT, active in debug and test builds.
+ */
+#ifndef CB_ERROR_H
+#define CB_ERROR_H
+
+#include <stdarg.h>
+
+enum {
+    CB_OK = 0,
+    CB_ERR_INPUT = -1,       /* bad user input: scene, mesh, parameters, arguments */
+    CB_ERR_IO = -2,          /* a file could not be read or written */
+    CB_ERR_NOMEM = -3,       /* an allocation failed */
+    CB_ERR_NUMERIC = -4,     /* numerical failure: NaN/Inf, divergence, not positive definite */
+    CB_ERR_INTERRUPTED = -5, /* SIGINT/SIGTERM */
+    CB_ERR_INTERNAL = -6,    /* a library (HDF5, CHOLMOD, ...) failed unexpectedly */
+    CB_WARN = 1              /* completed, with a warning in the message */
+};
+
+typedef struct cb_error {
+    int status;          /* the status last set; CB_OK when clear */
+    char where[96];      /* source file:line of the check that set it */
+    char message[1024];  /* what went wrong, for the user */
+} cb_error;
+
+/* Set err (may be NULL) and return status. Use through CB_FAIL. */
+int cb_error_set(cb_error *err, int status, const char *src_file, int src_line,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int cb_error_vset(cb_error *err, int status, const char *src_file, int src_line,
+                  const char *fmt, va_list ap);
+/* Prefix the existing message with more context ("while loading X: ..."). */
+void cb_error_prefix(cb_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cb_error_clear(cb_error *err);
+const char *cb_status_name(int status);
+
+#define CB_FAIL(err, status, ...) cb_error_set((err), (status), __FILE__, __LINE__, __VA_ARGS__)
+
+#ifdef NDEBUG
+#define CB_ASSERT(cond) ((void)0)
+#else
+void cb_assert_fail(const char *cond, const char *file, int line);
+#define CB_ASSERT(cond) ((cond) ? (void)0 : cb_assert_fail(#cond, __FILE__, __LINE__))
+#endif
+
+/* Allocation helpers: zeroed, with overflow checks; NULL on failure. */
+void *cb_calloc(size_t n, size_t size);
+char *cb_strdup(const char *s);
+
+/* Monotonic wall clock in seconds. */
+double cb_wall_time(void);
+
+#endif

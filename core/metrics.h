@@ -1,0 +1,42 @@
+/* core/metrics.h — the measurements (DESIGN.md "Metrics"), computed from the state
+ * alone so that every solver is measured by the same yardstick. A metric that
+ * cannot be computed is NaN, never 0. The table cb_metric_table lists every series
+ * with its width; the run log writes exactly these. */
+#ifndef CB_METRICS_H
+#define CB_METRICS_H
+
+#include <stddef.h>
+#include "core/world.h"
+#include "core/solver.h"
+
+typedef struct cb_metrics {
+    double time, dt;
+    double kinetic_energy, gravity_energy, stretch_energy, bend_energy, total_energy;
+    double solver_energy, contact_energy;
+    double linear_momentum[3], angular_momentum[3], external_impulse[3];
+    double collider_penetrations, collider_max_depth;
+    double self_intersections, min_separation;
+    double max_strain;
+    double iterations, residual;
+    double wall_step_s, wall_contact_s;
+} cb_metrics;
+
+typedef struct cb_metric_desc {
+    const char *name;
+    int width;           /* 1 or 3 */
+    size_t offset;       /* into cb_metrics */
+    const char *unit;
+    const char *description;
+} cb_metric_desc;
+
+extern const cb_metric_desc cb_metric_table[];
+extern const int cb_metric_count;
+
+/* Everything but the expensive metrics (self_intersections, min_separation: NaN).
+ * info may be NULL (then the solver fields are NaN); wall_step_s is the step's time. */
+void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt,
+                        double wall_step_s, cb_metrics *m);
+/* The expensive metrics; stay NaN until contact/ provides them. */
+void cb_metrics_compute_expensive(const cb_world *w, cb_metrics *m);
+
+#endif

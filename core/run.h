@@ -1,0 +1,41 @@
+/* core/run.h — the run loop: scene -> world -> solver steps -> metrics -> run file.
+ * Shared by `clothbench run`, sweeps and benchmarks. */
+#ifndef CB_RUN_H
+#define CB_RUN_H
+
+#include <stdio.h>
+#include "core/error.h"
+
+typedef struct cb_run_def {
+    const char *scene_path;
+    const char *solver;
+    const char *output;        /* run file; NULL: no file (bench) */
+    const char *const *sets;   /* --set overrides */
+    int nsets;
+    int progress;              /* draw a progress bar on stderr */
+    int write_frames;          /* 1 (default): write /frames */
+    long max_steps;            /* > 0: stop after this many steps (bench) */
+} cb_run_def;
+
+cb_run_def cb_default_run_def(void);
+
+typedef struct cb_run_result {
+    char status[16];           /* "ok" | "diverged" | "interrupted" | "error" */
+    char message[1024];
+    long steps;                /* steps completed */
+    long frames;
+    double wall_s;             /* total wall time of solver steps */
+    double mean_step_ms;
+} cb_run_result;
+
+/* Runs to completion. Returns 0 when the run finished with status "ok";
+ * CB_ERR_INPUT for bad input (no file is written); CB_ERR_NUMERIC (diverged),
+ * CB_ERR_INTERRUPTED or another error when the run failed — the run file is then
+ * still valid and its status says what happened. */
+int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err);
+
+/* Install SIGINT/SIGTERM handlers that make cb_run stop cleanly with "interrupted". */
+void cb_run_install_signal_handlers(void);
+int cb_run_interrupted(void);
+
+#endif

@@ -1,0 +1,34 @@
+/* core/runlog.h — the run file (HDF5), exactly the layout of DESIGN.md, plus the
+ * XDMF sidecar that lets ParaView open the animation. The file is flushed after
+ * every frame, so a crash, a kill or a divergence leaves a readable file whose
+ * `status` attribute says what happened. */
+#ifndef CB_RUNLOG_H
+#define CB_RUNLOG_H
+
+#include "core/error.h"
+#include "core/metrics.h"
+#include "core/world.h"
+
+typedef struct cb_runlog cb_runlog;
+
+typedef struct cb_runlog_def {
+    const char *path;        /* the .h5 file; the sidecar is the same path with .xdmf */
+    const char *solver;
+    const char *scene_name;
+    const char *scene_text;
+    const char *parameters;  /* the solver's parameter block as text */
+    const char *expensive_note; /* how often the expensive metrics run, stored as an attribute */
+} cb_runlog_def;
+
+/* Create the file (truncating), write the attributes (status "running") and /mesh. */
+int cb_runlog_open(const cb_runlog_def *def, const cb_world *w, cb_runlog **out, cb_error *err);
+/* Append one row to every /series dataset. */
+int cb_runlog_series(cb_runlog *log, const cb_metrics *m, cb_error *err);
+/* Append a frame (time, positions), rewrite the XDMF sidecar and flush the file. */
+int cb_runlog_frame(cb_runlog *log, double t, const double (*x)[3], cb_error *err);
+/* Set the status ("running" | "ok" | "diverged" | "interrupted" | "error") and message; flushes. */
+int cb_runlog_status(cb_runlog *log, const char *status, const char *message, cb_error *err);
+/* Close (flushes). *log is set to NULL. */
+int cb_runlog_close(cb_runlog **log, cb_error *err);
+
+#endif

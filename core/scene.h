@@ -1,0 +1,83 @@
+/* core/scene.h — scene files (YAML, see DESIGN.md "Scene files").
+ *
+ * A scene gives the physical parameters once; every solver derives its own
+ * parameters from them. Loading applies `--set path=value` overrides to the YAML
+ * tree first, then interprets it. Unknown keys, wrong types and out-of-range
+ * values are errors naming file:line:col and the allowed keys or range.
+ */
+#ifndef CB_SCENE_H
+#define CB_SCENE_H
+
+#include "core/error.h"
+#include "core/mesh.h"
+#include "core/collider.h"
+#include "core/params.h"
+#include "core/yamltree.h"
+
+typedef enum {
+    CB_PIN_INDICES = 0,   /* indices: [..] */
+    CB_PIN_CORNERS,       /* the four grid corners */
+    CB_PIN_CORNERS_TOP,   /* grid corners (0, ny-1) and (nx-1, ny-1) */
+    CB_PIN_CORNERS_BOTTOM,/* grid corners (0, 0) and (nx-1, 0) */
+    CB_PIN_SIDE_TOP,      /* grid row j = ny-1 */
+    CB_PIN_SIDE_BOTTOM,   /* grid row j = 0 */
+    CB_PIN_SIDE_LEFT,     /* grid column i = 0 */
+    CB_PIN_SIDE_RIGHT,    /* grid column i = nx-1 */
+    CB_PIN_BOX            /* every vertex whose rest position is inside box {min, max} */
+} cb_pin_kind;
+
+typedef struct cb_pin_def {
+    cb_pin_kind kind;
+    int *indices; int nindices;       /* CB_PIN_INDICES */
+    double box_min[3], box_max[3];    /* CB_PIN_BOX */
+    double velocity[3];               /* scripted motion: x(t) = x(0) + velocity t */
+    int line;
+} cb_pin_def;
+
+typedef struct cb_cloth_def {
+    int use_grid;            /* 1: grid, 0: mesh file */
+    cb_grid_def grid;
+    char *mesh_path;         /* resolved against the scene file's folder */
+    double density;          /* kg/m^2, > 0 */
+    double stretch;          /* k_stretch, N/m, >= 0 */
+    double bend;             /* k_bend, N*m, >= 0 */
+    double thickness;        /* m, >= 0 */
+    double velocity[3];      /* initial velocity of every vertex */
+    double angular_velocity[3]; /* initial spin about the rest centroid (rad/s) */
+    int npins; cb_pin_def *pins;
+} cb_cloth_def;
+
+typedef struct cb_scene {
+    char *path;              /* the file loaded ("<string>" for in-memory scenes) */
+    char *dir;               /* its folder, for relative paths */
+    char *name;
+    char *text;              /* the whole YAML after overrides (for the run file) */
+    cb_yaml *root;           /* the tree after overrides */
+    double duration;         /* s, > 0 */
+    double dt;               /* s, > 0 */
+    double frame_rate;       /* frames written per simulated second, > 0 */
+    double gravity[3];
+    int log_every;           /* series row every n steps (>= 1, default 1) */
+    double bound;            /* divergence: |x| beyond this (m) is "diverged" (default 1e3) */
+    int expensive_every;     /* self_intersections/min_separation every n-th frame
+                                (0 = never, default 1 = every frame) */
+    cb_cloth_def cloth;
+    int ncolliders;
+    cb_collider *colliders;
+} cb_scene;
+
+/* Load a scene file, applying overrides ("a.b=value", may be NULL when nsets = 0). */
+int cb_scene_load(const char *path, const char *const *sets, int nsets, cb_scene **out, cb_error *err);
+/* The same from text; `label` names it in messages, `dir` resolves relative paths. */
+int cb_scene_load_string(const char *text, const char *label, const char *dir,
+                         const char *const *sets, int nsets, cb_scene **out, cb_error *err);
+void cb_scene_free(cb_scene **s);
+
+/* The parameter block solvers.<solver> (block NULL when absent). */
+cb_params cb_scene_params(const cb_scene *s, const char *solver);
+
+/* Number of steps: round(duration / dt). Steps per frame: max(1, round(1/(frame_rate dt))). */
+long cb_scene_steps(const cb_scene *s);
+long cb_scene_steps_per_frame(const cb_scene *s);
+
+#endif

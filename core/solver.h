@@ -1,0 +1,71 @@
+/* core/solver.h — the solver interface.
+ *
+ * Design
+ * ------
+ * clothbench compares methods, so a method must not be able to change how it is
+ * measured. Every method is a cb_solver_class: create() reads the world (the shared
+ * cloth model, masses, pins, colliders) and its own parameters, step() advances
+ * w->state from t to exactly t + dt, destroy() frees it. The run loop (core/run.c)
+ * owns everything else: it sets up the world from the scene, calls step(), computes
+ * the metrics from the state alone (core/metrics.c, identical for every solver),
+ * detects divergence, writes the run file and handles signals. Solvers never write
+ * files and never print.
+ *
+ * A solver derives its own parameters from the shared model and documents the
+ * mapping in its header comment. What only the solver knows it reports in
+ * cb_step_info: iterations, residual, its own energy, contact counts, the impulse
+ * colliders and attachments applied, and wall time per named stage.
+ *
+ * Status convention: 0 ok, negative error (cb_error filled), as everywhere.
+ * Adding a method: one file in solvers/, one row in the table in core/solver.c,
+ * one test suite in tests/.
+ */
+#ifndef CB_SOLVER_H
+#define CB_SOLVER_H
+
+#include "core/error.h"
+#include "core/params.h"
+#include "core/world.h"
+
+#define CB_MAX_STAGES 8
+
+typedef struct cb_stage_time {
+    const char *name;     /* static string, e.g. "local", "global", "contact" */
+    double seconds;
+} cb_stage_time;
+
+typedef struct cb_step_info {
+    int iterations;           /* solver iterations this step (0 if not iterative) */
+    double residual;          /* final residual (NaN if none) */
+    double solver_energy;     /* the method's own model energy (NaN if none) */
+    double contact_energy;    /* penalty energy (NaN if none) */
+    int contacts;             /* active contacts this step */
+    int factorizations;       /* matrix factorizations this step */
+    long events;              /* asynchronous events processed this step */
+    double external_impulse[3]; /* impulse applied by colliders and attachments this
+                                   step (the run loop adds gravity); NaN if unknown */
+    double wall_contact_s;    /* wall time of contact work this step */
+    int nstages;
+    cb_stage_time stage[CB_MAX_STAGES];
+} cb_step_info;
+
+/* Reset to "nothing known": zero counts, NaN energies and residual, zero impulse. */
+void cb_step_info_reset(cb_step_info *info);
+/* Add seconds to the named stage (created on first use). */
+void cb_step_info_stage(cb_step_info *info, const char *name, double seconds);
+
+typedef struct cb_solver_class {
+    const char *name;      /* "explicit", "pbd", "xpbd", "fms", "newton", "avgforce", "acm" */
+    const char *summary;   /* one line for `clothbench list` */
+    int  (*create) (const cb_world *w, const cb_params *p, void **self, cb_error *err);
+    int  (*step)   (void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err);
+    void (*destroy)(void *self);
+} cb_solver_class;
+
+int cb_solver_count(void);
+const cb_solver_class *cb_solver_at(int i);
+const cb_solver_class *cb_solver_find(const char *name);
+/* Comma-separated names of all solvers (static buffer), for messages. */
+const char *cb_solver_names(void);
+
+#endif

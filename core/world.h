@@ -1,0 +1,63 @@
+/* core/world.h — everything a solver steps: the mesh, the state, masses, pins,
+ * colliders, gravity and the shared cloth model, built once from a scene.
+ *
+ * Hot per-vertex data (x, v, inv_mass) is kept in flat arrays; cold data (rest
+ * data, pin definitions) lives elsewhere. A solver reads the world and writes only
+ * w->state (x, v and t) — and nothing else.
+ */
+#ifndef CB_WORLD_H
+#define CB_WORLD_H
+
+#include "core/error.h"
+#include "core/mesh.h"
+#include "core/model.h"
+#include "core/collider.h"
+#include "core/scene.h"
+
+typedef struct cb_state {
+    double t;            /* simulated time */
+    double (*x)[3];      /* [nv] positions */
+    double (*v)[3];      /* [nv] velocities */
+} cb_state;
+
+typedef struct cb_world {
+    const cb_scene *scene;   /* not owned */
+    cb_mesh *mesh;           /* owned */
+    cb_state state;
+    int nv;
+    double *mass;            /* [nv] lumped mass (kg), also for pinned vertices */
+    double *inv_mass;        /* [nv] 0 for pinned vertices */
+    unsigned char *pinned;   /* [nv] */
+    double (*pin_origin)[3]; /* [nv] position of each pinned vertex at t = 0 */
+    double (*pin_velocity)[3];/* [nv] scripted velocity of each pinned vertex (0: fixed) */
+    int npinned;
+    double gravity[3];
+    double thickness;        /* cloth thickness (m) */
+    int ncolliders;
+    const cb_collider *colliders; /* the scene's, not owned */
+    cb_cloth_model model;
+} cb_world;
+
+/* Build the world from a scene: mesh (grid or OBJ), masses, pins, initial state. */
+int cb_world_create(const cb_scene *s, cb_world **out, cb_error *err);
+void cb_world_free(cb_world **w);
+
+/* Target position of pinned vertex i at time t: pin_origin + pin_velocity t. */
+void cb_world_pin_target(const cb_world *w, int i, double t, double out[3]);
+/* Put every pinned vertex at its target at time t, with its scripted velocity. */
+void cb_world_apply_pins(cb_world *w, double t);
+
+/* Sum over colliders: the smallest signed distance of x at time t, with that
+ * collider's index, normal and closest point (index -1 when there are none). */
+double cb_world_collider_distance(const cb_world *w, double t, const double x[3], int *which,
+                                  double normal[3], double closest[3]);
+
+/* Project vertex i (position x, velocity v, at time t) out of every collider to a
+ * distance of at least `offset`, and apply that collider's restitution and Coulomb
+ * friction to v relative to the collider's velocity. Returns 1 if it was in contact,
+ * and adds the impulse m dv to impulse[3] (may be NULL). Shared by explicit and any
+ * solver that resolves collider contact by projection. */
+int cb_world_resolve_collider_contact(const cb_world *w, int i, double t, double offset,
+                                      double x[3], double v[3], double impulse[3]);
+
+#endif
