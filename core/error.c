@@ -35,7 +35,13 @@ void cb_error_prefix(cb_error *err, const char *fmt, ...)
     vsnprintf(head, sizeof head, fmt, ap);
     va_end(ap);
     memcpy(old, err->message, sizeof old);
-    snprintf(err->message, sizeof err->message, "%s%s", head, old);
+    size_t nh = strlen(head), cap = sizeof err->message - 1;
+    if (nh > cap) nh = cap;
+    size_t no = strnlen(old, sizeof old);
+    if (no > cap - nh) no = cap - nh; /* truncate the tail of the old message */
+    memcpy(err->message, head, nh);
+    memcpy(err->message + nh, old, no);
+    err->message[nh + no] = '\0';
 }
 
 void cb_error_clear(cb_error *err)

@@ -13,6 +13,7 @@
 #define CB_ERROR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum {
     CB_OK = 0,

@@ -56,6 +56,10 @@ int cb_mesh_read_obj(const char *path, cb_mesh **out, cb_error *err);
 int cb_mesh_from_arrays(int nv, const double (*x)[3], int nf, const int (*f)[3],
                         const char *label, cb_mesh **out, cb_error *err);
 
+/* The same, with the source line of each face (for messages "file:LINE: triangle t"). */
+int cb_mesh_from_arrays_lines(int nv, const double (*x)[3], int nf, const int (*f)[3],
+                              const char *label, const int *face_lines, cb_mesh **out, cb_error *err);
+
 void cb_mesh_free(cb_mesh **m);
 
 /* Area of triangle t at positions x. */

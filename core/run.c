@@ -1,0 +1,245 @@
+/* core/run.c — the run loop (run.h): scene -> world -> solver steps -> metrics ->
+ * run file. The only place that writes run files; solvers never do.
+ *
+ * Order per step: solver step (timed), state.t set to the exact (n+1) dt,
+ * divergence check (NaN/Inf or |x| beyond the scene's bound), metrics row every
+ * log_every steps and on frame steps, the expensive metrics on every
+ * expensive_every-th frame, a frame every steps_per_frame steps (the file is
+ * flushed then). On divergence, error or signal the run file keeps everything
+ * logged so far and its status says what happened.
+ */
+#include "core/run.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/metrics.h"
+#include "core/runlog.h"
+#include "core/scene.h"
+#include "core/solver.h"
+#include "core/vec3.h"
+#include "core/world.h"
+
+static volatile sig_atomic_t g_interrupted = 0;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_interrupted = 1;
+}
+
+void cb_run_install_signal_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+int cb_run_interrupted(void) { return g_interrupted != 0; }
+
+cb_run_def cb_default_run_def(void)
+{
+    cb_run_def d;
+    memset(&d, 0, sizeof d);
+    d.write_frames = 1;
+    return d;
+}
+
+/* mkdir -p of the folder that will hold `path`. */
+static int make_parent_dirs(const char *path, cb_error *err)
+{
+    char buf[4096];
+    if (strlen(path) >= sizeof buf) return CB_FAIL(err, CB_ERR_INPUT, "%s: path too long", path);
+    strcpy(buf, path);
+    char *slash = strrchr(buf, '/');
+    if (!slash || slash == buf) return CB_OK;
+    *slash = '\0';
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) && errno != EEXIST)
+            return CB_FAIL(err, CB_ERR_IO, "%s: cannot create folder: %s", buf, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) && errno != EEXIST)
+        return CB_FAIL(err, CB_ERR_IO, "%s: cannot create folder: %s", buf, strerror(errno));
+    return CB_OK;
+}
+
+/* Index of the first vertex with a non-finite or out-of-bound position/velocity, -1 if none. */
+static int find_divergence(const cb_world *w, double bound)
+{
+    for (int i = 0; i < w->nv; i++) {
+        const double *x = w->state.x[i], *v = w->state.v[i];
+        if (!cb_v3_isfinite(x) || !cb_v3_isfinite(v)) return i;
+        if (fabs(x[0]) > bound || fabs(x[1]) > bound || fabs(x[2]) > bound) return i;
+    }
+    return -1;
+}
+
+static void progress(long step, long nsteps, double wall, int done)
+{
+    int width = 30;
+    double frac = nsteps > 0 ? (double)step / (double)nsteps : 1.0;
+    int fill = (int)(frac * width + 0.5);
+    double eta = step > 0 ? wall / (double)step * (double)(nsteps - step) : 0.0;
+    fprintf(stderr, "\r  [");
+    for (int i = 0; i < width; i++) fputc(i < fill ? '#' : ' ', stderr);
+    fprintf(stderr, "] %3.0f%%  step %ld/%ld  %.2f ms/step  ETA %.0fs   ", 100 * frac, step, nsteps,
+            step > 0 ? 1e3 * wall / (double)step : 0.0, eta);
+    if (done) fputc('\n', stderr);
+    fflush(stderr);
+}
+
+static void set_result(cb_run_result *r, const char *status, const char *msg)
+{
+    snprintf(r->status, sizeof r->status, "%s", status);
+    snprintf(r->message, sizeof r->message, "%s", msg ? msg : "");
+}
+
+int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
+{
+    cb_run_result local;
+    if (!res) res = &local;
+    memset(res, 0, sizeof *res);
+    set_result(res, "error", "");
+    if (!def || !def->scene_path || !def->solver)
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_run: a scene and a solver are required");
+    const cb_solver_class *cls = cb_solver_find(def->solver);
+    if (!cls)
+        return CB_FAIL(err, CB_ERR_INPUT, "unknown solver '%s'; available: %s", def->solver, cb_solver_names());
+
+    cb_scene *scene = NULL;
+    cb_world *world = NULL;
+    void *solver = NULL;
+    cb_runlog *log = NULL;
+    char *ptext = NULL;
+    int rc = cb_scene_load(def->scene_path, def->sets, def->nsets, &scene, err);
+    if (rc) goto done;
+    rc = cb_world_create(scene, &world, err);
+    if (rc) goto done;
+    cb_params params = cb_scene_params(scene, cls->name);
+    rc = cls->create(world, &params, &solver, err);
+    if (rc) goto done;
+    ptext = cb_params_text(&params);
+
+    long nsteps = cb_scene_steps(scene);
+    if (def->max_steps > 0 && def->max_steps < nsteps) nsteps = def->max_steps;
+    long per_frame = cb_scene_steps_per_frame(scene);
+    int expensive_every = scene->expensive_every;
+    char note[256];
+    if (expensive_every > 0)
+        snprintf(note, sizeof note,
+                 "self_intersections and min_separation are computed on every %d-th frame step "
+                 "(every %ld-th step) and are NaN on other rows", expensive_every,
+                 (long)expensive_every * per_frame);
+    else
+        snprintf(note, sizeof note, "self_intersections and min_separation are not computed (NaN)");
+
+    if (def->output) {
+        rc = make_parent_dirs(def->output, err);
+        if (rc) goto done;
+        cb_runlog_def ld = {def->output, cls->name, scene->name, scene->text, ptext ? ptext : "{}", note};
+        rc = cb_runlog_open(&ld, world, &log, err);
+        if (rc) goto done;
+    }
+
+    cb_metrics m;
+    cb_step_info info;
+    cb_step_info_reset(&info);
+    /* row and frame 0: the initial state */
+    cb_world_apply_pins(world, 0.0);
+    cb_metrics_compute(world, NULL, scene->dt, 0.0, &m);
+    for (int k = 0; k < 3; k++) m.external_impulse[k] = 0.0;
+    if (expensive_every > 0) cb_metrics_compute_expensive(world, &m);
+    if (log) {
+        rc = cb_runlog_series(log, &m, err);
+        if (!rc && def->write_frames) rc = cb_runlog_frame(log, 0.0, (const double (*)[3])world->state.x, err);
+        if (rc) goto done;
+    }
+    res->frames = 1;
+
+    const char *final_status = "ok";
+    char msg[1024] = "";
+    int progress_on = def->progress && isatty(fileno(stderr));
+    long step;
+    for (step = 0; step < nsteps; step++) {
+        if (g_interrupted) {
+            final_status = "interrupted";
+            snprintf(msg, sizeof msg, "interrupted by a signal at step %ld (t = %g s)", step, world->state.t);
+            rc = CB_FAIL(err, CB_ERR_INTERRUPTED, "%s", msg);
+            break;
+        }
+        cb_step_info_reset(&info);
+        double t0 = cb_wall_time();
+        rc = cls->step(solver, world, scene->dt, &info, err);
+        double wall = cb_wall_time() - t0;
+        res->wall_s += wall;
+        world->state.t = (double)(step + 1) * scene->dt;
+        if (rc) {
+            final_status = rc == CB_ERR_NUMERIC ? "diverged" : "error";
+            cb_error_prefix(err, "step %ld (t = %g s): ", step + 1, world->state.t);
+            snprintf(msg, sizeof msg, "%.1000s", err ? err->message : "solver failed");
+            break;
+        }
+        res->steps = step + 1;
+        int bad = find_divergence(world, scene->bound);
+        int frame_step = ((step + 1) % per_frame == 0) || step + 1 == nsteps;
+        if (bad >= 0 || frame_step || (step + 1) % scene->log_every == 0) {
+            cb_metrics_compute(world, &info, scene->dt, wall, &m);
+            long frame_index = (step + 1) / per_frame;
+            if (frame_step && expensive_every > 0 && frame_index % expensive_every == 0)
+                cb_metrics_compute_expensive(world, &m);
+            if (log && (rc = cb_runlog_series(log, &m, err))) break;
+        }
+        if (bad >= 0) {
+            final_status = "diverged";
+            snprintf(msg, sizeof msg,
+                     "diverged at step %ld (t = %g s): vertex %d has position (%g, %g, %g), velocity (%g, %g, %g)%s",
+                     step + 1, world->state.t, bad, world->state.x[bad][0], world->state.x[bad][1],
+                     world->state.x[bad][2], world->state.v[bad][0], world->state.v[bad][1],
+                     world->state.v[bad][2], isfinite(world->state.x[bad][0]) ? " beyond the scene bound" : "");
+            rc = CB_FAIL(err, CB_ERR_NUMERIC, "%s", msg);
+            if (log) cb_runlog_frame(log, world->state.t, (const double (*)[3])world->state.x, NULL);
+            break;
+        }
+        if (frame_step) {
+            if (log && def->write_frames &&
+                (rc = cb_runlog_frame(log, world->state.t, (const double (*)[3])world->state.x, err)))
+                break;
+            res->frames++;
+        }
+        if (progress_on && (step % 16 == 0 || step + 1 == nsteps)) progress(step + 1, nsteps, res->wall_s, 0);
+    }
+    if (progress_on) progress(res->steps, nsteps, res->wall_s, 1);
+    if (rc && !strcmp(final_status, "ok")) {
+        final_status = "error";
+        snprintf(msg, sizeof msg, "%.1000s", err ? err->message : "error");
+    }
+    res->mean_step_ms = res->steps > 0 ? 1e3 * res->wall_s / (double)res->steps : 0.0;
+    set_result(res, final_status, msg);
+    if (log) {
+        cb_error e2;
+        if (cb_runlog_status(log, final_status, msg, &e2) && !rc) rc = CB_FAIL(err, e2.status, "%s", e2.message);
+    }
+
+done:
+    if (log) {
+        cb_error e2;
+        int rc2 = cb_runlog_close(&log, &e2);
+        if (rc2 && !rc) rc = CB_FAIL(err, rc2, "%s", e2.message);
+    }
+    if (solver) cls->destroy(solver);
+    free(ptext);
+    cb_world_free(&world);
+    cb_scene_free(&scene);
+    return rc;
+}

@@ -1,0 +1,231 @@
+/* core/world.c — builds the world from a scene (world.h). */
+#include "core/world.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/vec3.h"
+
+void cb_world_free(cb_world **wp)
+{
+    if (!wp || !*wp) return;
+    cb_world *w = *wp;
+    cb_model_release(&w->model);
+    cb_mesh_free(&w->mesh);
+    free(w->state.x);
+    free(w->state.v);
+    free(w->mass);
+    free(w->inv_mass);
+    free(w->pinned);
+    free(w->pin_origin);
+    free(w->pin_velocity);
+    free(w);
+    *wp = NULL;
+}
+
+static void pin_vertex(cb_world *w, int i, const double vel[3])
+{
+    w->pinned[i] = 1;
+    cb_v3_copy(w->pin_velocity[i], vel);
+}
+
+static int apply_pin_def(cb_world *w, const cb_scene *s, const cb_pin_def *p, cb_error *err)
+{
+    const cb_mesh *m = w->mesh;
+    int nx = m->grid_nx, ny = m->grid_ny;
+    if (p->kind != CB_PIN_INDICES && p->kind != CB_PIN_BOX && nx == 0)
+        return CB_FAIL(err, CB_ERR_INPUT,
+                       "%s:%d: pins: grid selectors (corners, top, ...) need a grid cloth; "
+                       "use indices or box with a mesh", s->path, p->line);
+    switch (p->kind) {
+    case CB_PIN_INDICES:
+        for (int k = 0; k < p->nindices; k++) {
+            if (p->indices[k] < 0 || p->indices[k] >= w->nv)
+                return CB_FAIL(err, CB_ERR_INPUT, "%s:%d: pins: vertex index %d out of range [0, %d)",
+                               s->path, p->line, p->indices[k], w->nv);
+            pin_vertex(w, p->indices[k], p->velocity);
+        }
+        break;
+    case CB_PIN_CORNERS:
+        pin_vertex(w, 0, p->velocity);
+        pin_vertex(w, nx - 1, p->velocity);
+        pin_vertex(w, nx * (ny - 1), p->velocity);
+        pin_vertex(w, nx * ny - 1, p->velocity);
+        break;
+    case CB_PIN_CORNERS_TOP:
+        pin_vertex(w, nx * (ny - 1), p->velocity);
+        pin_vertex(w, nx * ny - 1, p->velocity);
+        break;
+    case CB_PIN_CORNERS_BOTTOM:
+        pin_vertex(w, 0, p->velocity);
+        pin_vertex(w, nx - 1, p->velocity);
+        break;
+    case CB_PIN_SIDE_TOP:
+        for (int i = 0; i < nx; i++) pin_vertex(w, i + nx * (ny - 1), p->velocity);
+        break;
+    case CB_PIN_SIDE_BOTTOM:
+        for (int i = 0; i < nx; i++) pin_vertex(w, i, p->velocity);
+        break;
+    case CB_PIN_SIDE_LEFT:
+        for (int j = 0; j < ny; j++) pin_vertex(w, nx * j, p->velocity);
+        break;
+    case CB_PIN_SIDE_RIGHT:
+        for (int j = 0; j < ny; j++) pin_vertex(w, nx - 1 + nx * j, p->velocity);
+        break;
+    case CB_PIN_BOX: {
+        int hit = 0;
+        for (int i = 0; i < w->nv; i++) {
+            const double *x = m->x[i];
+            int in = 1;
+            for (int k = 0; k < 3; k++) in &= x[k] >= p->box_min[k] && x[k] <= p->box_max[k];
+            if (in) { pin_vertex(w, i, p->velocity); hit++; }
+        }
+        if (!hit)
+            return CB_FAIL(err, CB_ERR_INPUT, "%s:%d: pins: the box selects no vertex", s->path, p->line);
+        break;
+    }
+    }
+    return CB_OK;
+}
+
+int cb_world_create(const cb_scene *s, cb_world **out, cb_error *err)
+{
+    if (!s || !out) return CB_FAIL(err, CB_ERR_INPUT, "cb_world_create: NULL argument");
+    *out = NULL;
+    cb_world *w = cb_calloc(1, sizeof *w);
+    if (!w) return CB_FAIL(err, CB_ERR_NOMEM, "world: out of memory");
+    w->scene = s;
+    int rc;
+    if (s->cloth.use_grid) {
+        rc = cb_mesh_grid(&s->cloth.grid, &w->mesh, err);
+        if (rc) cb_error_prefix(err, "%s: cloth.grid: ", s->path);
+    } else {
+        rc = cb_mesh_read_obj(s->cloth.mesh_path, &w->mesh, err);
+    }
+    if (rc) {
+        cb_world_free(&w);
+        return rc;
+    }
+    int nv = w->nv = w->mesh->nv;
+    w->state.x = cb_calloc((size_t)nv, sizeof *w->state.x);
+    w->state.v = cb_calloc((size_t)nv, sizeof *w->state.v);
+    w->mass = cb_calloc((size_t)nv, sizeof *w->mass);
+    w->inv_mass = cb_calloc((size_t)nv, sizeof *w->inv_mass);
+    w->pinned = cb_calloc((size_t)nv, 1);
+    w->pin_origin = cb_calloc((size_t)nv, sizeof *w->pin_origin);
+    w->pin_velocity = cb_calloc((size_t)nv, sizeof *w->pin_velocity);
+    if (!w->state.x || !w->state.v || !w->mass || !w->inv_mass || !w->pinned || !w->pin_origin ||
+        !w->pin_velocity) {
+        cb_world_free(&w);
+        return CB_FAIL(err, CB_ERR_NOMEM, "world: out of memory for %d vertices", nv);
+    }
+    rc = cb_model_init(&w->model, w->mesh, s->cloth.stretch, s->cloth.bend, s->cloth.thickness,
+                       s->cloth.density, err);
+    if (rc) {
+        cb_error_prefix(err, "%s: ", s->path);
+        cb_world_free(&w);
+        return rc;
+    }
+    cb_mesh_lumped_masses(w->mesh, s->cloth.density, w->mass);
+    for (int k = 0; k < s->cloth.npins; k++) {
+        rc = apply_pin_def(w, s, &s->cloth.pins[k], err);
+        if (rc) {
+            cb_world_free(&w);
+            return rc;
+        }
+    }
+    /* initial state: rest positions, uniform velocity plus spin about the centroid */
+    double c[3] = {0, 0, 0}, mt = 0;
+    for (int i = 0; i < nv; i++) {
+        cb_v3_axpy(c, w->mass[i], w->mesh->x[i]);
+        mt += w->mass[i];
+    }
+    cb_v3_scale(c, c, 1.0 / mt);
+    for (int i = 0; i < nv; i++) {
+        double r[3], wr[3];
+        cb_v3_copy(w->state.x[i], w->mesh->x[i]);
+        cb_v3_sub(r, w->mesh->x[i], c);
+        cb_v3_cross(wr, s->cloth.angular_velocity, r);
+        cb_v3_add(w->state.v[i], s->cloth.velocity, wr);
+        if (w->pinned[i]) {
+            w->npinned++;
+            w->inv_mass[i] = 0.0;
+            cb_v3_copy(w->pin_origin[i], w->mesh->x[i]);
+            cb_v3_copy(w->state.v[i], w->pin_velocity[i]);
+        } else {
+            w->inv_mass[i] = 1.0 / w->mass[i];
+        }
+    }
+    cb_v3_copy(w->gravity, s->gravity);
+    w->thickness = s->cloth.thickness;
+    w->ncolliders = s->ncolliders;
+    w->colliders = s->colliders;
+    w->state.t = 0.0;
+    *out = w;
+    return CB_OK;
+}
+
+void cb_world_pin_target(const cb_world *w, int i, double t, double out[3])
+{
+    for (int k = 0; k < 3; k++) out[k] = w->pin_origin[i][k] + w->pin_velocity[i][k] * t;
+}
+
+void cb_world_apply_pins(cb_world *w, double t)
+{
+    if (!w->npinned) return;
+    for (int i = 0; i < w->nv; i++)
+        if (w->pinned[i]) {
+            cb_world_pin_target(w, i, t, w->state.x[i]);
+            cb_v3_copy(w->state.v[i], w->pin_velocity[i]);
+        }
+}
+
+double cb_world_collider_distance(const cb_world *w, double t, const double x[3], int *which,
+                                  double normal[3], double closest[3])
+{
+    double best = INFINITY;
+    if (which) *which = -1;
+    for (int c = 0; c < w->ncolliders; c++) {
+        double n[3], cp[3];
+        double d = cb_collider_query(&w->colliders[c], t, x, n, cp);
+        if (d < best) {
+            best = d;
+            if (which) *which = c;
+            if (normal) cb_v3_copy(normal, n);
+            if (closest) cb_v3_copy(closest, cp);
+        }
+    }
+    return best;
+}
+
+int cb_world_resolve_collider_contact(const cb_world *w, int i, double t, double offset,
+                                      double x[3], double v[3], double impulse[3])
+{
+    if (w->inv_mass[i] == 0.0) return 0;
+    int hit = 0;
+    for (int c = 0; c < w->ncolliders; c++) {
+        const cb_collider *col = &w->colliders[c];
+        double n[3];
+        double d = cb_collider_query(col, t, x, n, NULL);
+        if (!(d < offset)) continue;
+        hit = 1;
+        cb_v3_axpy(x, offset - d, n);
+        double vc[3], vr[3], vt[3], v_old[3];
+        cb_v3_copy(v_old, v);
+        cb_collider_velocity(col, t, x, vc);
+        cb_v3_sub(vr, v, vc);
+        double vn = cb_v3_dot(vr, n);
+        if (vn < 0) {
+            cb_v3_copy(vt, vr);
+            cb_v3_axpy(vt, -vn, n);
+            double dvn = -(1.0 + col->restitution) * vn; /* > 0 */
+            double lt = cb_v3_norm(vt);
+            double scale = lt > 0 ? fmax(0.0, 1.0 - col->friction * dvn / lt) : 0.0;
+            for (int k = 0; k < 3; k++) v[k] = vc[k] - col->restitution * vn * n[k] + scale * vt[k];
+        }
+        if (impulse)
+            for (int k = 0; k < 3; k++) impulse[k] += w->mass[i] * (v[k] - v_old[k]);
+    }
+    return hit;
+}

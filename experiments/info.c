@@ -1,0 +1,175 @@
+/* experiments/info.c — reads a run file back and summarises it (info.h). */
+#include "experiments/info.h"
+
+#include <hdf5.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int read_attr(hid_t file, const char *name, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (H5Aexists(file, name) <= 0) return -1;
+    hid_t a = H5Aopen(file, name, H5P_DEFAULT);
+    if (a < 0) return -1;
+    hid_t t = H5Aget_type(a);
+    int rc = -1;
+    if (H5Tis_variable_str(t) > 0) {
+        char *s = NULL;
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, H5T_VARIABLE);
+        if (H5Aread(a, mt, &s) >= 0 && s) {
+            snprintf(out, n, "%s", s);
+            rc = 0;
+        }
+        if (s) H5free_memory(s);
+        H5Tclose(mt);
+    } else {
+        size_t sz = H5Tget_size(t);
+        char *buf = calloc(sz + 1, 1);
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, sz);
+        if (buf && H5Aread(a, mt, buf) >= 0) {
+            snprintf(out, n, "%s", buf);
+            rc = 0;
+        }
+        free(buf);
+        H5Tclose(mt);
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+    return rc;
+}
+
+/* Reads /series/<name> (width 1 or 3) into a malloc'd array; returns rows or -1. */
+static long read_series(hid_t file, const char *name, int width, double **out)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/series/%s", name);
+    *out = NULL;
+    if (H5Lexists(file, "/series", H5P_DEFAULT) <= 0 || H5Lexists(file, path, H5P_DEFAULT) <= 0) return -1;
+    hid_t d = H5Dopen(file, path, H5P_DEFAULT);
+    if (d < 0) return -1;
+    hid_t sp = H5Dget_space(d);
+    hsize_t dims[2] = {0, 0};
+    int nd = H5Sget_simple_extent_dims(sp, dims, NULL);
+    long rows = -1;
+    if (nd >= 1 && (width == 1 ? nd == 1 : (nd == 2 && dims[1] == (hsize_t)width))) {
+        double *buf = calloc(dims[0] * (hsize_t)width + 1, sizeof *buf);
+        if (buf && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0) {
+            rows = (long)dims[0];
+            *out = buf;
+        } else {
+            free(buf);
+        }
+    }
+    H5Sclose(sp);
+    H5Dclose(d);
+    return rows;
+}
+
+int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
+{
+    memset(s, 0, sizeof *s);
+    H5Eset_auto(H5E_DEFAULT, NULL, NULL);
+    FILE *probe = fopen(path, "rb");
+    if (!probe) return CB_FAIL(err, CB_ERR_IO, "%s: cannot open run file", path);
+    fclose(probe);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return CB_FAIL(err, CB_ERR_INPUT, "%s: not an HDF5 run file (or still being written)", path);
+    if (read_attr(f, "solver", s->solver, sizeof s->solver) < 0) {
+        H5Fclose(f);
+        return CB_FAIL(err, CB_ERR_INPUT, "%s: not a clothbench run file (no 'solver' attribute)", path);
+    }
+    read_attr(f, "scene_name", s->scene, sizeof s->scene);
+    read_attr(f, "status", s->status, sizeof s->status);
+    read_attr(f, "message", s->message, sizeof s->message);
+    read_attr(f, "created", s->created, sizeof s->created);
+    double *t = NULL, *dt = NULL, *E = NULL, *depth = NULL, *pen = NULL, *si = NULL, *ms = NULL, *strain = NULL,
+           *wall = NULL, *P = NULL, *J = NULL;
+    long n = read_series(f, "time", 1, &t);
+    int rc = CB_OK;
+    if (n < 1) {
+        rc = CB_FAIL(err, CB_ERR_INPUT, "%s: the run file has no /series/time rows", path);
+        goto out;
+    }
+    read_series(f, "dt", 1, &dt);
+    read_series(f, "total_energy", 1, &E);
+    read_series(f, "collider_max_depth", 1, &depth);
+    read_series(f, "collider_penetrations", 1, &pen);
+    read_series(f, "self_intersections", 1, &si);
+    read_series(f, "min_separation", 1, &ms);
+    read_series(f, "max_strain", 1, &strain);
+    read_series(f, "wall_step_s", 1, &wall);
+    read_series(f, "linear_momentum", 3, &P);
+    read_series(f, "external_impulse", 3, &J);
+    s->rows = n;
+    s->t_end = t[n - 1];
+    s->steps = dt && dt[n - 1] > 0 ? lround(t[n - 1] / dt[n - 1]) : n - 1;
+    if (H5Lexists(f, "/frames/time", H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen(f, "/frames/time", H5P_DEFAULT);
+        hid_t sp = H5Dget_space(d);
+        hsize_t dims[1] = {0};
+        H5Sget_simple_extent_dims(sp, dims, NULL);
+        s->frames = (long)dims[0];
+        H5Sclose(sp);
+        H5Dclose(d);
+    }
+    s->energy_start = E ? E[0] : NAN;
+    s->energy_end = E ? E[n - 1] : NAN;
+    s->energy_drift = s->energy_end - s->energy_start;
+    double emax = 0;
+    for (long i = 0; E && i < n; i++) emax = fmax(emax, fabs(E[i]));
+    s->energy_drift_rel = emax > 0 ? s->energy_drift / emax : NAN;
+    s->max_penetration_depth = 0;
+    s->max_collider_penetrations = 0;
+    s->max_self_intersections = NAN;
+    s->min_separation = NAN;
+    s->max_strain = 0;
+    double wsum = 0;
+    long wn = 0;
+    for (long i = 0; i < n; i++) {
+        if (depth) s->max_penetration_depth = fmax(s->max_penetration_depth, depth[i]);
+        if (pen) s->max_collider_penetrations = fmax(s->max_collider_penetrations, pen[i]);
+        if (si && !isnan(si[i]))
+            s->max_self_intersections = isnan(s->max_self_intersections) ? si[i] : fmax(s->max_self_intersections, si[i]);
+        if (ms && !isnan(ms[i])) s->min_separation = isnan(s->min_separation) ? ms[i] : fmin(s->min_separation, ms[i]);
+        if (strain) s->max_strain = fmax(s->max_strain, strain[i]);
+        if (wall && i > 0) { wsum += wall[i]; wn++; }
+    }
+    s->mean_ms_per_step = wn ? 1e3 * wsum / (double)wn : NAN;
+    s->momentum_drift = NAN;
+    if (P && J) {
+        double d[3], pmax = 1e-300;
+        for (int k = 0; k < 3; k++) d[k] = P[3 * (n - 1) + k] - P[k];
+        for (long i = 1; i < n; i++)
+            for (int k = 0; k < 3; k++) d[k] -= J[3 * i + k];
+        for (long i = 0; i < n; i++) pmax = fmax(pmax, sqrt(P[3 * i] * P[3 * i] + P[3 * i + 1] * P[3 * i + 1] + P[3 * i + 2] * P[3 * i + 2]));
+        /* only meaningful when every step is logged (log_every 1) */
+        if (s->steps == n - 1) s->momentum_drift = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) / pmax;
+    }
+out:
+    free(t); free(dt); free(E); free(depth); free(pen); free(si); free(ms); free(strain); free(wall); free(P); free(J);
+    H5Fclose(f);
+    return rc;
+}
+
+void cb_run_summary_print(const cb_run_summary *s, const char *path, FILE *out)
+{
+    fprintf(out, "run        %s\n", path);
+    fprintf(out, "solver     %s\n", s->solver);
+    fprintf(out, "scene      %s\n", s->scene);
+    fprintf(out, "status     %s%s%s\n", s->status, s->message[0] ? ": " : "", s->message);
+    fprintf(out, "steps      %ld (t = %.6g s), %ld frames\n", s->steps, s->t_end, s->frames);
+    fprintf(out, "energy     %.6g J -> %.6g J, drift %.4g J (%.3g%% of max |E|)\n", s->energy_start,
+            s->energy_end, s->energy_drift, 100.0 * s->energy_drift_rel);
+    if (!isnan(s->momentum_drift))
+        fprintf(out, "momentum   balance error %.3g (|dP - external impulse| / max |P|)\n", s->momentum_drift);
+    fprintf(out, "collider   max penetration %.4g m (%g vertices at most)\n", s->max_penetration_depth,
+            s->max_collider_penetrations);
+    if (isnan(s->max_self_intersections)) fprintf(out, "self       not computed\n");
+    else fprintf(out, "self       max intersections %g, min separation %.4g m\n", s->max_self_intersections,
+                 s->min_separation);
+    fprintf(out, "strain     max %.4g\n", s->max_strain);
+    fprintf(out, "time       %.4g ms per step (mean)\n", s->mean_ms_per_step);
+}

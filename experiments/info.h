@@ -1,0 +1,28 @@
+/* experiments/info.h — the one-screen summary of a run file (`clothbench info`). */
+#ifndef CB_INFO_H
+#define CB_INFO_H
+
+#include <stdio.h>
+#include "core/error.h"
+
+typedef struct cb_run_summary {
+    char solver[64], scene[128], status[32], message[1024], created[64];
+    long steps;                 /* steps completed (from the last logged time and dt) */
+    long rows, frames;
+    double t_end;
+    double energy_start, energy_end;
+    double energy_drift;        /* total_energy end - start (J) */
+    double energy_drift_rel;    /* drift / max |total_energy| over the run */
+    double max_penetration_depth; /* max collider_max_depth (m) */
+    double max_collider_penetrations;
+    double max_self_intersections;  /* NaN if never computed */
+    double min_separation;          /* NaN if never computed */
+    double max_strain;
+    double mean_ms_per_step;        /* mean wall_step_s over the logged steps */
+    double momentum_drift;          /* |P_end - P_start - sum external_impulse| / max(|P|, tiny) */
+} cb_run_summary;
+
+int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err);
+void cb_run_summary_print(const cb_run_summary *s, const char *path, FILE *out);
+
+#endif
