@@ -7,6 +7,7 @@
  */
 #include "core/mesh.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@ void cb_mesh_free(cb_mesh **mp)
     cb_mesh *m = *mp;
     free(m->x);
     free(m->f);
+    free(m->s);
     free(m->e);
     free(m->ef);
     free(m->h);
@@ -90,7 +92,7 @@ static const char *tri_where(char *buf, size_t n, const char *label, const int *
 /* Validation of positions and faces, before any topology. */
 static int validate(const cb_mesh *m, const char *label, const int *lines, cb_error *err)
 {
-    if (m->nv <= 0 || m->nf <= 0)
+    if (m->nv <= 0 || m->nf + m->ns <= 0)
         return CB_FAIL(err, CB_ERR_INPUT, "%s: empty mesh (%d vertices, %d triangles)", label, m->nv, m->nf);
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (int i = 0; i < m->nv; i++) {
@@ -119,6 +121,26 @@ static int validate(const cb_mesh *m, const char *label, const int *lines, cb_er
             return CB_FAIL(err, CB_ERR_INPUT, "%s (%d %d %d) is degenerate: zero area",
                            tri_where(w, sizeof w, label, lines, t), f[0], f[1], f[2]);
     }
+    for (int i = 0; i < m->ns; i++) {
+        const int *e = m->s[i];
+        if (e[0] < 0 || e[0] >= m->nv || e[1] < 0 || e[1] >= m->nv || e[0] == e[1])
+            return CB_FAIL(err, CB_ERR_INPUT, "%s: spring %d (%d %d): vertex index out of range [0, %d) or repeated",
+                           label, i, e[0], e[1], m->nv);
+        if (!(cb_v3_dist(m->x[e[0]], m->x[e[1]]) > 0))
+            return CB_FAIL(err, CB_ERR_INPUT, "%s: spring %d (%d %d) has zero length", label, i, e[0], e[1]);
+    }
+    {
+        unsigned char *used = cb_calloc((size_t)m->nv, 1);
+        if (!used) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", label);
+        for (int t = 0; t < m->nf; t++) used[m->f[t][0]] = used[m->f[t][1]] = used[m->f[t][2]] = 1;
+        for (int i = 0; i < m->ns; i++) used[m->s[i][0]] = used[m->s[i][1]] = 1;
+        int unused = -1;
+        for (int i = 0; i < m->nv && unused < 0; i++)
+            if (!used[i]) unused = i;
+        free(used);
+        if (unused >= 0)
+            return CB_FAIL(err, CB_ERR_INPUT, "%s: vertex %d belongs to no triangle or spring", label, unused);
+    }
     /* repeated triangles: same vertex set */
     sorted_tri *st = cb_calloc((size_t)m->nf, sizeof *st);
     if (!st) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", label);
@@ -142,7 +164,7 @@ static int validate(const cb_mesh *m, const char *label, const int *lines, cb_er
 
 static int build_topology(cb_mesh *m, const char *label, const int *lines, cb_error *err)
 {
-    size_t nh3 = 3 * (size_t)m->nf;
+    size_t nh3 = 3 * (size_t)m->nf + (size_t)m->ns;
     half_edge *he = cb_calloc(nh3, sizeof *he);
     if (!he) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", label);
     for (int t = 0; t < m->nf; t++)
@@ -154,7 +176,22 @@ static int build_topology(cb_mesh *m, const char *label, const int *lines, cb_er
             h->face = t;
             h->local = k;
         }
+    for (int i = 0; i < m->ns; i++) { /* springs sort after the faces of the same edge */
+        half_edge *h = &he[3 * (size_t)m->nf + (size_t)i];
+        int a = m->s[i][0], b = m->s[i][1];
+        h->a = a < b ? a : b;
+        h->b = a < b ? b : a;
+        h->face = INT_MAX;
+        h->local = -1;
+    }
     qsort(he, nh3, sizeof *he, cmp_half_edge);
+    /* drop spring entries that repeat a triangle edge or another spring */
+    size_t w = 0;
+    for (size_t i = 0; i < nh3; i++) {
+        if (he[i].face == INT_MAX && w > 0 && he[w - 1].a == he[i].a && he[w - 1].b == he[i].b) continue;
+        he[w++] = he[i];
+    }
+    nh3 = w;
     int ne = 0, nh = 0;
     for (size_t i = 0; i < nh3;) {
         size_t j = i + 1;
@@ -169,7 +206,7 @@ static int build_topology(cb_mesh *m, const char *label, const int *lines, cb_er
             return rc;
         }
         ne++;
-        if (j - i == 2) nh++;
+        if (j - i == 2 && he[i + 1].face != INT_MAX) nh++;
         i = j;
     }
     m->ne = ne;
@@ -189,9 +226,10 @@ static int build_topology(cb_mesh *m, const char *label, const int *lines, cb_er
         while (j < nh3 && he[j].a == he[i].a && he[j].b == he[i].b) j++;
         m->e[ie][0] = he[i].a;
         m->e[ie][1] = he[i].b;
-        m->ef[ie][0] = he[i].face;
-        m->ef[ie][1] = j - i == 2 ? he[i + 1].face : -1;
-        if (j - i == 2) {
+        int two = j - i == 2 && he[i + 1].face != INT_MAX;
+        m->ef[ie][0] = he[i].face == INT_MAX ? -1 : he[i].face;
+        m->ef[ie][1] = two ? he[i + 1].face : -1;
+        if (two) {
             /* orient the hinge as the edge runs in the first face */
             const int *f0 = m->f[he[i].face], *f1 = m->f[he[i + 1].face];
             int k = he[i].local;
@@ -203,7 +241,7 @@ static int build_topology(cb_mesh *m, const char *label, const int *lines, cb_er
             h[3] = f1[(k1 + 2) % 3];
             m->he[ih] = ie;
             ih++;
-        } else {
+        } else if (he[i].face != INT_MAX) {
             m->boundary[he[i].a] = m->boundary[he[i].b] = 1;
         }
         ie++;
@@ -216,29 +254,34 @@ static int build_topology(cb_mesh *m, const char *label, const int *lines, cb_er
 int cb_mesh_from_arrays(int nv, const double (*x)[3], int nf, const int (*f)[3],
                         const char *label, cb_mesh **out, cb_error *err)
 {
-    return cb_mesh_from_arrays_lines(nv, x, nf, f, label, NULL, out, err);
+    return cb_mesh_from_arrays_lines(nv, x, nf, f, 0, NULL, label, NULL, out, err);
 }
 
-int cb_mesh_from_arrays_lines(int nv, const double (*x)[3], int nf, const int (*f)[3],
-                              const char *label, const int *face_lines, cb_mesh **out, cb_error *err)
+int cb_mesh_from_arrays_lines(int nv, const double (*x)[3], int nf, const int (*f)[3], int ns,
+                              const int (*seg)[2], const char *label, const int *face_lines,
+                              cb_mesh **out, cb_error *err)
 {
     if (!label) label = "mesh";
     if (!out) return CB_FAIL(err, CB_ERR_INPUT, "%s: cb_mesh_from_arrays: out is NULL", label);
     *out = NULL;
-    if (nv <= 0 || nf <= 0 || !x || !f)
-        return CB_FAIL(err, CB_ERR_INPUT, "%s: empty mesh (%d vertices, %d triangles)", label, nv, nf);
+    if (nv <= 0 || nf < 0 || ns < 0 || nf + ns <= 0 || !x || (nf && !f) || (ns && !seg))
+        return CB_FAIL(err, CB_ERR_INPUT, "%s: empty mesh (%d vertices, %d triangles, %d springs)",
+                       label, nv, nf, ns);
     cb_mesh *m = cb_calloc(1, sizeof *m);
     if (!m) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", label);
     m->nv = nv;
     m->nf = nf;
+    m->ns = ns;
     m->x = cb_calloc((size_t)nv, sizeof *m->x);
     m->f = cb_calloc((size_t)nf, sizeof *m->f);
-    if (!m->x || !m->f) {
+    m->s = cb_calloc((size_t)ns, sizeof *m->s);
+    if (!m->x || !m->f || !m->s) {
         cb_mesh_free(&m);
         return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", label);
     }
     memcpy(m->x, x, (size_t)nv * sizeof *m->x);
-    memcpy(m->f, f, (size_t)nf * sizeof *m->f);
+    if (nf) memcpy(m->f, f, (size_t)nf * sizeof *m->f);
+    if (ns) memcpy(m->s, seg, (size_t)ns * sizeof *m->s);
     int rc = validate(m, label, face_lines, err);
     if (rc == CB_OK) rc = build_topology(m, label, face_lines, err);
     if (rc != CB_OK) {
@@ -304,9 +347,14 @@ int cb_mesh_grid(const cb_grid_def *d, cb_mesh **out, cb_error *err)
     return rc;
 }
 
-void cb_mesh_lumped_masses(const cb_mesh *m, double density, double *mass)
+void cb_mesh_lumped_masses(const cb_mesh *m, double density, double line_density, double *mass)
 {
     memset(mass, 0, (size_t)m->nv * sizeof *mass);
+    for (int i = 0; i < m->ns; i++) {
+        double h = 0.5 * line_density * cb_v3_dist(m->x[m->s[i][0]], m->x[m->s[i][1]]);
+        mass[m->s[i][0]] += h;
+        mass[m->s[i][1]] += h;
+    }
     for (int t = 0; t < m->nf; t++) {
         double a = cb_triangle_area((const double (*)[3])m->x, m->f[t]) * density / 3.0;
         for (int k = 0; k < 3; k++) mass[m->f[t][k]] += a;

@@ -16,8 +16,12 @@ typedef struct cb_mesh {
     int nv, nf, ne, nh;
     double (*x)[3];   /* [nv] rest positions */
     int (*f)[3];      /* [nf] triangles, counter-clockwise */
+    int ns;
+    int (*s)[2];      /* [ns] springs without a triangle (OBJ `l` elements): they join the
+                         edges e[] (ef = -1, -1), carry stretch and mass (line_density) only */
     int (*e)[2];      /* [ne] unique edges, e[i][0] < e[i][1], sorted lexicographically */
-    int (*ef)[2];     /* [ne] the one or two faces of each edge; ef[i][1] = -1 on the boundary */
+    int (*ef)[2];     /* [ne] the one or two faces of each edge; ef[i][1] = -1 on the boundary,
+                         both -1 for a spring-only edge */
     int (*h)[4];      /* [nh] hinges: h[0], h[1] the interior edge, h[2] the opposite
                          vertex in the face where the edge runs h[0]->h[1], h[3] the
                          opposite vertex of the other face */
@@ -48,7 +52,8 @@ cb_grid_def cb_default_grid_def(void);
 int cb_mesh_grid(const cb_grid_def *def, cb_mesh **out, cb_error *err);
 
 /* Wavefront OBJ: v and f records (polygons fan-triangulated; v, v/t, v//n, v/t/n
- * and negative indices), comments and other records ignored. */
+ * and negative indices), l records (polylines: springs without a triangle),
+ * comments and other records ignored. */
 int cb_mesh_read_obj(const char *path, cb_mesh **out, cb_error *err);
 
 /* Build from arrays (copied), validate and derive the topology. `label` names the
@@ -56,17 +61,20 @@ int cb_mesh_read_obj(const char *path, cb_mesh **out, cb_error *err);
 int cb_mesh_from_arrays(int nv, const double (*x)[3], int nf, const int (*f)[3],
                         const char *label, cb_mesh **out, cb_error *err);
 
-/* The same, with the source line of each face (for messages "file:LINE: triangle t"). */
-int cb_mesh_from_arrays_lines(int nv, const double (*x)[3], int nf, const int (*f)[3],
-                              const char *label, const int *face_lines, cb_mesh **out, cb_error *err);
+/* The same with springs (seg, may be NULL when ns = 0) and the source line of each
+ * face (for messages "file:LINE: triangle t"; may be NULL). */
+int cb_mesh_from_arrays_lines(int nv, const double (*x)[3], int nf, const int (*f)[3], int ns,
+                              const int (*seg)[2], const char *label, const int *face_lines,
+                              cb_mesh **out, cb_error *err);
 
 void cb_mesh_free(cb_mesh **m);
 
 /* Area of triangle t at positions x. */
 double cb_triangle_area(const double (*x)[3], const int t[3]);
 
-/* Lumped masses: one third of each adjacent triangle's area times density (kg/m^2). */
-void cb_mesh_lumped_masses(const cb_mesh *m, double density, double *mass);
+/* Lumped masses: one third of each adjacent triangle's area times density (kg/m^2),
+ * plus half of each adjacent spring's length times line_density (kg/m). */
+void cb_mesh_lumped_masses(const cb_mesh *m, double density, double line_density, double *mass);
 
 /* Find the edge index of (a,b) (any order); -1 if none. O(log ne). */
 int cb_mesh_find_edge(const cb_mesh *m, int a, int b);

@@ -1,6 +1,6 @@
 /* core/obj.c — Wavefront OBJ reader (v and f records; see mesh.h).
  *
- * Polygons are fan-triangulated. Face corners may be v, v/t, v//n or v/t/n, with
+ * Polygons are fan-triangulated; `l` polylines become springs. Face corners may be v, v/t, v//n or v/t/n, with
  * 1-based or negative (relative) indices. Every error names file:line. The mesh is
  * then validated by cb_mesh_from_arrays_lines, whose messages name the line of the
  * offending face too.
@@ -51,7 +51,8 @@ int cb_mesh_read_obj(const char *path, cb_mesh **out, cb_error *err)
     *out = NULL;
     FILE *fp = fopen(path, "r");
     if (!fp) return CB_FAIL(err, CB_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
-    growbuf V = {0, 0, 0, sizeof(double[3])}, F = {0, 0, 0, sizeof(int[3])}, L = {0, 0, 0, sizeof(int)};
+    growbuf V = {0, 0, 0, sizeof(double[3])}, F = {0, 0, 0, sizeof(int[3])}, L = {0, 0, 0, sizeof(int)},
+            S = {0, 0, 0, sizeof(int[2])};
     char *buf = NULL;
     size_t cap = 0;
     int line = 0, rc = CB_OK;
@@ -64,7 +65,8 @@ int cb_mesh_read_obj(const char *path, cb_mesh **out, cb_error *err)
             double *p = grow_push(&V);
             if (!p) { rc = CB_FAIL(err, CB_ERR_NOMEM, "%s:%d: out of memory", path, line); break; }
             rc = parse_vertex(s + 2, path, line, p, err);
-        } else if (s[0] == 'f' && (s[1] == ' ' || s[1] == '\t')) {
+        } else if ((s[0] == 'f' || s[0] == 'l') && (s[1] == ' ' || s[1] == '\t')) {
+            int is_line = s[0] == 'l';
             int n = 0;
             char *tok = s + 2;
             for (;;) {
@@ -94,6 +96,19 @@ int cb_mesh_read_obj(const char *path, cb_mesh **out, cb_error *err)
                 tok = end;
             }
             if (rc != CB_OK) break;
+            if (is_line) {
+                if (n < 2) {
+                    rc = CB_FAIL(err, CB_ERR_INPUT, "%s:%d: line needs at least 2 vertices, got %d", path, line, n);
+                    break;
+                }
+                for (int k = 0; k + 1 < n; k++) {
+                    int *e = grow_push(&S);
+                    if (!e) { rc = CB_FAIL(err, CB_ERR_NOMEM, "%s:%d: out of memory", path, line); break; }
+                    e[0] = poly[k];
+                    e[1] = poly[k + 1];
+                }
+                continue;
+            }
             if (n < 3) {
                 rc = CB_FAIL(err, CB_ERR_INPUT, "%s:%d: face needs at least 3 vertices, got %d", path, line, n);
                 break;
@@ -111,13 +126,15 @@ int cb_mesh_read_obj(const char *path, cb_mesh **out, cb_error *err)
     if (rc == CB_OK && ferror(fp)) rc = CB_FAIL(err, CB_ERR_IO, "%s: read error", path);
     fclose(fp);
     free(buf);
-    if (rc == CB_OK && (V.n == 0 || F.n == 0))
+    if (rc == CB_OK && (V.n == 0 || F.n + S.n == 0))
         rc = CB_FAIL(err, CB_ERR_INPUT, "%s: empty mesh (%zu vertices, %zu faces)", path, V.n, F.n);
     if (rc == CB_OK)
         rc = cb_mesh_from_arrays_lines((int)V.n, (const double (*)[3])V.data, (int)F.n,
-                                       (const int (*)[3])F.data, path, (const int *)L.data, out, err);
+                                       (const int (*)[3])F.data, (int)S.n, (const int (*)[2])S.data,
+                                       path, (const int *)L.data, out, err);
     free(V.data);
     free(F.data);
     free(L.data);
+    free(S.data);
     return rc;
 }

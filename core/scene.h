@@ -39,11 +39,13 @@ typedef struct cb_cloth_def {
     cb_grid_def grid;
     char *mesh_path;         /* resolved against the scene file's folder */
     double density;          /* kg/m^2, > 0 */
+    double line_density;     /* kg/m, >= 0 (default 0): mass of springs without a triangle */
     double stretch;          /* k_stretch, N/m, >= 0 */
     double bend;             /* k_bend, N*m, >= 0 */
     double thickness;        /* m, >= 0 */
     double velocity[3];      /* initial velocity of every vertex */
     double angular_velocity[3]; /* initial spin about the rest centroid (rad/s) */
+    double initial_stretch;  /* initial positions: centroid + s (rest - centroid); default 1 */
     int npins; cb_pin_def *pins;
 } cb_cloth_def;
 

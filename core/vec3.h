@@ -5,6 +5,10 @@
 
 #include <math.h>
 
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
 static inline void cb_v3_set(double o[3], double x, double y, double z) { o[0] = x; o[1] = y; o[2] = z; }
 static inline void cb_v3_copy(double o[3], const double a[3]) { o[0] = a[0]; o[1] = a[1]; o[2] = a[2]; }
 static inline void cb_v3_zero(double o[3]) { o[0] = o[1] = o[2] = 0.0; }

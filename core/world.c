@@ -127,7 +127,7 @@ int cb_world_create(const cb_scene *s, cb_world **out, cb_error *err)
         cb_world_free(&w);
         return rc;
     }
-    cb_mesh_lumped_masses(w->mesh, s->cloth.density, w->mass);
+    cb_mesh_lumped_masses(w->mesh, s->cloth.density, s->cloth.line_density, w->mass);
     for (int k = 0; k < s->cloth.npins; k++) {
         rc = apply_pin_def(w, s, &s->cloth.pins[k], err);
         if (rc) {
@@ -135,7 +135,8 @@ int cb_world_create(const cb_scene *s, cb_world **out, cb_error *err)
             return rc;
         }
     }
-    /* initial state: rest positions, uniform velocity plus spin about the centroid */
+    /* initial state: rest positions (scaled about the centroid by initial_stretch),
+     * uniform velocity plus spin about the centroid */
     double c[3] = {0, 0, 0}, mt = 0;
     for (int i = 0; i < nv; i++) {
         cb_v3_axpy(c, w->mass[i], w->mesh->x[i]);
@@ -144,14 +145,14 @@ int cb_world_create(const cb_scene *s, cb_world **out, cb_error *err)
     cb_v3_scale(c, c, 1.0 / mt);
     for (int i = 0; i < nv; i++) {
         double r[3], wr[3];
-        cb_v3_copy(w->state.x[i], w->mesh->x[i]);
         cb_v3_sub(r, w->mesh->x[i], c);
+        for (int k = 0; k < 3; k++) w->state.x[i][k] = c[k] + s->cloth.initial_stretch * r[k];
         cb_v3_cross(wr, s->cloth.angular_velocity, r);
         cb_v3_add(w->state.v[i], s->cloth.velocity, wr);
         if (w->pinned[i]) {
             w->npinned++;
             w->inv_mass[i] = 0.0;
-            cb_v3_copy(w->pin_origin[i], w->mesh->x[i]);
+            cb_v3_copy(w->pin_origin[i], w->state.x[i]);
             cb_v3_copy(w->state.v[i], w->pin_velocity[i]);
         } else {
             w->inv_mass[i] = 1.0 / w->mass[i];

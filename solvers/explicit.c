@@ -26,8 +26,17 @@
  * intersections), no implicit stiffness handling — a dt above the stability limit
  * ~ 2 sqrt(m/k) diverges, and the run loop stops the run with status "diverged".
  *
+ * Substeps. The scene's dt is shared by every method and is usually far above an
+ * explicit method's stability limit, so by default (substeps: 0 = auto) each step is
+ * split into n equal substeps with h = dt/n <= safety * 2/omega_max, where omega_max
+ * is bounded by Gershgorin's theorem on M^-1 K at rest: for vertex i,
+ * omega_i^2 <= (2 k_stretch deg_i + sum over its hinges of 2 k_bend w |grad theta|^2 * 4) / m_i.
+ * safety defaults to 0.5. substeps: N forces N substeps (1 = the plain method, which
+ * is how the divergence test runs it).
+ *
  * Parameters (solvers.explicit): scheme (verlet|euler), damping (>= 0, 1/s),
- * contact_offset (>= 0, m; default thickness/2).
+ * contact_offset (>= 0, m; default thickness/2), substeps (>= 0; 0 = auto),
+ * safety (0 < s <= 1, for auto substeps).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -40,12 +49,40 @@ typedef struct explicit_solver {
     int scheme;            /* 0 verlet, 1 euler */
     double damping;
     double offset;
+    int substeps;          /* 0: auto */
+    double safety;
+    double h_stable;       /* auto substep bound (s) */
     int have_force;
     double (*f)[3];        /* internal forces at the current positions */
 } explicit_solver;
 
 static const char *const scheme_names[] = {"verlet", "euler", NULL};
-static const char *const allowed_keys[] = {"scheme", "damping", "contact_offset", NULL};
+static const char *const allowed_keys[] = {"scheme", "damping", "contact_offset", "substeps", "safety", NULL};
+
+/* Largest stable substep at rest (see the header comment). */
+static double stable_step(const cb_world *w, double safety)
+{
+    const cb_mesh *m = w->mesh;
+    double *stiff = cb_calloc((size_t)w->nv, sizeof *stiff);
+    if (!stiff) return 0.0;
+    for (int e = 0; e < m->ne; e++) {
+        stiff[m->e[e][0]] += 2.0 * w->model.k_stretch;
+        stiff[m->e[e][1]] += 2.0 * w->model.k_stretch;
+    }
+    const double (*x)[3] = (const double (*)[3])m->x;
+    for (int i = 0; i < m->nh; i++) {
+        const int *h = m->h[i];
+        double g[4][3];
+        cb_dihedral_angle(x[h[0]], x[h[1]], x[h[2]], x[h[3]], g);
+        for (int k = 0; k < 4; k++)
+            stiff[h[k]] += 8.0 * w->model.k_bend * w->model.hinge_weight[i] * cb_v3_norm2(g[k]);
+    }
+    double wmax2 = 0.0;
+    for (int i = 0; i < w->nv; i++)
+        if (w->inv_mass[i] > 0) wmax2 = fmax(wmax2, stiff[i] * w->inv_mass[i]);
+    free(stiff);
+    return wmax2 > 0 ? safety * 2.0 / sqrt(wmax2) : INFINITY;
+}
 
 static void compute_forces(explicit_solver *s, const cb_world *w)
 {
@@ -62,7 +99,10 @@ static int explicit_create(const cb_world *w, const cb_params *p, void **self, c
     int rc = cb_params_choice(p, "scheme", scheme_names, 0, &s->scheme, err);
     if (!rc) rc = cb_params_double(p, "damping", 0.0, 0.0, 1e6, &s->damping, err);
     if (!rc) rc = cb_params_double(p, "contact_offset", 0.5 * w->thickness, 0.0, 1e3, &s->offset, err);
+    if (!rc) rc = cb_params_int(p, "substeps", 0, 0, 100000000, &s->substeps, err);
+    if (!rc) rc = cb_params_double(p, "safety", 0.5, 1e-6, 1.0, &s->safety, err);
     if (!rc) rc = cb_params_check(p, allowed_keys, err);
+    if (!rc) s->h_stable = stable_step(w, s->safety);
     if (!rc) {
         s->f = cb_calloc((size_t)w->nv, sizeof *s->f);
         if (!s->f) rc = CB_FAIL(err, CB_ERR_NOMEM, "explicit: out of memory");
@@ -99,12 +139,10 @@ static void kick(explicit_solver *s, cb_world *w, double h, double imp[3])
     }
 }
 
-static int explicit_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
+/* One substep of length dt from time t0. */
+static void substep(explicit_solver *s, cb_world *w, double t0, double dt, double imp[3], cb_step_info *info)
 {
-    explicit_solver *s = self;
-    if (!(dt > 0)) return CB_FAIL(err, CB_ERR_INPUT, "explicit: dt must be > 0 (got %g)", dt);
-    double t0 = w->state.t, t1 = t0 + dt;
-    double imp[3] = {0, 0, 0};
+    double t1 = t0 + dt;
     double c0 = cb_wall_time();
     if (!s->have_force) {
         compute_forces(s, w);
@@ -127,12 +165,28 @@ static int explicit_step(void *self, cb_world *w, double dt, cb_step_info *info,
     double c4 = cb_wall_time();
     if (s->scheme == 0) kick(s, w, 0.5 * dt, imp); /* euler: the new forces act next step */
     double c5 = cb_wall_time();
-    info->contacts = contacts;
-    for (int k = 0; k < 3; k++) info->external_impulse[k] = imp[k];
-    info->wall_contact_s = c3 - c2;
+    info->contacts += contacts;
+    info->wall_contact_s += c3 - c2;
     cb_step_info_stage(info, "force", (c1 - c0) + (c4 - c3));
     cb_step_info_stage(info, "integrate", (c2 - c1) + (c5 - c4));
     cb_step_info_stage(info, "contact", c3 - c2);
+}
+
+static int explicit_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
+{
+    explicit_solver *s = self;
+    if (!(dt > 0)) return CB_FAIL(err, CB_ERR_INPUT, "explicit: dt must be > 0 (got %g)", dt);
+    long n = s->substeps;
+    if (n == 0) {
+        double q = dt / s->h_stable;
+        n = q < 1.0 ? 1 : (long)ceil(q);
+        if (n > 100000000L)
+            return CB_FAIL(err, CB_ERR_INPUT, "explicit: dt %g needs more than 1e8 substeps", dt);
+    }
+    double h = dt / (double)n, imp[3] = {0, 0, 0};
+    for (long k = 0; k < n; k++) substep(s, w, w->state.t + (double)k * h, h, imp, info);
+    for (int k = 0; k < 3; k++) info->external_impulse[k] = imp[k];
+    info->iterations = (int)n; /* substeps taken */
     return CB_OK;
 }
 

@@ -21,6 +21,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
 typedef struct cb_test_entry { const char *name; CU_TestFunc fn; } cb_test_entry;
 #define CB_TEST(fn) { #fn, fn }
 
