@@ -18,6 +18,7 @@ static int read_attr(hid_t file, const char *name, char *out, size_t n)
         char *s = NULL;
         hid_t mt = H5Tcopy(H5T_C_S1);
         H5Tset_size(mt, H5T_VARIABLE);
+        H5Tset_cset(mt, H5Tget_cset(t));
         if (H5Aread(a, mt, &s) >= 0 && s) {
             snprintf(out, n, "%s", s);
             rc = 0;
@@ -29,6 +30,7 @@ static int read_attr(hid_t file, const char *name, char *out, size_t n)
         char *buf = calloc(sz + 1, 1);
         hid_t mt = H5Tcopy(H5T_C_S1);
         H5Tset_size(mt, sz);
+        H5Tset_cset(mt, H5Tget_cset(t));
         if (buf && H5Aread(a, mt, buf) >= 0) {
             snprintf(out, n, "%s", buf);
             rc = 0;

@@ -168,7 +168,7 @@ static int cmd_run(int argc, char **argv)
     cb_error_clear(&e);
     int rc = cb_run(&def, &res, &e);
     free(sets);
-    if (rc == CB_ERR_INPUT && res.steps == 0 && !strcmp(res.status, "error") && res.frames == 0) {
+    if (rc && res.frames == 0) { /* failed before the run started: bad scene, solver, parameters or path */
         print_error(&e);
         return 2;
     }

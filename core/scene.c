@@ -1,0 +1,662 @@
+/* core/scene.c — scene files: YAML tree (after --set overrides) -> cb_scene
+ * (see scene.h and DESIGN.md "Scene files"). Every rejected value is reported as
+ * "FILE:LINE:COL: key.path: expected ..., got ..." and every unknown key with the
+ * list of allowed keys. Mesh-file contents and pin indices are checked later, when
+ * the world is created; solver parameter blocks are checked by the solvers. */
+#include "core/scene.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/vec3.h"
+
+static const double PI = 3.14159265358979323846;
+
+typedef struct ctx {
+    const char *label;
+    cb_error *err;
+} ctx;
+
+/* A closed/open interval for range checks; infinite ends are unbounded. */
+typedef struct range { double lo, hi; int lo_open, hi_open; } range;
+static const range R_ANY = { -INFINITY, INFINITY, 0, 0 };
+static const range R_POS = { 0.0, INFINITY, 1, 0 };
+static const range R_NONNEG = { 0.0, INFINITY, 0, 0 };
+static const range R_UNIT = { 0.0, 1.0, 0, 0 };
+
+static const char *where(const ctx *c, const cb_yaml *node, char *buf, size_t size)
+{
+    return cb_yaml_where(node, c->label, buf, size);
+}
+
+static int is_null(const cb_yaml *n)
+{
+    return n && n->kind == CB_YAML_SCALAR && !n->quoted &&
+           (n->scalar[0] == '\0' || strcmp(n->scalar, "~") == 0 || strcmp(n->scalar, "null") == 0);
+}
+
+static const char *kind_name(const cb_yaml *n)
+{
+    return n->kind == CB_YAML_MAP ? "a map" : n->kind == CB_YAML_SEQ ? "a list" : "a scalar";
+}
+
+static int in_range(double v, range r)
+{
+    if (r.lo_open ? !(v > r.lo) : !(v >= r.lo)) return 0;
+    if (r.hi_open ? !(v < r.hi) : !(v <= r.hi)) return 0;
+    return 1;
+}
+
+static void describe_range(range r, char *buf, size_t size)
+{
+    if (isinf(r.hi)) snprintf(buf, size, "a value %s %g", r.lo_open ? ">" : ">=", r.lo);
+    else if (isinf(r.lo)) snprintf(buf, size, "a value %s %g", r.hi_open ? "<" : "<=", r.hi);
+    else snprintf(buf, size, "a value in %c%g, %g%c", r.lo_open ? '(' : '[', r.lo, r.hi,
+                  r.hi_open ? ')' : ']');
+}
+
+static int missing(const ctx *c, const cb_yaml *map, const char *key, const char *in)
+{
+    char w[600];
+    return CB_FAIL(c->err, CB_ERR_INPUT, "%s: missing required key '%s' in %s",
+                   where(c, map, w, sizeof w), key, in);
+}
+
+/* Join a path prefix and a key: "cloth" + "density" -> "cloth.density". */
+static const char *path_join(char *buf, size_t size, const char *prefix, const char *key)
+{
+    if (prefix && prefix[0]) snprintf(buf, size, "%s.%s", prefix, key);
+    else snprintf(buf, size, "%s", key);
+    return buf;
+}
+
+/* A number at map[key]: default when absent (unless required), range-checked. */
+static int get_double(const ctx *c, const cb_yaml *map, const char *prefix, const char *key,
+                      int required, double def, range r, double *out)
+{
+    char what[300], w[600], rs[120];
+    const cb_yaml *n = cb_yaml_get(map, key);
+    if (!n) {
+        if (required) return missing(c, map, key, prefix && prefix[0] ? prefix : "the scene");
+        *out = def;
+        return 0;
+    }
+    path_join(what, sizeof what, prefix, key);
+    double v;
+    int rc = cb_yaml_double(n, c->label, what, &v, c->err);
+    if (rc) return rc;
+    if (!in_range(v, r)) {
+        describe_range(r, rs, sizeof rs);
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected %s, got %s", where(c, n, w, sizeof w),
+                       what, rs, n->scalar);
+    }
+    *out = v;
+    return 0;
+}
+
+static int get_int(const ctx *c, const cb_yaml *map, const char *prefix, const char *key,
+                   int required, int def, int lo, int *out)
+{
+    char what[300], w[600];
+    const cb_yaml *n = cb_yaml_get(map, key);
+    if (!n) {
+        if (required) return missing(c, map, key, prefix && prefix[0] ? prefix : "the scene");
+        *out = def;
+        return 0;
+    }
+    path_join(what, sizeof what, prefix, key);
+    int v;
+    int rc = cb_yaml_int(n, c->label, what, &v, c->err);
+    if (rc) return rc;
+    if (v < lo)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected an integer >= %d, got %s",
+                       where(c, n, w, sizeof w), what, lo, n->scalar);
+    *out = v;
+    return 0;
+}
+
+/* A vector of n numbers, each in range r (R_ANY for none). */
+static int get_vec(const ctx *c, const cb_yaml *map, const char *prefix, const char *key,
+                   int required, const double *def, int n, range r, double *out)
+{
+    char what[300], w[600], rs[120];
+    const cb_yaml *node = cb_yaml_get(map, key);
+    if (!node) {
+        if (required) return missing(c, map, key, prefix && prefix[0] ? prefix : "the scene");
+        for (int i = 0; i < n; i++) out[i] = def ? def[i] : 0.0;
+        return 0;
+    }
+    path_join(what, sizeof what, prefix, key);
+    double v[8];
+    CB_ASSERT(n <= 8);
+    int rc = cb_yaml_vec(node, c->label, what, n, v, c->err);
+    if (rc) return rc;
+    for (int i = 0; i < n; i++) {
+        if (!in_range(v[i], r)) {
+            describe_range(r, rs, sizeof rs);
+            return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s[%d]: expected %s, got %s",
+                           where(c, node->items[i], w, sizeof w), what, i, rs,
+                           node->items[i]->scalar);
+        }
+        out[i] = v[i];
+    }
+    return 0;
+}
+
+/* One of `choices` (NULL-terminated) at map[key]; *out is its index, def when absent. */
+static int get_choice(const ctx *c, const cb_yaml *map, const char *prefix, const char *key,
+                      const char *const *choices, int required, int def, int *out)
+{
+    char what[300], w[600], list[300];
+    const cb_yaml *n = cb_yaml_get(map, key);
+    if (!n) {
+        if (required) return missing(c, map, key, prefix && prefix[0] ? prefix : "the scene");
+        *out = def;
+        return 0;
+    }
+    path_join(what, sizeof what, prefix, key);
+    size_t len = 0;
+    list[0] = '\0';
+    for (int k = 0; choices[k]; k++) {
+        int wr = snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", choices[k]);
+        if (wr < 0 || (size_t)wr >= sizeof list - len) break;
+        len += (size_t)wr;
+    }
+    if (n->kind != CB_YAML_SCALAR)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected one of %s, got %s",
+                       where(c, n, w, sizeof w), what, list, kind_name(n));
+    for (int k = 0; choices[k]; k++)
+        if (strcmp(n->scalar, choices[k]) == 0) { *out = k; return 0; }
+    return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected one of %s, got '%s'",
+                   where(c, n, w, sizeof w), what, list, n->scalar);
+}
+
+/* map[key] must be a map (or absent: *out NULL). */
+static int get_map(const ctx *c, const cb_yaml *map, const char *prefix, const char *key,
+                   const cb_yaml **out)
+{
+    char what[300], w[600];
+    const cb_yaml *n = cb_yaml_get(map, key);
+    *out = NULL;
+    if (!n) return 0;
+    if (n->kind != CB_YAML_MAP)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected a map of keys, got %s",
+                       where(c, n, w, sizeof w), path_join(what, sizeof what, prefix, key),
+                       kind_name(n));
+    *out = n;
+    return 0;
+}
+
+/* A non-empty string at map[key]. */
+static int get_string(const ctx *c, const cb_yaml *map, const char *prefix, const char *key,
+                      const cb_yaml **out)
+{
+    char what[300], w[600];
+    const cb_yaml *n = cb_yaml_get(map, key);
+    *out = NULL;
+    if (!n) return missing(c, map, key, prefix && prefix[0] ? prefix : "the scene");
+    if (n->kind != CB_YAML_SCALAR || n->scalar[0] == '\0' || is_null(n))
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected a non-empty string, got %s",
+                       where(c, n, w, sizeof w), path_join(what, sizeof what, prefix, key),
+                       n->kind == CB_YAML_SCALAR ? "nothing" : kind_name(n));
+    *out = n;
+    return 0;
+}
+
+/* map[key] as a list: absent or empty -> *out NULL. */
+static int get_list(const ctx *c, const cb_yaml *map, const char *prefix, const char *key,
+                    const cb_yaml **out)
+{
+    char what[300], w[600];
+    const cb_yaml *n = cb_yaml_get(map, key);
+    *out = NULL;
+    if (!n || is_null(n)) return 0;
+    if (n->kind != CB_YAML_SEQ)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected a list, got %s",
+                       where(c, n, w, sizeof w), path_join(what, sizeof what, prefix, key),
+                       kind_name(n));
+    *out = n;
+    return 0;
+}
+
+static char *resolve_path(const char *dir, const char *rel)
+{
+    if (rel[0] == '/' || !dir || !dir[0]) return cb_strdup(rel);
+    size_t n = strlen(dir) + strlen(rel) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", dir, rel);
+    return p;
+}
+
+/* ---------------------------------------------------------------- cloth */
+
+static int read_grid(const ctx *c, const cb_yaml *g, cb_grid_def *def)
+{
+    static const char *const keys[] = { "nx", "ny", "size", "origin", "plane", "diagonal", NULL };
+    static const char *const planes[] = { "xy", "xz", "yz", NULL };
+    static const char *const diags[] = { "alternate", "right", "left", NULL };
+    const char *P = "cloth.grid";
+    int rc, plane, diag;
+    memset(def, 0, sizeof *def);
+    if ((rc = cb_yaml_check_keys(g, c->label, P, keys, c->err))) return rc;
+    if ((rc = get_int(c, g, P, "nx", 1, 0, 2, &def->nx)) ||
+        (rc = get_int(c, g, P, "ny", 1, 0, 2, &def->ny)) ||
+        (rc = get_vec(c, g, P, "size", 1, NULL, 2, R_POS, def->size)) ||
+        (rc = get_vec(c, g, P, "origin", 0, NULL, 3, R_ANY, def->origin)) ||
+        (rc = get_choice(c, g, P, "plane", planes, 0, 0, &plane)) ||
+        (rc = get_choice(c, g, P, "diagonal", diags, 0, 0, &diag)))
+        return rc;
+    def->plane = plane == 0 ? CB_PLANE_XY : plane == 1 ? CB_PLANE_XZ : CB_PLANE_YZ;
+    def->diagonal = diag == 0 ? CB_DIAG_ALTERNATE : diag == 1 ? CB_DIAG_RIGHT : CB_DIAG_LEFT;
+    return 0;
+}
+
+static int read_pin(const ctx *c, const cb_yaml *node, int index, cb_pin_def *pin)
+{
+    static const char *const keys[] = { "select", "indices", "box", "velocity", NULL };
+    static const char *const sel[] = { "corners", "corners_top", "corners_bottom", "top",
+                                       "bottom", "left", "right", NULL };
+    static const cb_pin_kind sel_kind[] = { CB_PIN_CORNERS, CB_PIN_CORNERS_TOP,
+                                            CB_PIN_CORNERS_BOTTOM, CB_PIN_SIDE_TOP,
+                                            CB_PIN_SIDE_BOTTOM, CB_PIN_SIDE_LEFT,
+                                            CB_PIN_SIDE_RIGHT };
+    char P[64], w[600], what[300];
+    int rc;
+    snprintf(P, sizeof P, "cloth.pins.%d", index);
+    pin->line = node->line;
+    if (node->kind != CB_YAML_MAP)
+        return CB_FAIL(c->err, CB_ERR_INPUT,
+                       "%s: %s: expected a map like {select: corners_top}, {indices: [0, 5]} or "
+                       "{box: {min: [..], max: [..]}}, got %s",
+                       where(c, node, w, sizeof w), P, kind_name(node));
+    if ((rc = cb_yaml_check_keys(node, c->label, P, keys, c->err))) return rc;
+    const cb_yaml *s = cb_yaml_get(node, "select"), *ix = cb_yaml_get(node, "indices"),
+                  *box = cb_yaml_get(node, "box");
+    int count = (s != NULL) + (ix != NULL) + (box != NULL);
+    if (count != 1)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected exactly one of select, indices, box; got %s",
+                       where(c, node, w, sizeof w), P, count ? "several" : "none");
+    if (s) {
+        int k;
+        if ((rc = get_choice(c, node, P, "select", sel, 1, 0, &k))) return rc;
+        pin->kind = sel_kind[k];
+    } else if (ix) {
+        path_join(what, sizeof what, P, "indices");
+        if (ix->kind != CB_YAML_SEQ || ix->n == 0)
+            return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected a non-empty list of vertex indices, got %s",
+                           where(c, ix, w, sizeof w), what,
+                           ix->kind == CB_YAML_SEQ ? "an empty list" : kind_name(ix));
+        pin->kind = CB_PIN_INDICES;
+        pin->indices = cb_calloc((size_t)ix->n, sizeof *pin->indices);
+        if (!pin->indices) return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+        pin->nindices = ix->n;
+        for (int i = 0; i < ix->n; i++) {
+            char item[320];
+            snprintf(item, sizeof item, "%s[%d]", what, i);
+            if ((rc = cb_yaml_int(ix->items[i], c->label, item, &pin->indices[i], c->err))) return rc;
+            if (pin->indices[i] < 0)
+                return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected a vertex index >= 0, got %s",
+                               where(c, ix->items[i], w, sizeof w), item, ix->items[i]->scalar);
+        }
+    } else {
+        static const char *const bkeys[] = { "min", "max", NULL };
+        char B[80];
+        snprintf(B, sizeof B, "%s.box", P);
+        if (box->kind != CB_YAML_MAP)
+            return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected a map {min: [x, y, z], max: [x, y, z]}, got %s",
+                           where(c, box, w, sizeof w), B, kind_name(box));
+        pin->kind = CB_PIN_BOX;
+        if ((rc = cb_yaml_check_keys(box, c->label, B, bkeys, c->err)) ||
+            (rc = get_vec(c, box, B, "min", 1, NULL, 3, R_ANY, pin->box_min)) ||
+            (rc = get_vec(c, box, B, "max", 1, NULL, 3, R_ANY, pin->box_max)))
+            return rc;
+        for (int k = 0; k < 3; k++)
+            if (pin->box_min[k] > pin->box_max[k])
+                return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: min[%d] = %g is greater than max[%d] = %g",
+                               where(c, box, w, sizeof w), B, k, pin->box_min[k], k, pin->box_max[k]);
+    }
+    return get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, pin->velocity);
+}
+
+static int read_cloth(const ctx *c, const cb_yaml *root, const char *dir, cb_cloth_def *cl)
+{
+    static const char *const keys[] = { "grid", "mesh", "density", "line_density", "stretch",
+                                        "bend", "thickness", "velocity", "angular_velocity",
+                                        "initial_stretch", "pins", NULL };
+    char w[600], w2[600];
+    int rc;
+    const cb_yaml *cn = cb_yaml_get(root, "cloth");
+    if (!cn) return missing(c, root, "cloth", "the scene");
+    if (cn->kind != CB_YAML_MAP)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth: expected a map with grid or mesh, got %s",
+                       where(c, cn, w, sizeof w), kind_name(cn));
+    if ((rc = cb_yaml_check_keys(cn, c->label, "cloth", keys, c->err))) return rc;
+
+    const cb_yaml *grid = cb_yaml_get(cn, "grid"), *mesh = cb_yaml_get(cn, "mesh");
+    if (grid && mesh)
+        return CB_FAIL(c->err, CB_ERR_INPUT,
+                       "%s: cloth: give exactly one of 'grid' and 'mesh', not both (grid at %s)",
+                       where(c, mesh, w, sizeof w), where(c, grid, w2, sizeof w2));
+    if (!grid && !mesh)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth: give exactly one of 'grid' or 'mesh'",
+                       where(c, cn, w, sizeof w));
+    if (grid) {
+        const cb_yaml *g;
+        if ((rc = get_map(c, cn, "cloth", "grid", &g))) return rc;
+        cl->use_grid = 1;
+        if ((rc = read_grid(c, g, &cl->grid))) return rc;
+    } else {
+        const cb_yaml *m;
+        if ((rc = get_string(c, cn, "cloth", "mesh", &m))) return rc;
+        cl->use_grid = 0;
+        cl->mesh_path = resolve_path(dir, m->scalar);
+        if (!cl->mesh_path) return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+    }
+    if ((rc = get_double(c, cn, "cloth", "density", 0, 0.1, R_POS, &cl->density)) ||
+        (rc = get_double(c, cn, "cloth", "line_density", 0, 0.0, R_NONNEG, &cl->line_density)) ||
+        (rc = get_double(c, cn, "cloth", "stretch", 0, 1000.0, R_NONNEG, &cl->stretch)) ||
+        (rc = get_double(c, cn, "cloth", "bend", 0, 1e-4, R_NONNEG, &cl->bend)) ||
+        (rc = get_double(c, cn, "cloth", "thickness", 0, 0.002, R_NONNEG, &cl->thickness)) ||
+        (rc = get_vec(c, cn, "cloth", "velocity", 0, NULL, 3, R_ANY, cl->velocity)) ||
+        (rc = get_vec(c, cn, "cloth", "angular_velocity", 0, NULL, 3, R_ANY, cl->angular_velocity)) ||
+        (rc = get_double(c, cn, "cloth", "initial_stretch", 0, 1.0, R_POS, &cl->initial_stretch)))
+        return rc;
+    const cb_yaml *pins;
+    if ((rc = get_list(c, cn, "cloth", "pins", &pins))) return rc;
+    if (pins && pins->n > 0) {
+        cl->pins = cb_calloc((size_t)pins->n, sizeof *cl->pins);
+        if (!cl->pins) return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+        cl->npins = pins->n;
+        for (int i = 0; i < pins->n; i++)
+            if ((rc = read_pin(c, pins->items[i], i, &cl->pins[i]))) return rc;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- colliders */
+
+/* Rotation by `deg` degrees about unit axis k: axes[j] = R e_j (Rodrigues). */
+static void rotated_axes(const double k[3], double deg, double axes[3][3])
+{
+    double th = deg * PI / 180.0, cs = cos(th), sn = sin(th);
+    for (int j = 0; j < 3; j++) {
+        double e[3] = { 0, 0, 0 }, kxe[3];
+        e[j] = 1.0;
+        cb_v3_cross(kxe, k, e);
+        double kd = cb_v3_dot(k, e);
+        for (int i = 0; i < 3; i++) axes[j][i] = cs * e[i] + sn * kxe[i] + (1.0 - cs) * kd * k[i];
+    }
+}
+
+static int read_collider(const ctx *c, const cb_yaml *node, int index, cb_collider *col)
+{
+    static const char *const types[] = { "plane", "sphere", "box", "capsule", "mesh", NULL };
+    static const cb_collider_type tcodes[] = { CB_COLLIDER_PLANE, CB_COLLIDER_SPHERE, CB_COLLIDER_BOX,
+                                               CB_COLLIDER_CAPSULE, CB_COLLIDER_MESH };
+    static const char *const k_plane[] = { "type", "point", "normal", "velocity", "friction",
+                                           "restitution", NULL };
+    static const char *const k_sphere[] = { "type", "center", "radius", "velocity", "friction",
+                                            "restitution", NULL };
+    static const char *const k_box[] = { "type", "center", "size", "rotation", "velocity",
+                                         "friction", "restitution", NULL };
+    static const char *const k_capsule[] = { "type", "p0", "p1", "radius", "velocity", "friction",
+                                             "restitution", NULL };
+    static const char *const k_mesh[] = { "type", "file", "velocity", "friction", "restitution", NULL };
+    static const char *const *const kset[] = { k_plane, k_sphere, k_box, k_capsule, k_mesh };
+    char P[48], w[600];
+    int rc, t;
+    snprintf(P, sizeof P, "colliders.%d", index);
+    if (node->kind != CB_YAML_MAP)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected a map like {type: sphere, center: [0, 0, 0], "
+                       "radius: 0.5}, got %s", where(c, node, w, sizeof w), P, kind_name(node));
+    if ((rc = get_choice(c, node, P, "type", types, 1, 0, &t))) return rc;
+    if ((rc = cb_yaml_check_keys(node, c->label, P, kset[t], c->err))) return rc;
+    *col = cb_default_collider(tcodes[t]);
+    col->line = node->line;
+    switch (tcodes[t]) {
+    case CB_COLLIDER_PLANE: {
+        if ((rc = get_vec(c, node, P, "point", 1, NULL, 3, R_ANY, col->center)) ||
+            (rc = get_vec(c, node, P, "normal", 1, NULL, 3, R_ANY, col->normal)))
+            return rc;
+        if (!(cb_v3_normalize(col->normal) > 0.0))
+            return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s.normal: expected a non-zero vector, got [0, 0, 0]",
+                           where(c, cb_yaml_get(node, "normal"), w, sizeof w), P);
+        break;
+    }
+    case CB_COLLIDER_SPHERE:
+        if ((rc = get_vec(c, node, P, "center", 1, NULL, 3, R_ANY, col->center)) ||
+            (rc = get_double(c, node, P, "radius", 1, 0.0, R_POS, &col->radius)))
+            return rc;
+        break;
+    case CB_COLLIDER_BOX: {
+        double size[3];
+        if ((rc = get_vec(c, node, P, "center", 1, NULL, 3, R_ANY, col->center)) ||
+            (rc = get_vec(c, node, P, "size", 1, NULL, 3, R_POS, size)))
+            return rc;
+        for (int k = 0; k < 3; k++) col->half[k] = 0.5 * size[k];
+        const cb_yaml *rot;
+        char R[64];
+        snprintf(R, sizeof R, "%s.rotation", P);
+        if ((rc = get_map(c, node, P, "rotation", &rot))) return rc;
+        if (rot) {
+            static const char *const rkeys[] = { "axis", "angle", NULL };
+            double axis[3], angle;
+            if ((rc = cb_yaml_check_keys(rot, c->label, R, rkeys, c->err)) ||
+                (rc = get_vec(c, rot, R, "axis", 1, NULL, 3, R_ANY, axis)) ||
+                (rc = get_double(c, rot, R, "angle", 1, 0.0, R_ANY, &angle)))
+                return rc;
+            if (!(cb_v3_normalize(axis) > 0.0))
+                return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s.axis: expected a non-zero vector, got [0, 0, 0]",
+                               where(c, cb_yaml_get(rot, "axis"), w, sizeof w), R);
+            rotated_axes(axis, angle, col->axes);
+        } else {
+            for (int j = 0; j < 3; j++)
+                for (int i = 0; i < 3; i++) col->axes[j][i] = i == j ? 1.0 : 0.0;
+        }
+        break;
+    }
+    case CB_COLLIDER_CAPSULE:
+        if ((rc = get_vec(c, node, P, "p0", 1, NULL, 3, R_ANY, col->p0)) ||
+            (rc = get_vec(c, node, P, "p1", 1, NULL, 3, R_ANY, col->p1)) ||
+            (rc = get_double(c, node, P, "radius", 1, 0.0, R_POS, &col->radius)))
+            return rc;
+        break;
+    case CB_COLLIDER_MESH:
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: mesh colliders are not implemented yet",
+                       where(c, cb_yaml_get(node, "type"), w, sizeof w), P);
+    }
+    if ((rc = get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, col->velocity)) ||
+        (rc = get_double(c, node, P, "friction", 0, 0.0, R_NONNEG, &col->friction)) ||
+        (rc = get_double(c, node, P, "restitution", 0, 0.0, R_UNIT, &col->restitution)))
+        return rc;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- scene */
+
+static int interpret(const ctx *c, cb_scene *s)
+{
+    static const char *const keys[] = { "name", "duration", "dt", "frame_rate", "gravity",
+                                        "log_every", "bound", "expensive_every", "cloth",
+                                        "colliders", "solvers", NULL };
+    static const double g0[3] = { 0.0, 0.0, -9.81 };
+    const cb_yaml *root = s->root;
+    char w[600];
+    int rc;
+    if (root->kind != CB_YAML_MAP)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: expected a map of scene keys (name, duration, dt, "
+                       "cloth, ...) at the top level, got %s", where(c, root, w, sizeof w),
+                       kind_name(root));
+    if ((rc = cb_yaml_check_keys(root, c->label, "the scene", keys, c->err))) return rc;
+
+    const cb_yaml *name;
+    if ((rc = get_string(c, root, "", "name", &name))) return rc;
+    if (!(s->name = cb_strdup(name->scalar))) return CB_FAIL(c->err, CB_ERR_NOMEM, "out of memory");
+    if ((rc = get_double(c, root, "", "duration", 1, 0.0, R_POS, &s->duration)) ||
+        (rc = get_double(c, root, "", "dt", 1, 0.0, R_POS, &s->dt)) ||
+        (rc = get_double(c, root, "", "frame_rate", 0, 60.0, R_POS, &s->frame_rate)) ||
+        (rc = get_vec(c, root, "", "gravity", 0, g0, 3, R_ANY, s->gravity)) ||
+        (rc = get_int(c, root, "", "log_every", 0, 1, 1, &s->log_every)) ||
+        (rc = get_double(c, root, "", "bound", 0, 1000.0, R_POS, &s->bound)) ||
+        (rc = get_int(c, root, "", "expensive_every", 0, 1, 0, &s->expensive_every)))
+        return rc;
+    if (s->dt > s->duration)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: dt: expected a value <= duration (%g), got %s",
+                       where(c, cb_yaml_get(root, "dt"), w, sizeof w), s->duration,
+                       cb_yaml_get(root, "dt")->scalar);
+
+    if ((rc = read_cloth(c, root, s->dir, &s->cloth))) return rc;
+
+    const cb_yaml *cols;
+    if ((rc = get_list(c, root, "", "colliders", &cols))) return rc;
+    if (cols && cols->n > 0) {
+        s->colliders = cb_calloc((size_t)cols->n, sizeof *s->colliders);
+        if (!s->colliders) return CB_FAIL(c->err, CB_ERR_NOMEM, "out of memory");
+        for (int i = 0; i < cols->n; i++) {
+            if ((rc = read_collider(c, cols->items[i], i, &s->colliders[i]))) return rc;
+            s->ncolliders = i + 1;
+        }
+    }
+
+    const cb_yaml *solvers = cb_yaml_get(root, "solvers");
+    if (solvers && !is_null(solvers)) {
+        if (solvers->kind != CB_YAML_MAP)
+            return CB_FAIL(c->err, CB_ERR_INPUT, "%s: solvers: expected a map of solver names "
+                           "to parameter maps (pbd: {iterations: 10}), got %s",
+                           where(c, solvers, w, sizeof w), kind_name(solvers));
+        for (int i = 0; i < solvers->n; i++) {
+            const cb_yaml *b = solvers->items[i];
+            if (b->kind != CB_YAML_MAP && !is_null(b))
+                return CB_FAIL(c->err, CB_ERR_INPUT, "%s: solvers.%s: expected a map of parameters "
+                               "(or nothing), got %s", where(c, b, w, sizeof w), solvers->keys[i],
+                               kind_name(b));
+        }
+    }
+    return 0;
+}
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return cb_strdup(".");
+    if (slash == path) return cb_strdup("/");
+    size_t n = (size_t)(slash - path);
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, path, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+/* Takes ownership of root. */
+static int finish_load(cb_yaml *root, const char *label, const char *dir, const char *const *sets,
+                       int nsets, cb_scene **out, cb_error *err)
+{
+    int rc = 0;
+    cb_scene *s = cb_calloc(1, sizeof *s);
+    if (!s) {
+        cb_yaml_free(&root);
+        return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", label);
+    }
+    s->root = root;
+    s->path = cb_strdup(label);
+    s->dir = cb_strdup(dir);
+    if (!s->path || !s->dir) { rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", label); goto fail; }
+    for (int i = 0; i < nsets; i++)
+        if ((rc = cb_yaml_set(s->root, sets[i], label, err))) goto fail;
+    ctx c = { .label = label, .err = err };
+    if ((rc = interpret(&c, s))) goto fail;
+    s->text = cb_yaml_emit(s->root);
+    if (!s->text) { rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", label); goto fail; }
+    *out = s;
+    return 0;
+fail:
+    cb_scene_free(&s);
+    return rc;
+}
+
+static int check_sets(const char *const *sets, int nsets, cb_error *err)
+{
+    if (nsets < 0 || (nsets > 0 && !sets))
+        return CB_FAIL(err, CB_ERR_INPUT, "scene: bad override list (%d overrides)", nsets);
+    for (int i = 0; i < nsets; i++)
+        if (!sets[i]) return CB_FAIL(err, CB_ERR_INPUT, "scene: override %d is NULL", i);
+    return 0;
+}
+
+int cb_scene_load(const char *path, const char *const *sets, int nsets, cb_scene **out, cb_error *err)
+{
+    if (!out) return CB_FAIL(err, CB_ERR_INPUT, "cb_scene_load: out is NULL");
+    *out = NULL;
+    if (!path || !path[0]) return CB_FAIL(err, CB_ERR_INPUT, "cb_scene_load: no scene file given");
+    int rc = check_sets(sets, nsets, err);
+    if (rc) return rc;
+    cb_yaml *root = NULL;
+    if ((rc = cb_yaml_load_file(path, &root, err))) return rc;
+    char *dir = dir_of(path);
+    if (!dir) {
+        cb_yaml_free(&root);
+        return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", path);
+    }
+    rc = finish_load(root, path, dir, sets, nsets, out, err);
+    free(dir);
+    return rc;
+}
+
+int cb_scene_load_string(const char *text, const char *label, const char *dir,
+                         const char *const *sets, int nsets, cb_scene **out, cb_error *err)
+{
+    if (!out) return CB_FAIL(err, CB_ERR_INPUT, "cb_scene_load_string: out is NULL");
+    *out = NULL;
+    if (!label) label = "<string>";
+    if (!dir) dir = ".";
+    if (!text) return CB_FAIL(err, CB_ERR_INPUT, "%s: no scene text", label);
+    int rc = check_sets(sets, nsets, err);
+    if (rc) return rc;
+    cb_yaml *root = NULL;
+    if ((rc = cb_yaml_load_string(text, label, &root, err))) return rc;
+    return finish_load(root, label, dir, sets, nsets, out, err);
+}
+
+void cb_scene_free(cb_scene **sp)
+{
+    if (!sp || !*sp) return;
+    cb_scene *s = *sp;
+    for (int i = 0; i < s->ncolliders; i++) cb_collider_release(&s->colliders[i]);
+    free(s->colliders);
+    for (int i = 0; i < s->cloth.npins; i++) free(s->cloth.pins[i].indices);
+    free(s->cloth.pins);
+    free(s->cloth.mesh_path);
+    cb_yaml_free(&s->root);
+    free(s->text);
+    free(s->name);
+    free(s->dir);
+    free(s->path);
+    free(s);
+    *sp = NULL;
+}
+
+cb_params cb_scene_params(const cb_scene *s, const char *solver)
+{
+    cb_params p = { .label = s ? s->path : NULL, .solver = solver, .block = NULL };
+    if (!s || !solver) return p;
+    const cb_yaml *b = cb_yaml_get(cb_yaml_get(s->root, "solvers"), solver);
+    if (b && b->kind == CB_YAML_MAP) p.block = b;
+    return p;
+}
+
+long cb_scene_steps(const cb_scene *s)
+{
+    CB_ASSERT(s && s->dt > 0.0);
+    return lround(s->duration / s->dt);
+}
+
+long cb_scene_steps_per_frame(const cb_scene *s)
+{
+    CB_ASSERT(s && s->dt > 0.0 && s->frame_rate > 0.0);
+    long k = lround(1.0 / (s->frame_rate * s->dt));
+    return k < 1 ? 1 : k;
+}

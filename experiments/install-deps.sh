@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what clothbench needs on Debian 12 (only the packages that are missing).
+# Run as root, or with sudo available.
+set -euo pipefail
+pkgs=(build-essential meson ninja-build pkg-config
+      libsuitesparse-dev libopenblas-dev libhdf5-dev libcunit1-dev libyaml-dev
+      hdf5-tools libxml2-utils python3 python3-numpy python3-h5py python3-matplotlib)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

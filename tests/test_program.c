@@ -1,0 +1,384 @@
+/* tests/test_program.c — the clothbench program end to end: exit status and
+ * messages for bad input, the run file read back field by field, determinism,
+ * divergence and interruption leaving a valid file, `info`, and the file read by
+ * h5py with its XDMF sidecar checked. */
+#include "cb_test.h"
+
+#include <hdf5.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "core/mesh.h"
+
+static char out[65536];
+
+/* Runs `clothbench ARGS` (stdout+stderr into out); returns the exit status. */
+static int cb(const char *fmt, ...)
+{
+    char args[4096], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    const char *exe = getenv("CLOTHBENCH");
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", exe ? exe : "build/clothbench", args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static const char *tmp(const char *name)
+{
+    static char paths[8][1024];
+    static int k = 0;
+    char *p = paths[k++ % 8];
+    snprintf(p, 1024, "%s/%s", cb_test_tmpdir(), name);
+    return p;
+}
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    const char *path = tmp(name);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static int read_str_attr(hid_t f, const char *name, char *buf, size_t n)
+{
+    buf[0] = 0;
+    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
+    if (a < 0) return -1;
+    hid_t t = H5Aget_type(a);
+    int rc = -1;
+    if (H5Tis_variable_str(t) > 0) {
+        char *s = NULL;
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, H5T_VARIABLE);
+        H5Tset_cset(mt, H5Tget_cset(t));
+        if (H5Aread(a, mt, &s) >= 0 && s) { snprintf(buf, n, "%s", s); rc = 0; H5free_memory(s); }
+        H5Tclose(mt);
+    } else {
+        size_t sz = H5Tget_size(t);
+        char *tmpb = calloc(sz + 1, 1);
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, sz);
+        H5Tset_cset(mt, H5Tget_cset(t));
+        if (H5Aread(a, mt, tmpb) >= 0) { snprintf(buf, n, "%s", tmpb); rc = 0; }
+        free(tmpb);
+        H5Tclose(mt);
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+    return rc;
+}
+
+/* Dataset dims (returns rank) and, if data is non-NULL, its contents as doubles or ints. */
+static int ds_dims(hid_t f, const char *path, hsize_t dims[3])
+{
+    if (H5Lexists(f, path, H5P_DEFAULT) <= 0) return -1;
+    hid_t d = H5Dopen(f, path, H5P_DEFAULT);
+    hid_t s = H5Dget_space(d);
+    int r = H5Sget_simple_extent_dims(s, dims, NULL);
+    H5Sclose(s);
+    H5Dclose(d);
+    return r;
+}
+
+static void *ds_read(hid_t f, const char *path, hid_t type, size_t elem, size_t *count)
+{
+    hsize_t dims[3] = {1, 1, 1};
+    int r = ds_dims(f, path, dims);
+    if (r < 0) return NULL;
+    size_t n = 1;
+    for (int i = 0; i < r; i++) n *= dims[i];
+    void *buf = calloc(n + 1, elem);
+    hid_t d = H5Dopen(f, path, H5P_DEFAULT);
+    H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+    H5Dclose(d);
+    if (count) *count = n;
+    return buf;
+}
+
+static void test_list(void)
+{
+    CU_ASSERT_EQUAL(cb("list"), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "explicit"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "hanging.yaml"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "drape_sphere.yaml"));
+    CU_ASSERT_EQUAL(cb(""), 2);
+    CU_ASSERT_EQUAL(cb("frobnicate"), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown command 'frobnicate'"));
+}
+
+/* A short free-flight run, read back field by field. */
+static void test_run_file_layout(void)
+{
+    const char *path = tmp("ff.h5");
+    int rc = cb("run data/scenes/free_flight.yaml --solver explicit -o %s --set duration=0.05 -q", path);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    H5Eset_auto(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CU_ASSERT_FATAL(f >= 0);
+    char buf[4096];
+    const char *attrs[] = {"clothbench_version", "solver", "scene_name", "scene_text", "parameters",
+                           "created", "status", "message"};
+    for (int i = 0; i < 8; i++) CU_ASSERT_EQUAL(read_str_attr(f, attrs[i], buf, sizeof buf), 0);
+    read_str_attr(f, "solver", buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "explicit");
+    read_str_attr(f, "status", buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "ok");
+    read_str_attr(f, "scene_name", buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "free_flight");
+    read_str_attr(f, "scene_text", buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "duration: 0.05")); /* the override is recorded */
+    read_str_attr(f, "created", buf, sizeof buf);
+    CU_ASSERT(strlen(buf) >= 19 && buf[4] == '-' && buf[10] == 'T');
+
+    /* mesh: the 20 x 20 grid of the scene */
+    cb_grid_def g = cb_default_grid_def();
+    g.nx = g.ny = 20;
+    g.size[0] = g.size[1] = 0.5;
+    g.origin[0] = g.origin[1] = -0.25;
+    g.origin[2] = 1.0;
+    cb_mesh *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(cb_mesh_grid(&g, &m, NULL), CB_OK);
+    hsize_t dims[3];
+    CU_ASSERT_EQUAL(ds_dims(f, "/mesh/faces", dims), 2);
+    CU_ASSERT(dims[0] == (hsize_t)m->nf && dims[1] == 3);
+    int *faces = ds_read(f, "/mesh/faces", H5T_NATIVE_INT, sizeof(int), NULL);
+    CU_ASSERT(faces && !memcmp(faces, m->f, sizeof(int) * 3 * (size_t)m->nf));
+    free(faces);
+    int *edges = ds_read(f, "/mesh/edges", H5T_NATIVE_INT, sizeof(int), NULL);
+    CU_ASSERT(edges && !memcmp(edges, m->e, sizeof(int) * 2 * (size_t)m->ne));
+    free(edges);
+    double *rest = ds_read(f, "/mesh/rest_positions", H5T_NATIVE_DOUBLE, sizeof(double), NULL);
+    CU_ASSERT(rest && !memcmp(rest, m->x, sizeof(double) * 3 * (size_t)m->nv));
+    free(rest);
+    size_t nm = 0;
+    double *masses = ds_read(f, "/mesh/masses", H5T_NATIVE_DOUBLE, sizeof(double), &nm);
+    double msum = 0;
+    for (size_t i = 0; masses && i < nm; i++) msum += masses[i];
+    CU_ASSERT_EQUAL(nm, (size_t)m->nv);
+    CB_ASSERT_REL(msum, 0.1 * 0.25, 1e-12);
+    free(masses);
+
+    /* series: 50 steps + the initial row, every metric of DESIGN.md */
+    const char *scalars[] = {"time", "dt", "kinetic_energy", "gravity_energy", "stretch_energy", "bend_energy",
+                             "total_energy", "solver_energy", "collider_penetrations", "collider_max_depth",
+                             "self_intersections", "min_separation", "max_strain", "iterations", "residual",
+                             "wall_step_s", "wall_contact_s"};
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
+        char p[128];
+        snprintf(p, sizeof p, "/series/%s", scalars[i]);
+        int r = ds_dims(f, p, dims);
+        if (r != 1 || dims[0] != 51) fprintf(stderr, "  %s: rank %d rows %llu\n", p, r, (unsigned long long)dims[0]);
+        CU_ASSERT(r == 1 && dims[0] == 51);
+    }
+    const char *vectors[] = {"linear_momentum", "angular_momentum", "external_impulse"};
+    for (int i = 0; i < 3; i++) {
+        char p[128];
+        snprintf(p, sizeof p, "/series/%s", vectors[i]);
+        CU_ASSERT(ds_dims(f, p, dims) == 2 && dims[0] == 51 && dims[1] == 3);
+    }
+    double *t = ds_read(f, "/series/time", H5T_NATIVE_DOUBLE, sizeof(double), NULL);
+    CU_ASSERT(t && t[0] == 0.0 && fabs(t[50] - 0.05) < 1e-15);
+    free(t);
+    /* free flight: total energy nearly conserved, momentum exactly */
+    double *E = ds_read(f, "/series/total_energy", H5T_NATIVE_DOUBLE, sizeof(double), NULL);
+    CU_ASSERT(E && fabs(E[50] - E[0]) < 1e-3 * fabs(E[0]));
+    free(E);
+    /* frames: 0, 17, 34, 50 (frame_rate 60 at dt 1e-3 -> every 17 steps, and the last step) */
+    CU_ASSERT(ds_dims(f, "/frames/positions", dims) == 3 && dims[0] == 4 && dims[1] == 400 && dims[2] == 3);
+    double *ft = ds_read(f, "/frames/time", H5T_NATIVE_DOUBLE, sizeof(double), NULL);
+    CU_ASSERT(ft && ft[0] == 0.0 && fabs(ft[1] - 0.017) < 1e-15 && fabs(ft[3] - 0.05) < 1e-15);
+    free(ft);
+    H5Fclose(f);
+    cb_mesh_free(&m);
+
+    /* info agrees */
+    CU_ASSERT_EQUAL(cb("info %s", path), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "explicit"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "steps      50"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "ms per step"));
+    CU_ASSERT_EQUAL(cb("info %s", tmp("missing.h5")), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "missing.h5"));
+}
+
+static int datasets_equal(hid_t a, hid_t b, const char *path)
+{
+    size_t na = 0, nb = 0;
+    double *x = ds_read(a, path, H5T_NATIVE_DOUBLE, sizeof(double), &na);
+    double *y = ds_read(b, path, H5T_NATIVE_DOUBLE, sizeof(double), &nb);
+    int eq = x && y && na == nb && !memcmp(x, y, na * sizeof(double));
+    free(x);
+    free(y);
+    return eq;
+}
+
+static void test_determinism(void)
+{
+    const char *a = tmp("det_a.h5"), *b = tmp("det_b.h5");
+    const char *args = "data/scenes/drape_sphere.yaml --solver explicit -q --set duration=0.1 "
+                       "--set cloth.grid.nx=12 --set cloth.grid.ny=12";
+    CU_ASSERT_EQUAL_FATAL(cb("run %s -o %s", args, a), 0);
+    CU_ASSERT_EQUAL_FATAL(cb("run %s -o %s", args, b), 0);
+    hid_t fa = H5Fopen(a, H5F_ACC_RDONLY, H5P_DEFAULT), fb = H5Fopen(b, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CU_ASSERT_FATAL(fa >= 0 && fb >= 0);
+    const char *same[] = {"/series/time", "/series/kinetic_energy", "/series/total_energy",
+                          "/series/linear_momentum", "/series/angular_momentum", "/series/external_impulse",
+                          "/series/collider_penetrations", "/series/max_strain", "/series/iterations",
+                          "/frames/time", "/frames/positions"};
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        int eq = datasets_equal(fa, fb, same[i]);
+        if (!eq) fprintf(stderr, "  %s differs between identical runs\n", same[i]);
+        CU_ASSERT(eq);
+    }
+    /* the run did something: the cloth fell onto the sphere */
+    size_t n = 0;
+    double *pen = ds_read(fa, "/series/collider_penetrations", H5T_NATIVE_DOUBLE, sizeof(double), &n);
+    for (size_t i = 0; pen && i < n; i++) CU_ASSERT(pen[i] == 0.0);
+    free(pen);
+    H5Fclose(fa);
+    H5Fclose(fb);
+}
+
+static void test_bad_input_exit_2(void)
+{
+    CU_ASSERT_EQUAL(cb("run %s --solver explicit", tmp("nope.yaml")), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "nope.yaml"));
+    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver warp9"), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown solver 'warp9'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "explicit"));
+    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml"), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "--solver"));
+    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit --bogus"), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "--bogus"));
+
+    const char *bad = write_tmp("badkey.yaml", "name: x\nduration: 1\ndt: 0.01\ncloth:\n"
+                                               "  grid: {nx: 3, ny: 3, size: [1, 1], origin: [0, 0, 0]}\n"
+                                               "  densty: 0.2\n");
+    CU_ASSERT_EQUAL(cb("run %s --solver explicit -o %s", bad, tmp("badkey.h5")), 2);
+    char needle[1100];
+    snprintf(needle, sizeof needle, "%s:6", bad);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, needle));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "densty"));
+    CU_ASSERT_EQUAL(access(tmp("badkey.h5"), F_OK), -1); /* no file for bad input */
+
+    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit --set dt=-1 -o %s", tmp("neg.h5")), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "dt"));
+    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit --set nonsense -o %s", tmp("ns.h5")), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "nonsense"));
+
+    /* a scene whose OBJ mesh is non-manifold: the message names the OBJ and its line */
+    write_tmp("nm.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\nf 1 2 3\nf 2 1 4\nf 1 2 5\n");
+    const char *sc = write_tmp("nm.yaml", "name: nm\nduration: 1\ndt: 0.01\ncloth:\n  mesh: nm.obj\n");
+    CU_ASSERT_EQUAL(cb("run %s --solver explicit -o %s", sc, tmp("nm.h5")), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "nm.obj:8"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "non-manifold"));
+}
+
+static void check_status(const char *path, const char *status, const char *needle)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CU_ASSERT_FATAL(f >= 0);
+    char buf[2048];
+    read_str_attr(f, "status", buf, sizeof buf);
+    if (strcmp(buf, status)) fprintf(stderr, "  status '%s', expected '%s'\n", buf, status);
+    CU_ASSERT_STRING_EQUAL(buf, status);
+    read_str_attr(f, "message", buf, sizeof buf);
+    if (needle && !strstr(buf, needle)) fprintf(stderr, "  message '%s' lacks '%s'\n", buf, needle);
+    if (needle) CU_ASSERT_PTR_NOT_NULL(strstr(buf, needle));
+    hsize_t dims[3];
+    CU_ASSERT(ds_dims(f, "/series/time", dims) == 1 && dims[0] >= 1);
+    CU_ASSERT(ds_dims(f, "/frames/positions", dims) == 3 && dims[0] >= 1);
+    H5Fclose(f);
+}
+
+static void test_divergence_exit_1(void)
+{
+    const char *path = tmp("div.h5");
+    int rc = cb("run data/scenes/hanging.yaml --solver explicit -q -o %s --set dt=0.01 --set duration=2 "
+                "--set solvers.explicit.substeps=1 --set cloth.grid.nx=10 --set cloth.grid.ny=10", path);
+    CU_ASSERT_EQUAL(rc, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "diverged"));
+    check_status(path, "diverged", "diverged at step ");
+}
+
+static void test_sigint_leaves_valid_file(void)
+{
+    const char *path = tmp("int.h5");
+    const char *exe = getenv("CLOTHBENCH");
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stdout);
+        freopen("/dev/null", "w", stderr);
+        execl(exe ? exe : "build/clothbench", "clothbench", "run", "data/scenes/hanging.yaml", "--solver",
+              "explicit", "-q", "-o", path, "--set", "duration=1000", (char *)NULL);
+        _exit(127);
+    }
+    /* wait until the run file exists and has a frame, then interrupt */
+    for (int i = 0; i < 200 && access(path, F_OK) != 0; i++) {
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+    }
+    struct timespec ts = {0, 500000000};
+    nanosleep(&ts, NULL);
+    kill(pid, SIGINT);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    check_status(path, "interrupted", "interrupted");
+}
+
+static void test_h5py_and_xdmf(void)
+{
+    const char *py = getenv("CB_PYTHON");
+    if (!py || !*py) {
+        fprintf(stderr, "  CB_PYTHON not set: h5py check skipped\n");
+        return;
+    }
+    const char *path = tmp("py.h5");
+    CU_ASSERT_EQUAL_FATAL(cb("run data/scenes/hanging.yaml --solver explicit -q -o %s --set duration=0.05 "
+                             "--set cloth.grid.nx=8 --set cloth.grid.ny=8", path), 0);
+    const char *script = write_tmp("check.py",
+        "import sys, h5py, xml.etree.ElementTree as ET, os\n"
+        "p = sys.argv[1]\n"
+        "f = h5py.File(p, 'r')\n"
+        "n = 0\n"
+        "def visit(name, obj):\n"
+        "    global n\n"
+        "    if isinstance(obj, h5py.Dataset):\n"
+        "        obj[()]; n += 1\n"
+        "f.visititems(visit)\n"
+        "assert n >= 25, n\n"
+        "assert f.attrs['status'] in ('ok', b'ok'), f.attrs['status']\n"
+        "x = os.path.splitext(p)[0] + '.xdmf'\n"
+        "root = ET.parse(x).getroot()\n"
+        "refs = [e.text.strip() for e in root.iter('DataItem') if e.get('Format') == 'HDF']\n"
+        "assert refs, 'no HDF DataItems'\n"
+        "for r in refs:\n"
+        "    fn, ds = r.split(':', 1)\n"
+        "    assert os.path.basename(fn) == os.path.basename(p), r\n"
+        "    assert ds in f, r\n"
+        "print('checked', n, 'datasets,', len(refs), 'xdmf references')\n");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s %s", py, script, path);
+    int st = system(cmd);
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+CB_TEST_MAIN("program",
+             CB_TEST(test_list),
+             CB_TEST(test_run_file_layout),
+             CB_TEST(test_determinism),
+             CB_TEST(test_bad_input_exit_2),
+             CB_TEST(test_divergence_exit_1),
+             CB_TEST(test_sigint_leaves_valid_file),
+             CB_TEST(test_h5py_and_xdmf))
