@@ -5,6 +5,9 @@
 #include <math.h>
 #include <stddef.h>
 
+#include <stdlib.h>
+
+#include "contact/selfcheck.h"
 #include "core/vec3.h"
 
 #define M(name, width, unit, desc) { #name, width, offsetof(cb_metrics, name), unit, desc }
@@ -83,9 +86,49 @@ void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt, 
     m->wall_contact_s = info ? info->wall_contact_s : NAN;
 }
 
-void cb_metrics_compute_expensive(const cb_world *w, cb_metrics *m)
+struct cb_metrics_cache {
+    cb_selfcheck *check;
+};
+
+int cb_metrics_cache_create(const cb_world *w, cb_metrics_cache **out, cb_error *err)
 {
-    (void)w;
-    m->self_intersections = NAN; /* provided by contact/selfcheck once it lands */
+    *out = NULL;
+    cb_metrics_cache *c = cb_calloc(1, sizeof *c);
+    if (!c) return CB_FAIL(err, CB_ERR_NOMEM, "metrics: out of memory");
+    if (w->mesh->nf > 0) {
+        int rc = cb_selfcheck_create(w->mesh, CB_BV_DEFAULT, &c->check, err);
+        if (rc < 0) {
+            free(c);
+            return rc;
+        }
+    }
+    *out = c;
+    return CB_OK;
+}
+
+void cb_metrics_cache_free(cb_metrics_cache **c)
+{
+    if (!c || !*c) return;
+    cb_selfcheck_free(&(*c)->check);
+    free(*c);
+    *c = NULL;
+}
+
+void cb_metrics_compute_expensive(const cb_world *w, cb_metrics_cache *cache, cb_metrics *m)
+{
+    m->self_intersections = NAN;
     m->min_separation = NAN;
+    if (w->mesh->nf == 0) return;
+    cb_metrics_cache *own = NULL;
+    if (!cache) {
+        if (cb_metrics_cache_create(w, &own, NULL) < 0) return;
+        cache = own;
+    }
+    const double (*x)[3] = (const double (*)[3])w->state.x;
+    long count = 0;
+    double d = NAN;
+    if (cb_selfcheck_intersections(cache->check, x, &count, NULL) >= 0) m->self_intersections = (double)count;
+    if (cb_selfcheck_min_separation(cache->check, x, &d, NULL, NULL, NULL, NULL) >= 0 && isfinite(d))
+        m->min_separation = d;
+    cb_metrics_cache_free(&own);
 }

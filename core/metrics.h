@@ -36,7 +36,15 @@ extern const int cb_metric_count;
  * info may be NULL (then the solver fields are NaN); wall_step_s is the step's time. */
 void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt,
                         double wall_step_s, cb_metrics *m);
-/* The expensive metrics; stay NaN until contact/ provides them. */
-void cb_metrics_compute_expensive(const cb_world *w, cb_metrics *m);
+/* Reusable work space of the expensive metrics (a BVH over the cloth). */
+typedef struct cb_metrics_cache cb_metrics_cache;
+int cb_metrics_cache_create(const cb_world *w, cb_metrics_cache **out, cb_error *err);
+void cb_metrics_cache_free(cb_metrics_cache **c);
+
+/* The expensive metrics: self_intersections (exact edge-triangle count) and
+ * min_separation (exact, vertex-triangle and edge-edge), through contact/selfcheck.
+ * cache may be NULL (a one-shot computation). NaN where undefined (a mesh without
+ * triangles, or without a non-adjacent pair) or on failure. */
+void cb_metrics_compute_expensive(const cb_world *w, cb_metrics_cache *cache, cb_metrics *m);
 
 #endif

@@ -121,6 +121,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     cb_world *world = NULL;
     void *solver = NULL;
     cb_runlog *log = NULL;
+    cb_metrics_cache *mcache = NULL;
     char *ptext = NULL;
     int rc = cb_scene_load(def->scene_path, def->sets, def->nsets, &scene, err);
     if (rc) goto done;
@@ -152,6 +153,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
         if (rc) goto done;
     }
 
+    if (expensive_every > 0 && (rc = cb_metrics_cache_create(world, &mcache, err))) goto done;
     cb_metrics m;
     cb_step_info info;
     cb_step_info_reset(&info);
@@ -159,7 +161,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     cb_world_apply_pins(world, 0.0);
     cb_metrics_compute(world, NULL, scene->dt, 0.0, &m);
     for (int k = 0; k < 3; k++) m.external_impulse[k] = 0.0;
-    if (expensive_every > 0) cb_metrics_compute_expensive(world, &m);
+    if (expensive_every > 0) cb_metrics_compute_expensive(world, mcache, &m);
     if (log) {
         rc = cb_runlog_series(log, &m, err);
         if (!rc && def->write_frames) rc = cb_runlog_frame(log, 0.0, (const double (*)[3])world->state.x, err);
@@ -197,7 +199,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
             cb_metrics_compute(world, &info, scene->dt, wall, &m);
             long frame_index = (step + 1) / per_frame;
             if (frame_step && expensive_every > 0 && frame_index % expensive_every == 0)
-                cb_metrics_compute_expensive(world, &m);
+                cb_metrics_compute_expensive(world, mcache, &m);
             if (log && (rc = cb_runlog_series(log, &m, err))) break;
         }
         if (bad >= 0) {
@@ -238,6 +240,7 @@ done:
         if (rc2 && !rc) rc = CB_FAIL(err, rc2, "%s", e2.message);
     }
     if (solver) cls->destroy(solver);
+    cb_metrics_cache_free(&mcache);
     free(ptext);
     cb_world_free(&world);
     cb_scene_free(&scene);
