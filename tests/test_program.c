@@ -284,6 +284,42 @@ static void test_bad_input_exit_2(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "non-manifold"));
 }
 
+/* Every rejected input of the foundation issue through the program: exit status 2,
+ * the message naming the offending file and line, and no run file. */
+static void test_bad_input_table(void)
+{
+    static const struct { const char *obj, *scene, *needle_file, *needle; } cases[] = {
+        {"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 1 2\n", NULL, "bad.obj:4", "degenerate"},
+        {"v 0 0 0\nv 1 0 0\nv 2 0 0\nf 1 2 3\n", NULL, "bad.obj:4", "zero area"},
+        {"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 2 3 1\n", NULL, "bad.obj:5", "repeats"},
+        {"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n", NULL, "bad.obj:4", "out of range"},
+        {"v 0 0 0\nv 1 0 nan\nv 0 1 0\nf 1 2 3\n", NULL, "bad.obj:2", "not finite"},
+        {"# empty\n", NULL, "bad.obj", "empty mesh"},
+        {NULL, "name: x\nduration: 1\ndt: 0.01\ncloth:\n  mesh: missing.obj\n", "missing.obj", "cannot read"},
+        {NULL, "name: x\nduration: 1\ndt: abc\ncloth:\n  grid: {nx: 3, ny: 3, size: [1, 1]}\n", "bad.yaml:3",
+         "expected a number"},
+        {NULL, "name: x\nduration: 1\ndt: 0\ncloth:\n  grid: {nx: 3, ny: 3, size: [1, 1]}\n", "bad.yaml:3", "dt"},
+        {NULL, "name: x\nduration: 1\ndt: 0.01\ncloth:\n  grid: {nx: 3, ny: 3, size: [1, 1]}\n  density: -2\n",
+         "bad.yaml:6", "density"},
+        {NULL, "name: x\nduration: 1\ndt: 0.01\ncloth:\n  grid: {nx: 3, ny: 3, size: [1, 1]}\n"
+               "solvers:\n  explicit: {iterations: 3}\n", "bad.yaml:7", "unknown key 'iterations'"},
+        {NULL, "name: x\nduration: 1\ndt: 0.01\ncloth:\n  grid: {nx: 3, ny: 3, size: [1, 1]}\n"
+               "  pins: [{indices: [99]}]\n", "bad.yaml:6", "out of range"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].obj) write_tmp("bad.obj", cases[i].obj);
+        const char *scene = write_tmp("bad.yaml", cases[i].scene ? cases[i].scene
+                                                                  : "name: x\nduration: 1\ndt: 0.01\ncloth:\n  mesh: bad.obj\n");
+        const char *run = tmp("bad_case.h5");
+        unlink(run);
+        int rc = cb("run %s --solver explicit -q -o %s", scene, run);
+        int ok = rc == 2 && strstr(out, cases[i].needle_file) && strstr(out, cases[i].needle);
+        if (!ok) fprintf(stderr, "  case %zu: exit %d, output: %s", i, rc, out);
+        CU_ASSERT(ok);
+        CU_ASSERT_EQUAL(access(run, F_OK), -1);
+    }
+}
+
 static void check_status(const char *path, const char *status, const char *needle)
 {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -379,6 +415,7 @@ CB_TEST_MAIN("program",
              CB_TEST(test_run_file_layout),
              CB_TEST(test_determinism),
              CB_TEST(test_bad_input_exit_2),
+             CB_TEST(test_bad_input_table),
              CB_TEST(test_divergence_exit_1),
              CB_TEST(test_sigint_leaves_valid_file),
              CB_TEST(test_h5py_and_xdmf))

@@ -1,0 +1,961 @@
+/* contact/bvh.c — bounding volume hierarchy (AABB and k-DOP) over a mesh's triangles:
+ * median-split build, allocation-free refit (static and swept), self / two-tree
+ * candidate queries with ownership deduplication, visitors and a closest-triangle
+ * query. See bvh.h for the design. */
+#include "contact/bvh.h"
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/distance.h"
+
+#define CB_BVH_INLINE static inline __attribute__((always_inline))
+
+/* ---- slab directions ---- */
+
+static const double dirs_aabb[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+static const double dirs_k14[7][3] = {
+    {1, 0, 0}, {0, 1, 0}, {0, 0, 1},
+    {1, 1, 1}, {1, 1, -1}, {1, -1, 1}, {-1, 1, 1}};
+static const double dirs_k18[9][3] = {
+    {1, 0, 0}, {0, 1, 0}, {0, 0, 1},
+    {1, 1, 0}, {1, 0, 1}, {0, 1, 1}, {1, -1, 0}, {1, 0, -1}, {0, 1, -1}};
+static const double dirs_k26[13][3] = {
+    {1, 0, 0}, {0, 1, 0}, {0, 0, 1},
+    {1, 1, 1}, {1, 1, -1}, {1, -1, 1}, {-1, 1, 1},
+    {1, 1, 0}, {1, 0, 1}, {0, 1, 1}, {1, -1, 0}, {1, 0, -1}, {0, 1, -1}};
+
+int cb_bv_directions(cb_bv_kind kind, const double (**dirs)[3])
+{
+    const double (*d)[3] = NULL;
+    int n = 0;
+    switch (kind) {
+    case CB_BV_AABB: d = dirs_aabb; n = 3; break;
+    case CB_BV_KDOP14: d = dirs_k14; n = 7; break;
+    case CB_BV_KDOP18: d = dirs_k18; n = 9; break;
+    case CB_BV_KDOP26: d = dirs_k26; n = 13; break;
+    default: break;
+    }
+    if (dirs) *dirs = d;
+    return n;
+}
+
+const char *cb_bv_name(cb_bv_kind kind)
+{
+    switch (kind) {
+    case CB_BV_AABB: return "aabb";
+    case CB_BV_KDOP14: return "kdop14";
+    case CB_BV_KDOP18: return "kdop18";
+    case CB_BV_KDOP26: return "kdop26";
+    default: return NULL;
+    }
+}
+
+/* ---- pair lists ---- */
+
+int cb_pair_list_reserve(cb_pair_list *l, long need)
+{
+    CB_ASSERT(l != NULL);
+    if (need <= l->cap) return 0;
+    long cap = l->cap > 0 ? l->cap : 256;
+    while (cap < need) {
+        if (cap > (long)(SIZE_MAX / (4 * sizeof(int[2])))) return CB_ERR_NOMEM;
+        cap *= 2;
+    }
+    void *p = realloc(l->p, (size_t)cap * sizeof(int[2]));
+    if (!p) return CB_ERR_NOMEM;
+    l->p = p;
+    l->cap = cap;
+    return 0;
+}
+
+void cb_pair_list_release(cb_pair_list *l)
+{
+    if (!l) return;
+    free(l->p);
+    l->p = NULL;
+    l->n = l->cap = 0;
+}
+
+int cb_bvh_result_create(cb_bvh_result **out, cb_error *err)
+{
+    if (!out) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_result_create: out is NULL");
+    *out = cb_calloc(1, sizeof **out);
+    if (!*out) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory allocating a BVH result");
+    return 0;
+}
+
+void cb_bvh_result_free(cb_bvh_result **r)
+{
+    if (!r || !*r) return;
+    cb_pair_list_release(&(*r)->tt);
+    cb_pair_list_release(&(*r)->vt);
+    cb_pair_list_release(&(*r)->tv);
+    cb_pair_list_release(&(*r)->ee);
+    free(*r);
+    *r = NULL;
+}
+
+/* ---- the tree ---- */
+
+typedef struct bvh_node {
+    int first;   /* first slot of the node's triangles (contiguous in slot order) */
+    int ntri;    /* number of triangles below */
+    int right;   /* right child (the left child is node index + 1); -1 for a leaf */
+} bvh_node;
+
+struct cb_bvh {
+    const cb_mesh *m;
+    cb_bv_kind kind;
+    int ns;                       /* slabs = k/2 */
+    const double (*dir)[3];
+    double dnorm[CB_BV_MAX_SLABS];
+    int nf, nv, ne;
+    int nnodes, built;
+    double margin;
+    bvh_node *node;               /* [2 nf] pre-order */
+    double *nbv;                  /* [2 nf][2 ns] node volumes: lo[ns], hi[ns] */
+    double *tbv;                  /* [nf][2 ns] triangle volumes, slot order */
+    int *perm;                    /* slot -> triangle */
+    int *slot;                    /* triangle -> slot */
+    int (*sv)[3];                 /* slot -> its triangle's vertices */
+    int (*sedge)[3];              /* slot -> its triangle's edges */
+    unsigned char *sown;          /* slot -> owned vertices (bit k) and edges (bit 3 + k) */
+    int *vowner, *eowner;         /* [nv], [ne] */
+    int (*tedge)[3];              /* [nf] */
+    double *vlo, *vhi;            /* [nv][ns] vertex projections (min/max over a sweep) */
+    double (*cent)[3];            /* [nf] build workspace */
+};
+
+void cb_bvh_free(cb_bvh **bp)
+{
+    if (!bp || !*bp) return;
+    cb_bvh *b = *bp;
+    free(b->node);
+    free(b->nbv);
+    free(b->tbv);
+    free(b->perm);
+    free(b->slot);
+    free(b->sv);
+    free(b->sedge);
+    free(b->sown);
+    free(b->vowner);
+    free(b->eowner);
+    free(b->tedge);
+    free(b->vlo);
+    free(b->vhi);
+    free(b->cent);
+    free(b);
+    *bp = NULL;
+}
+
+int cb_bvh_create(const cb_mesh *m, cb_bv_kind kind, cb_bvh **out, cb_error *err)
+{
+    if (!out) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_create: out is NULL");
+    *out = NULL;
+    if (!m) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_create: mesh is NULL");
+    const double (*dir)[3];
+    int ns = cb_bv_directions(kind, &dir);
+    if (ns == 0)
+        return CB_FAIL(err, CB_ERR_INPUT, "bounding volume kind %d is not one of 6 (AABB), 14, 18, 26",
+                       (int)kind);
+    if (m->nf <= 0 || m->nv <= 0 || !m->f)
+        return CB_FAIL(err, CB_ERR_INPUT, "cannot build a BVH over an empty mesh (%d vertices, %d triangles)",
+                       m->nv, m->nf);
+    if (m->nf > (1 << 29))
+        return CB_FAIL(err, CB_ERR_INPUT, "mesh too large for the BVH (%d triangles)", m->nf);
+    for (int t = 0; t < m->nf; t++)
+        for (int k = 0; k < 3; k++)
+            if (m->f[t][k] < 0 || m->f[t][k] >= m->nv)
+                return CB_FAIL(err, CB_ERR_INPUT, "triangle %d: vertex index %d out of range [0, %d)",
+                               t, m->f[t][k], m->nv);
+
+    cb_bvh *b = cb_calloc(1, sizeof *b);
+    if (!b) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory allocating a BVH");
+    b->m = m;
+    b->kind = kind;
+    b->ns = ns;
+    b->dir = dir;
+    for (int j = 0; j < ns; j++) b->dnorm[j] = sqrt(dir[j][0] * dir[j][0] + dir[j][1] * dir[j][1] + dir[j][2] * dir[j][2]);
+    b->nf = m->nf;
+    b->nv = m->nv;
+    b->ne = m->ne > 0 ? m->ne : 0;
+    size_t nf = (size_t)m->nf, nv = (size_t)m->nv;
+    b->node = cb_calloc(2 * nf, sizeof *b->node);
+    b->nbv = cb_calloc(2 * nf * 2 * (size_t)ns, sizeof(double));
+    b->tbv = cb_calloc(nf * 2 * (size_t)ns, sizeof(double));
+    b->perm = cb_calloc(nf, sizeof(int));
+    b->slot = cb_calloc(nf, sizeof(int));
+    b->sv = cb_calloc(nf, sizeof *b->sv);
+    b->sedge = cb_calloc(nf, sizeof *b->sedge);
+    b->sown = cb_calloc(nf, 1);
+    b->vowner = cb_calloc(nv, sizeof(int));
+    b->eowner = cb_calloc((size_t)(b->ne > 0 ? b->ne : 1), sizeof(int));
+    b->tedge = cb_calloc(nf, sizeof *b->tedge);
+    b->vlo = cb_calloc(nv * (size_t)ns, sizeof(double));
+    b->vhi = cb_calloc(nv * (size_t)ns, sizeof(double));
+    b->cent = cb_calloc(nf, sizeof *b->cent);
+    if (!b->node || !b->nbv || !b->tbv || !b->perm || !b->slot || !b->sv || !b->sedge || !b->sown ||
+        !b->vowner || !b->eowner || !b->tedge || !b->vlo || !b->vhi || !b->cent) {
+        cb_bvh_free(&b);
+        return CB_FAIL(err, CB_ERR_NOMEM, "out of memory allocating a BVH over %d triangles", m->nf);
+    }
+
+    /* ownership: the lowest-numbered triangle containing a vertex / an edge */
+    for (int v = 0; v < m->nv; v++) b->vowner[v] = -1;
+    for (int e = 0; e < b->ne; e++) b->eowner[e] = -1;
+    for (int t = 0; t < m->nf; t++) {
+        for (int k = 0; k < 3; k++) {
+            int v = m->f[t][k], w = m->f[t][(k + 1) % 3];
+            if (b->vowner[v] < 0) b->vowner[v] = t;
+            int e = (b->ne > 0 && m->e) ? cb_mesh_find_edge(m, v, w) : -1;
+            if (e < 0 || e >= b->ne) {
+                int ne = b->ne;
+                cb_bvh_free(&b);
+                return CB_FAIL(err, CB_ERR_INPUT, "triangle %d: edge (%d, %d) is missing from the mesh's "
+                               "edge list (%d edges)", t, v, w, ne);
+            }
+            b->tedge[t][k] = e;
+            if (b->eowner[e] < 0) b->eowner[e] = t;
+        }
+    }
+    *out = b;
+    return 0;
+}
+
+cb_bv_kind cb_bvh_kind(const cb_bvh *b) { CB_ASSERT(b != NULL); return b->kind; }
+const cb_mesh *cb_bvh_mesh(const cb_bvh *b) { CB_ASSERT(b != NULL); return b->m; }
+int cb_bvh_node_count(const cb_bvh *b) { CB_ASSERT(b != NULL); return b->nnodes; }
+const int *cb_bvh_vertex_owners(const cb_bvh *b) { CB_ASSERT(b != NULL); return b->vowner; }
+const int *cb_bvh_edge_owners(const cb_bvh *b) { CB_ASSERT(b != NULL); return b->eowner; }
+const int (*cb_bvh_triangle_edges(const cb_bvh *b))[3] { CB_ASSERT(b != NULL); return (const int (*)[3])b->tedge; }
+
+/* Project every vertex on the slab directions into out[nv][ns] (for the AABB the
+ * projections are the coordinates themselves: out may then be skipped, see refit).
+ * Fails on NaN/Inf, found with one branch-free pass (0 * x is NaN iff x is not finite). */
+static int check_finite(const cb_bvh *b, const double (*x)[3], const char *what, cb_error *err)
+{
+    double acc = 0.0;
+    for (int v = 0; v < b->nv; v++) acc += 0.0 * x[v][0] + 0.0 * x[v][1] + 0.0 * x[v][2];
+    if (acc == 0.0) return 0;
+    for (int v = 0; v < b->nv; v++) {
+        const double *p = x[v];
+        if (!(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2])))
+            return CB_FAIL(err, CB_ERR_INPUT, "%s: vertex %d has a non-finite coordinate (%g, %g, %g)",
+                           what, v, p[0], p[1], p[2]);
+    }
+    return 0;
+}
+
+/* The projections, written out per kind in the same order of operations as
+ * d0 x + d1 y + d2 z (so identical to it: products with 0 and +-1 are exact). */
+CB_BVH_INLINE void project_corners(const double *p, double *o)
+{
+    o[0] = (p[0] + p[1]) + p[2];
+    o[1] = (p[0] + p[1]) - p[2];
+    o[2] = (p[0] - p[1]) + p[2];
+    o[3] = (p[1] - p[0]) + p[2];
+}
+
+CB_BVH_INLINE void project_edges(const double *p, double *o)
+{
+    o[0] = p[0] + p[1];
+    o[1] = p[0] + p[2];
+    o[2] = p[1] + p[2];
+    o[3] = p[0] - p[1];
+    o[4] = p[0] - p[2];
+    o[5] = p[1] - p[2];
+}
+
+static int project_vertices(const cb_bvh *b, const double (*x)[3], double *out, const char *what,
+                            cb_error *err)
+{
+    int rc = check_finite(b, x, what, err);
+    if (rc) return rc;
+    const int ns = b->ns;
+    for (int v = 0; v < b->nv; v++) {
+        const double *p = x[v];
+        double *o = out + (size_t)v * ns;
+        o[0] = p[0];
+        o[1] = p[1];
+        o[2] = p[2];
+        switch (b->kind) {
+        case CB_BV_KDOP14: project_corners(p, o + 3); break;
+        case CB_BV_KDOP18: project_edges(p, o + 3); break;
+        case CB_BV_KDOP26: project_corners(p, o + 3); project_edges(p, o + 7); break;
+        default: break;
+        }
+    }
+    return 0;
+}
+
+/* Triangle volumes (slot order) from vertex bounds lo/hi ([nv][ns]), then node volumes
+ * bottom-up (reverse pre-order: children before parents). */
+CB_BVH_INLINE void refit_k(cb_bvh *b, const double *lo, const double *hi, const double *mj, const int ns)
+{
+    const int w = 2 * ns;
+    for (int s = 0; s < b->nf; s++) {
+        const int *t = b->sv[s];
+        const double *l0 = lo + (size_t)t[0] * ns, *l1 = lo + (size_t)t[1] * ns, *l2 = lo + (size_t)t[2] * ns;
+        const double *h0 = hi + (size_t)t[0] * ns, *h1 = hi + (size_t)t[1] * ns, *h2 = hi + (size_t)t[2] * ns;
+        double *bv = b->tbv + (size_t)s * w;
+        for (int j = 0; j < ns; j++) {
+            double a = l0[j] < l1[j] ? l0[j] : l1[j];
+            bv[j] = (a < l2[j] ? a : l2[j]) - mj[j];
+            double c = h0[j] > h1[j] ? h0[j] : h1[j];
+            bv[ns + j] = (c > h2[j] ? c : h2[j]) + mj[j];
+        }
+    }
+    for (int i = b->nnodes - 1; i >= 0; i--) {
+        const bvh_node *n = &b->node[i];
+        double *bv = b->nbv + (size_t)i * w;
+        if (n->right < 0) {
+            const double *a = b->tbv + (size_t)n->first * w;
+            for (int j = 0; j < w; j++) bv[j] = a[j];
+            for (int s = n->first + 1; s < n->first + n->ntri; s++) {
+                const double *c = b->tbv + (size_t)s * w;
+                for (int j = 0; j < ns; j++) {
+                    bv[j] = c[j] < bv[j] ? c[j] : bv[j];
+                    bv[ns + j] = c[ns + j] > bv[ns + j] ? c[ns + j] : bv[ns + j];
+                }
+            }
+        } else {
+            const double *a = b->nbv + (size_t)(i + 1) * w, *c = b->nbv + (size_t)n->right * w;
+            for (int j = 0; j < ns; j++) {
+                bv[j] = a[j] < c[j] ? a[j] : c[j];
+                bv[ns + j] = a[ns + j] > c[ns + j] ? a[ns + j] : c[ns + j];
+            }
+        }
+    }
+}
+
+static void refit_volumes(cb_bvh *b, const double *lo, const double *hi, double margin)
+{
+    double mj[CB_BV_MAX_SLABS];
+    for (int j = 0; j < b->ns; j++) mj[j] = margin * b->dnorm[j];
+    switch (b->ns) {
+    case 3: refit_k(b, lo, hi, mj, 3); break;
+    case 7: refit_k(b, lo, hi, mj, 7); break;
+    case 9: refit_k(b, lo, hi, mj, 9); break;
+    default: refit_k(b, lo, hi, mj, 13); break;
+    }
+}
+
+static int check_margin(double margin, cb_error *err)
+{
+    if (!(margin >= 0.0) || !isfinite(margin))
+        return CB_FAIL(err, CB_ERR_INPUT, "BVH margin must be finite and >= 0 (got %g)", margin);
+    return 0;
+}
+
+int cb_bvh_refit(cb_bvh *b, const double (*x)[3], double margin, cb_error *err)
+{
+    if (!b || !x) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_refit: tree or positions are NULL");
+    if (!b->built) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_refit: the tree has not been built");
+    int rc = check_margin(margin, err);
+    if (rc) return rc;
+    if (b->ns == 3) {   /* AABB: the projections are the coordinates, [nv][3] like x */
+        rc = check_finite(b, x, "BVH refit", err);
+        if (rc) return rc;
+        refit_volumes(b, &x[0][0], &x[0][0], margin);
+    } else {
+        rc = project_vertices(b, x, b->vlo, "BVH refit", err);
+        if (rc) return rc;
+        refit_volumes(b, b->vlo, b->vlo, margin);
+    }
+    b->margin = margin;
+    return 0;
+}
+
+int cb_bvh_refit_swept(cb_bvh *b, const double (*x0)[3], const double (*x1)[3], double margin,
+                       cb_error *err)
+{
+    if (!b || !x0 || !x1) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_refit_swept: tree or positions are NULL");
+    if (!b->built) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_refit_swept: the tree has not been built");
+    int rc = check_margin(margin, err);
+    if (rc) return rc;
+    rc = project_vertices(b, x0, b->vlo, "BVH swept refit (start positions)", err);
+    if (!rc) rc = project_vertices(b, x1, b->vhi, "BVH swept refit (end positions)", err);
+    if (rc) return rc;
+    size_t n = (size_t)b->nv * b->ns;
+    for (size_t i = 0; i < n; i++) {
+        if (b->vhi[i] < b->vlo[i]) {
+            double t = b->vhi[i];
+            b->vhi[i] = b->vlo[i];
+            b->vlo[i] = t;
+        }
+    }
+    refit_volumes(b, b->vlo, b->vhi, margin);
+    b->margin = margin;
+    return 0;
+}
+
+/* Partial sort of perm[lo, hi) so that perm[k] has the key it would have if sorted
+ * (key = centroid coordinate `axis`), smaller keys before, larger after. */
+static void select_kth(int *perm, const double (*cent)[3], int axis, int lo, int hi, int k)
+{
+    while (hi - lo > 2) {
+        int mid = lo + (hi - lo) / 2;
+        double a = cent[perm[lo]][axis], b = cent[perm[mid]][axis], c = cent[perm[hi - 1]][axis];
+        double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        int i = lo, j = hi - 1;
+        while (i <= j) {
+            while (cent[perm[i]][axis] < piv) i++;
+            while (cent[perm[j]][axis] > piv) j--;
+            if (i <= j) {
+                int t = perm[i];
+                perm[i] = perm[j];
+                perm[j] = t;
+                i++;
+                j--;
+            }
+        }
+        /* [lo, j] <= piv, (j, i) == piv, [i, hi) >= piv */
+        if (k <= j) hi = j + 1;
+        else if (k >= i) lo = i;
+        else return;
+    }
+    if (hi - lo == 2 && cent[perm[lo]][axis] > cent[perm[lo + 1]][axis]) {
+        int t = perm[lo];
+        perm[lo] = perm[lo + 1];
+        perm[lo + 1] = t;
+    }
+}
+
+static int build_rec(cb_bvh *b, int lo, int hi)
+{
+    int idx = b->nnodes++;
+    bvh_node *n = &b->node[idx];
+    n->first = lo;
+    n->ntri = hi - lo;
+    n->right = -1;
+    if (hi - lo <= CB_BVH_LEAF_SIZE) return idx;
+    double cmin[3] = {INFINITY, INFINITY, INFINITY}, cmax[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int s = lo; s < hi; s++) {
+        const double *c = b->cent[b->perm[s]];
+        for (int k = 0; k < 3; k++) {
+            if (c[k] < cmin[k]) cmin[k] = c[k];
+            if (c[k] > cmax[k]) cmax[k] = c[k];
+        }
+    }
+    int axis = 0;
+    for (int k = 1; k < 3; k++)
+        if (cmax[k] - cmin[k] > cmax[axis] - cmin[axis]) axis = k;
+    /* median, rounded up to a whole number of leaves so that leaves come out full */
+    int half = (hi - lo + 1) / 2;
+    half = (half + CB_BVH_LEAF_SIZE - 1) / CB_BVH_LEAF_SIZE * CB_BVH_LEAF_SIZE;
+    if (half >= hi - lo) half = (hi - lo) / 2;
+    int mid = lo + half;
+    select_kth(b->perm, (const double (*)[3])b->cent, axis, lo, hi, mid);
+    build_rec(b, lo, mid);
+    n->right = build_rec(b, mid, hi);
+    return idx;
+}
+
+int cb_bvh_build(cb_bvh *b, const double (*x)[3], double margin, cb_error *err)
+{
+    if (!b || !x) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_build: tree or positions are NULL");
+    int rc = check_margin(margin, err);
+    if (rc) return rc;
+    rc = project_vertices(b, x, b->vlo, "BVH build", err);
+    if (rc) return rc;
+    const int (*f)[3] = (const int (*)[3])b->m->f;
+    for (int t = 0; t < b->nf; t++) {
+        for (int k = 0; k < 3; k++)
+            b->cent[t][k] = (x[f[t][0]][k] + x[f[t][1]][k] + x[f[t][2]][k]) * (1.0 / 3.0);
+        b->perm[t] = t;
+    }
+    b->nnodes = 0;
+    build_rec(b, 0, b->nf);
+    CB_ASSERT(b->nnodes <= 2 * b->nf);
+    for (int s = 0; s < b->nf; s++) {
+        int t = b->perm[s];
+        b->slot[t] = s;
+        unsigned char own = 0;
+        for (int k = 0; k < 3; k++) {
+            b->sv[s][k] = f[t][k];
+            b->sedge[s][k] = b->tedge[t][k];
+            if (b->vowner[f[t][k]] == t) own |= (unsigned char)(1u << k);
+            if (b->eowner[b->tedge[t][k]] == t) own |= (unsigned char)(8u << k);
+        }
+        b->sown[s] = own;
+    }
+    b->built = 1;
+    refit_volumes(b, b->vlo, b->vlo, margin);
+    b->margin = margin;
+    return 0;
+}
+
+int cb_bvh_node_volume(const cb_bvh *b, int i, double *lo, double *hi, cb_error *err)
+{
+    if (!b || !lo || !hi) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_node_volume: NULL argument");
+    if (!b->built || i < 0 || i >= b->nnodes)
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_node_volume: node %d not in [0, %d)", i, b->nnodes);
+    const double *bv = b->nbv + (size_t)i * 2 * b->ns;
+    memcpy(lo, bv, (size_t)b->ns * sizeof(double));
+    memcpy(hi, bv + b->ns, (size_t)b->ns * sizeof(double));
+    return 0;
+}
+
+int cb_bvh_triangle_volume(const cb_bvh *b, int t, double *lo, double *hi, cb_error *err)
+{
+    if (!b || !lo || !hi) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_triangle_volume: NULL argument");
+    if (!b->built || t < 0 || t >= b->nf)
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_triangle_volume: triangle %d not in [0, %d) or tree not built",
+                       t, b->nf);
+    const double *bv = b->tbv + (size_t)b->slot[t] * 2 * b->ns;
+    memcpy(lo, bv, (size_t)b->ns * sizeof(double));
+    memcpy(hi, bv + b->ns, (size_t)b->ns * sizeof(double));
+    return 0;
+}
+
+static int contains(const double *outer, const double *inner, int ns)
+{
+    for (int j = 0; j < ns; j++)
+        if (!(outer[j] <= inner[j]) || !(outer[ns + j] >= inner[ns + j])) return 0;
+    return 1;
+}
+
+int cb_bvh_check(const cb_bvh *b, cb_error *err)
+{
+    if (!b) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_check: tree is NULL");
+    if (!b->built) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_check: the tree has not been built");
+    const int w = 2 * b->ns;
+    if (b->nnodes < 1 || b->nnodes > 2 * b->nf)
+        return CB_FAIL(err, CB_ERR_INTERNAL, "BVH: %d nodes for %d triangles", b->nnodes, b->nf);
+    if (b->node[0].first != 0 || b->node[0].ntri != b->nf)
+        return CB_FAIL(err, CB_ERR_INTERNAL, "BVH: the root does not cover all triangles");
+    for (int s = 0; s < b->nf; s++)
+        if (b->perm[s] < 0 || b->perm[s] >= b->nf || b->slot[b->perm[s]] != s)
+            return CB_FAIL(err, CB_ERR_INTERNAL, "BVH: slot %d is not a permutation entry", s);
+    for (int i = 0; i < b->nnodes; i++) {
+        const bvh_node *n = &b->node[i];
+        const double *bv = b->nbv + (size_t)i * w;
+        if (n->right < 0) {
+            if (n->ntri < 1 || n->ntri > CB_BVH_LEAF_SIZE)
+                return CB_FAIL(err, CB_ERR_INTERNAL, "BVH: leaf %d holds %d triangles", i, n->ntri);
+            for (int s = n->first; s < n->first + n->ntri; s++)
+                if (!contains(bv, b->tbv + (size_t)s * w, b->ns))
+                    return CB_FAIL(err, CB_ERR_INTERNAL, "BVH: leaf %d does not contain triangle %d", i,
+                                   b->perm[s]);
+        } else {
+            const bvh_node *l = &b->node[i + 1], *r;
+            if (n->right <= i + 1 || n->right >= b->nnodes)
+                return CB_FAIL(err, CB_ERR_INTERNAL, "BVH: node %d has right child %d (not pre-order)", i,
+                               n->right);
+            r = &b->node[n->right];
+            if (l->first != n->first || r->first != n->first + l->ntri || l->ntri + r->ntri != n->ntri ||
+                l->ntri < 1 || r->ntri < 1)
+                return CB_FAIL(err, CB_ERR_INTERNAL, "BVH: node %d's children do not partition its triangles", i);
+            if (!contains(bv, b->nbv + (size_t)(i + 1) * w, b->ns) ||
+                !contains(bv, b->nbv + (size_t)n->right * w, b->ns))
+                return CB_FAIL(err, CB_ERR_INTERNAL, "BVH: node %d does not contain its children", i);
+        }
+    }
+    return 0;
+}
+
+/* ---- traversal ----
+ *
+ * One depth-first traversal with an explicit stack, force-inlined into a copy per slab
+ * count (so the slab loops have a constant trip count) and per leaf action (so no
+ * indirect call per pair). A self traversal treats a node paired with itself as "all
+ * pairs below it" and expands it as self(L), self(R), pair(L, R), in that order (local
+ * pairs first, which branch and bound relies on to find a small radius early). A pair
+ * of nodes descends into the one with more triangles. The stack never holds more than
+ * about 6 x depth entries; the median split keeps depth <= log2(nf) + 1. */
+
+#define TRAV_STACK 512
+#define TRAV_OVERFLOW INT_MIN
+
+typedef struct trav trav;
+struct trav {
+    const cb_bvh *a, *b;
+    int ns;
+    double radius;
+    double r[CB_BV_MAX_SLABS];         /* allowed gap per slab: radius |d_j| */
+    void *ctx;
+    int stop;                           /* the nonzero status that ended the traversal */
+};
+
+typedef int (*trav_leaf_fn)(trav *t, int sa, int sb);
+
+static void trav_set_radius(trav *t, double radius)
+{
+    t->radius = radius;
+    for (int j = 0; j < t->ns; j++) {
+        double r = radius * t->a->dnorm[j];
+        t->r[j] = r + fabs(r) * (4 * DBL_EPSILON);
+    }
+}
+
+/* Do volumes p and q (lo[ns], hi[ns]) come within the per-slab gaps r? With
+ * use_r = 0 (radius 0: plain overlap) r is not read. The three axis slabs are tested
+ * branch-free first (they reject most pairs), the other k-DOP slabs with early exit. */
+CB_BVH_INLINE int near(const double *p, const double *q, const int ns, const double *r, const int use_r)
+{
+    int ok;
+    if (use_r)
+        ok = (p[0] - r[0] <= q[ns]) & (q[0] - r[0] <= p[ns]) & (p[1] - r[1] <= q[ns + 1]) &
+             (q[1] - r[1] <= p[ns + 1]) & (p[2] - r[2] <= q[ns + 2]) & (q[2] - r[2] <= p[ns + 2]);
+    else
+        ok = (p[0] <= q[ns]) & (q[0] <= p[ns]) & (p[1] <= q[ns + 1]) & (q[1] <= p[ns + 1]) &
+             (p[2] <= q[ns + 2]) & (q[2] <= p[ns + 2]);
+    if (ns == 3 || !ok) return ok;
+    for (int j = 3; j < ns; j++) {
+        double rj = use_r ? r[j] : 0.0;
+        if (p[j] - rj > q[ns + j] || q[j] - rj > p[ns + j]) return 0;
+    }
+    return 1;
+}
+
+/* Node pairs on the stack have already passed the volume test (except the root's
+ * self entry); a pushed pair (i, i) in a self traversal means all pairs below i. */
+CB_BVH_INLINE void traverse(trav *t, const int ns, const int self, const int use_r, trav_leaf_fn leaf)
+{
+    const cb_bvh *A = t->a, *B = t->b;
+    const int w = 2 * ns;
+    const double *r = t->r;
+    int stack[TRAV_STACK][2];
+    int sp = 0;
+#define TRAV_PUSH(i_, k_) do { stack[sp][0] = (i_); stack[sp][1] = (k_); sp++; } while (0)
+#define TRAV_TEST_PUSH(i_, k_) do { \
+        if (near(A->nbv + (size_t)(i_) * w, B->nbv + (size_t)(k_) * w, ns, r, use_r)) TRAV_PUSH(i_, k_); \
+    } while (0)
+    if (self) TRAV_PUSH(0, 0);
+    else TRAV_TEST_PUSH(0, 0);
+    while (sp > 0) {
+        if (sp > TRAV_STACK - 3) {
+            t->stop = TRAV_OVERFLOW;   /* cannot happen with the median-split depth */
+            return;
+        }
+        sp--;
+        const int i = stack[sp][0], k = stack[sp][1];
+        const bvh_node *ni = &A->node[i];
+        if (self && i == k) {
+            if (ni->right < 0) {
+                const int end = ni->first + ni->ntri;
+                for (int s = ni->first; s < end; s++)
+                    for (int u = s + 1; u < end; u++) {
+                        if (!near(A->tbv + (size_t)s * w, A->tbv + (size_t)u * w, ns, r, use_r)) continue;
+                        int rc = leaf(t, s, u);
+                        if (rc) { t->stop = rc; return; }
+                        r = t->r;
+                    }
+            } else {
+                TRAV_TEST_PUSH(i + 1, ni->right);
+                TRAV_PUSH(ni->right, ni->right);
+                TRAV_PUSH(i + 1, i + 1);
+            }
+            continue;
+        }
+        const bvh_node *nk = &B->node[k];
+        if (ni->right < 0 && nk->right < 0) {
+            /* filter each side by the other leaf's volume, then test triangle pairs */
+            const double *vi = A->nbv + (size_t)i * w, *vk = B->nbv + (size_t)k * w;
+            unsigned mk = 0;
+            for (int u = 0; u < nk->ntri; u++)
+                if (near(vi, B->tbv + (size_t)(nk->first + u) * w, ns, r, use_r)) mk |= 1u << u;
+            if (!mk) continue;
+            for (int s = ni->first; s < ni->first + ni->ntri; s++) {
+                const double *bs = A->tbv + (size_t)s * w;
+                if (!near(bs, vk, ns, r, use_r)) continue;
+                for (int u = 0; u < nk->ntri; u++) {
+                    if (!(mk >> u & 1u) || !near(bs, B->tbv + (size_t)(nk->first + u) * w, ns, r, use_r)) continue;
+                    int rc = leaf(t, s, nk->first + u);
+                    if (rc) { t->stop = rc; return; }
+                    r = t->r;
+                }
+            }
+        } else if (nk->right < 0 || (ni->right >= 0 && ni->ntri >= nk->ntri)) {
+            TRAV_TEST_PUSH(ni->right, k);
+            TRAV_TEST_PUSH(i + 1, k);
+        } else {
+            TRAV_TEST_PUSH(i, nk->right);
+            TRAV_TEST_PUSH(i, k + 1);
+        }
+    }
+#undef TRAV_PUSH
+#undef TRAV_TEST_PUSH
+}
+
+#define TRAVERSE(t, self, use_r, leaf) do { \
+        switch ((t)->ns) { \
+        case 3: traverse((t), 3, (self), (use_r), (leaf)); break; \
+        case 7: traverse((t), 7, (self), (use_r), (leaf)); break; \
+        case 9: traverse((t), 9, (self), (use_r), (leaf)); break; \
+        default: traverse((t), 13, (self), (use_r), (leaf)); break; \
+        } \
+    } while (0)
+
+/* ---- candidate queries ---- */
+
+typedef struct qctx {
+    unsigned what;
+    cb_bvh_result *r;
+} qctx;
+
+CB_BVH_INLINE int emit_self(trav *t, int sa, int sb)
+{
+    const qctx *q = t->ctx;
+    const cb_bvh *b = t->a;
+    const int *va = b->sv[sa], *vb = b->sv[sb];
+    const int ta = b->perm[sa], tb = b->perm[sb];
+    if (q->what == CB_BVH_TT) {   /* the common case: one branch-free shared-vertex test */
+        const int a0 = va[0], a1 = va[1], a2 = va[2], b0 = vb[0], b1 = vb[1], b2 = vb[2];
+        int sh = (a0 == b0) | (a0 == b1) | (a0 == b2) | (a1 == b0) | (a1 == b1) | (a1 == b2) | (a2 == b0) |
+                 (a2 == b1) | (a2 == b2);
+        return sh ? 0 : cb_pair_list_push(&q->r->tt, ta < tb ? ta : tb, ta < tb ? tb : ta);
+    }
+    unsigned ina = 0, inb = 0;   /* bit k: va[k] is in tb / vb[k] is in ta */
+    for (int k = 0; k < 3; k++)
+        for (int l = 0; l < 3; l++)
+            if (va[k] == vb[l]) { inb |= 1u << k; ina |= 1u << l; }
+    int rc = 0;
+    if ((q->what & CB_BVH_TT) && !inb)
+        rc = cb_pair_list_push(&q->r->tt, ta < tb ? ta : tb, ta < tb ? tb : ta);
+    if (!(q->what & (CB_BVH_VT | CB_BVH_EE))) return rc;
+    const unsigned oa = b->sown[sa], ob = b->sown[sb];
+    if (q->what & CB_BVH_VT) {
+        for (int k = 0; k < 3 && !rc; k++)
+            if ((oa >> k & 1u) && !(inb >> k & 1u)) rc = cb_pair_list_push(&q->r->vt, va[k], tb);
+        for (int l = 0; l < 3 && !rc; l++)
+            if ((ob >> l & 1u) && !(ina >> l & 1u)) rc = cb_pair_list_push(&q->r->vt, vb[l], ta);
+    }
+    if ((q->what & CB_BVH_EE) && (oa & 0x38u) && (ob & 0x38u)) {
+        for (int k = 0; k < 3 && !rc; k++) {
+            if (!(oa >> (3 + k) & 1u)) continue;
+            int a0 = va[k], a1 = va[(k + 1) % 3], ea = b->sedge[sa][k];
+            for (int l = 0; l < 3 && !rc; l++) {
+                if (!(ob >> (3 + l) & 1u)) continue;
+                int b0 = vb[l], b1 = vb[(l + 1) % 3], eb = b->sedge[sb][l];
+                if (a0 == b0 || a0 == b1 || a1 == b0 || a1 == b1) continue;
+                rc = cb_pair_list_push(&q->r->ee, ea < eb ? ea : eb, ea < eb ? eb : ea);
+            }
+        }
+    }
+    return rc;
+}
+
+CB_BVH_INLINE int emit_pair(trav *t, int sa, int sb)
+{
+    const qctx *q = t->ctx;
+    const cb_bvh *A = t->a, *B = t->b;
+    const int ta = A->perm[sa], tb = B->perm[sb];
+    const unsigned oa = A->sown[sa], ob = B->sown[sb];
+    int rc = 0;
+    if (q->what & CB_BVH_TT) rc = cb_pair_list_push(&q->r->tt, ta, tb);
+    if (q->what & CB_BVH_VT)
+        for (int k = 0; k < 3 && !rc; k++)
+            if (oa >> k & 1u) rc = cb_pair_list_push(&q->r->vt, A->sv[sa][k], tb);
+    if (q->what & CB_BVH_TV)
+        for (int l = 0; l < 3 && !rc; l++)
+            if (ob >> l & 1u) rc = cb_pair_list_push(&q->r->tv, ta, B->sv[sb][l]);
+    if (q->what & CB_BVH_EE)
+        for (int k = 0; k < 3 && !rc; k++) {
+            if (!(oa >> (3 + k) & 1u)) continue;
+            for (int l = 0; l < 3 && !rc; l++)
+                if (ob >> (3 + l) & 1u) rc = cb_pair_list_push(&q->r->ee, A->sedge[sa][k], B->sedge[sb][l]);
+        }
+    return rc;
+}
+
+static void result_reset(cb_bvh_result *r)
+{
+    r->tt.n = r->vt.n = r->tv.n = r->ee.n = 0;
+}
+
+int cb_bvh_self_query(const cb_bvh *b, unsigned what, cb_bvh_result *r, cb_error *err)
+{
+    if (!b || !r) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_self_query: tree or result is NULL");
+    if (!b->built) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_self_query: the tree has not been built");
+    if (what & ~(unsigned)(CB_BVH_TT | CB_BVH_VT | CB_BVH_EE))
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_self_query: flags 0x%x are not CB_BVH_TT|VT|EE", what);
+    result_reset(r);
+    if (!what) return 0;
+    qctx q = {what, r};
+    trav t = {.a = b, .b = b, .ns = b->ns, .ctx = &q};
+    trav_set_radius(&t, 0.0);
+    TRAVERSE(&t, 1, 0, emit_self);
+    if (t.stop == TRAV_OVERFLOW) return CB_FAIL(err, CB_ERR_INTERNAL, "BVH self query: traversal stack overflow");
+    if (t.stop) return CB_FAIL(err, CB_ERR_NOMEM, "BVH self query: out of memory growing the result lists");
+    return 0;
+}
+
+static int check_pair_trees(const cb_bvh *a, const cb_bvh *b, const char *fn, cb_error *err)
+{
+    if (!a || !b) return CB_FAIL(err, CB_ERR_INPUT, "%s: a tree is NULL", fn);
+    if (!a->built || !b->built) return CB_FAIL(err, CB_ERR_INPUT, "%s: a tree has not been built", fn);
+    if (a->kind != b->kind)
+        return CB_FAIL(err, CB_ERR_INPUT, "%s: the trees use different volumes (%s and %s)", fn,
+                       cb_bv_name(a->kind), cb_bv_name(b->kind));
+    return 0;
+}
+
+int cb_bvh_pair_query(const cb_bvh *a, const cb_bvh *b, unsigned what, cb_bvh_result *r, cb_error *err)
+{
+    int rc = check_pair_trees(a, b, "cb_bvh_pair_query", err);
+    if (rc) return rc;
+    if (!r) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_pair_query: result is NULL");
+    if (what & ~(unsigned)(CB_BVH_TT | CB_BVH_VT | CB_BVH_TV | CB_BVH_EE))
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_pair_query: flags 0x%x are not CB_BVH_TT|VT|TV|EE", what);
+    result_reset(r);
+    if (!what) return 0;
+    qctx q = {what, r};
+    trav t = {.a = a, .b = b, .ns = a->ns, .ctx = &q};
+    trav_set_radius(&t, 0.0);
+    TRAVERSE(&t, 0, 0, emit_pair);
+    if (t.stop == TRAV_OVERFLOW) return CB_FAIL(err, CB_ERR_INTERNAL, "BVH pair query: traversal stack overflow");
+    if (t.stop) return CB_FAIL(err, CB_ERR_NOMEM, "BVH pair query: out of memory growing the result lists");
+    return 0;
+}
+
+/* ---- visitors ---- */
+
+typedef struct vwrap {
+    cb_bvh_visit_fn fn;
+    void *ctx;
+} vwrap;
+
+CB_BVH_INLINE int visit_leaf(trav *t, int sa, int sb)
+{
+    const vwrap *w = t->ctx;
+    double rad = t->radius;
+    int rc = w->fn(w->ctx, t->a->perm[sa], t->b->perm[sb], &rad);
+    if (rc) return rc;
+    if (rad < t->radius) trav_set_radius(t, rad);
+    return 0;
+}
+
+static int check_radius(double radius, cb_error *err)
+{
+    if (!(radius >= 0.0))
+        return CB_FAIL(err, CB_ERR_INPUT, "BVH visit radius must be >= 0 (got %g)", radius);
+    return 0;
+}
+
+int cb_bvh_self_visit(const cb_bvh *b, double radius, cb_bvh_visit_fn fn, void *ctx, cb_error *err)
+{
+    if (!b || !fn) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_self_visit: tree or function is NULL");
+    if (!b->built) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_self_visit: the tree has not been built");
+    int rc = check_radius(radius, err);
+    if (rc) return rc;
+    vwrap w = {fn, ctx};
+    trav t = {.a = b, .b = b, .ns = b->ns, .ctx = &w};
+    trav_set_radius(&t, radius);
+    TRAVERSE(&t, 1, 1, visit_leaf);
+    if (t.stop == TRAV_OVERFLOW) return CB_FAIL(err, CB_ERR_INTERNAL, "BVH self visit: traversal stack overflow");
+    return t.stop;
+}
+
+int cb_bvh_pair_visit(const cb_bvh *a, const cb_bvh *b, double radius, cb_bvh_visit_fn fn, void *ctx,
+                      cb_error *err)
+{
+    int rc = check_pair_trees(a, b, "cb_bvh_pair_visit", err);
+    if (rc) return rc;
+    if (!fn) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_pair_visit: function is NULL");
+    rc = check_radius(radius, err);
+    if (rc) return rc;
+    vwrap w = {fn, ctx};
+    trav t = {.a = a, .b = b, .ns = a->ns, .ctx = &w};
+    trav_set_radius(&t, radius);
+    TRAVERSE(&t, 0, 1, visit_leaf);
+    if (t.stop == TRAV_OVERFLOW) return CB_FAIL(err, CB_ERR_INTERNAL, "BVH pair visit: traversal stack overflow");
+    return t.stop;
+}
+
+/* ---- closest triangle ---- */
+
+typedef struct cctx {
+    const cb_bvh *b;
+    const double (*x)[3];
+    const double *p;
+    double pp[CB_BV_MAX_SLABS];   /* projections of p */
+    int exclude;
+    double best2;
+    int tri;
+    double cp[3];
+} cctx;
+
+/* Lower bound on the squared distance from p to a volume. */
+static double volume_dist2(const cctx *c, const double *bv)
+{
+    const int ns = c->b->ns;
+    double d2 = 0.0;
+    for (int j = 0; j < ns; j++) {
+        double g = bv[j] - c->pp[j];
+        double h = c->pp[j] - bv[ns + j];
+        if (h > g) g = h;
+        if (g > 0.0) {
+            g /= c->b->dnorm[j];
+            if (g * g > d2) d2 = g * g;
+        }
+    }
+    /* projections are rounded: shrink the bound slightly so it stays a lower bound */
+    return d2 * (1.0 - 16 * DBL_EPSILON);
+}
+
+static void closest_node(cctx *c, int i)
+{
+    const cb_bvh *b = c->b;
+    const int w = 2 * b->ns;
+    const bvh_node *n = &b->node[i];
+    if (n->right < 0) {
+        for (int s = n->first; s < n->first + n->ntri; s++) {
+            if (volume_dist2(c, b->tbv + (size_t)s * w) > c->best2) continue;
+            const int *v = b->sv[s];
+            if (v[0] == c->exclude || v[1] == c->exclude || v[2] == c->exclude) continue;
+            double cp[3];
+            double d2 = cb_point_triangle_distance2(c->p, c->x[v[0]], c->x[v[1]], c->x[v[2]], NULL, cp);
+            if (d2 < c->best2 || (c->tri < 0 && d2 <= c->best2)) {
+                c->best2 = d2;
+                c->tri = b->perm[s];
+                c->cp[0] = cp[0];
+                c->cp[1] = cp[1];
+                c->cp[2] = cp[2];
+            }
+        }
+        return;
+    }
+    int l = i + 1, r = n->right;
+    double dl = volume_dist2(c, b->nbv + (size_t)l * w), dr = volume_dist2(c, b->nbv + (size_t)r * w);
+    if (dr < dl) {
+        int ti = l; l = r; r = ti;
+        double td = dl; dl = dr; dr = td;
+    }
+    if (dl <= c->best2) closest_node(c, l);
+    if (dr <= c->best2) closest_node(c, r);
+}
+
+int cb_bvh_closest(const cb_bvh *b, const double (*x)[3], const double p[3], double max_dist,
+                   int exclude_vertex, int *tri, double *dist, double closest[3], cb_error *err)
+{
+    if (!b || !x || !p || !tri || !dist)
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_closest: NULL argument");
+    *tri = -1;
+    *dist = INFINITY;
+    if (!b->built) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_closest: the tree has not been built");
+    if (!(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2])))
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_closest: query point (%g, %g, %g) is not finite",
+                       p[0], p[1], p[2]);
+    if (!(max_dist >= 0.0))
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_closest: max_dist must be >= 0 (got %g)", max_dist);
+    cctx c = {.b = b, .x = x, .p = p, .exclude = exclude_vertex, .tri = -1};
+    c.best2 = isinf(max_dist) ? INFINITY : max_dist * max_dist;
+    for (int j = 0; j < b->ns; j++) c.pp[j] = b->dir[j][0] * p[0] + b->dir[j][1] * p[1] + b->dir[j][2] * p[2];
+    if (volume_dist2(&c, b->nbv) <= c.best2) closest_node(&c, 0);
+    if (c.tri >= 0) {
+        *tri = c.tri;
+        *dist = sqrt(c.best2);
+        if (closest) {
+            closest[0] = c.cp[0];
+            closest[1] = c.cp[1];
+            closest[2] = c.cp[2];
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,193 @@
+/* contact/spatial_hash.c — hashed uniform grid giving vertex-triangle candidates
+ * (Teschner et al. 2003); see spatial_hash.h. */
+#include "contact/spatial_hash.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+struct cb_spatial_hash {
+    double scale;
+    double cell;
+    int nv_cap;                 /* capacity of the per-vertex arrays */
+    long tsize;                 /* P, table size used for the current nv */
+    int tsize_nv;               /* nv that tsize was computed for */
+    long tcap;                  /* capacity of start[] (tsize + 1) */
+    int64_t (*vcell)[3];        /* [nv] integer cell of each vertex */
+    long *vbucket;              /* [nv] bucket of each vertex */
+    long *start;                /* [P + 1] bucket offsets into entries */
+    int *entries;               /* [nv] vertices sorted by bucket */
+    cb_pair_list pairs;
+};
+
+int cb_spatial_hash_create(double cell_scale, cb_spatial_hash **out, cb_error *err)
+{
+    if (!out) return CB_FAIL(err, CB_ERR_INPUT, "cb_spatial_hash_create: out is NULL");
+    *out = NULL;
+    if (!(cell_scale > 0.0) || !isfinite(cell_scale))
+        return CB_FAIL(err, CB_ERR_INPUT, "spatial hash cell scale must be finite and > 0 (got %g)", cell_scale);
+    cb_spatial_hash *h = cb_calloc(1, sizeof *h);
+    if (!h) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory allocating a spatial hash");
+    h->scale = cell_scale;
+    *out = h;
+    return 0;
+}
+
+void cb_spatial_hash_free(cb_spatial_hash **hp)
+{
+    if (!hp || !*hp) return;
+    cb_spatial_hash *h = *hp;
+    free(h->vcell);
+    free(h->vbucket);
+    free(h->start);
+    free(h->entries);
+    cb_pair_list_release(&h->pairs);
+    free(h);
+    *hp = NULL;
+}
+
+const cb_pair_list *cb_spatial_hash_pairs(const cb_spatial_hash *h) { CB_ASSERT(h != NULL); return &h->pairs; }
+double cb_spatial_hash_cell_size(const cb_spatial_hash *h) { CB_ASSERT(h != NULL); return h->cell; }
+long cb_spatial_hash_table_size(const cb_spatial_hash *h) { CB_ASSERT(h != NULL); return h->tsize; }
+
+static int is_prime(long n)
+{
+    if (n < 2) return 0;
+    if (n % 2 == 0) return n == 2;
+    for (long d = 3; d * d <= n; d += 2)
+        if (n % d == 0) return 0;
+    return 1;
+}
+
+static inline long hash_cell(int64_t i, int64_t j, int64_t k, long p)
+{
+    uint64_t hv = ((uint64_t)i * 73856093u) ^ ((uint64_t)j * 19349663u) ^ ((uint64_t)k * 83492791u);
+    return (long)(hv % (uint64_t)p);
+}
+
+/* Make room for nv vertices and a table for them; allocates only when nv grows. */
+static int ensure_capacity(cb_spatial_hash *h, int nv, cb_error *err)
+{
+    if (h->tsize_nv != nv || h->tsize == 0) {
+        long p = 2L * nv + 1;
+        while (!is_prime(p)) p++;
+        h->tsize = p;
+        h->tsize_nv = nv;
+    }
+    if (nv > h->nv_cap) {
+        free(h->vcell);
+        free(h->vbucket);
+        free(h->entries);
+        h->vcell = cb_calloc((size_t)nv, sizeof *h->vcell);
+        h->vbucket = cb_calloc((size_t)nv, sizeof(long));
+        h->entries = cb_calloc((size_t)nv, sizeof(int));
+        h->nv_cap = (h->vcell && h->vbucket && h->entries) ? nv : 0;
+        if (!h->nv_cap) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory for a spatial hash of %d vertices", nv);
+    }
+    if (h->tsize + 1 > h->tcap) {
+        free(h->start);
+        h->start = cb_calloc((size_t)h->tsize + 1, sizeof(long));
+        h->tcap = h->start ? h->tsize + 1 : 0;
+        if (!h->start) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory for a spatial hash table of %ld buckets", h->tsize);
+    }
+    return 0;
+}
+
+/* Cell coordinate of a value: floor(c / cell) as an integer, range-checked by the
+ * caller. A true division (not a product with 1/cell), so the cell of a point is what
+ * a reader computes by hand; it is monotone in c, which the guarantee needs. */
+static inline int64_t cell_of(double c, double cell)
+{
+    return (int64_t)floor(c / cell);
+}
+
+int cb_spatial_hash_query(cb_spatial_hash *h, const cb_mesh *m, const double (*x)[3], double distance,
+                          cb_error *err)
+{
+    if (!h || !m || !x) return CB_FAIL(err, CB_ERR_INPUT, "cb_spatial_hash_query: NULL argument");
+    h->pairs.n = 0;
+    if (m->nv <= 0 || m->nf <= 0 || !m->f)
+        return CB_FAIL(err, CB_ERR_INPUT, "spatial hash: empty mesh (%d vertices, %d triangles)", m->nv, m->nf);
+    if (!(distance >= 0.0) || !isfinite(distance))
+        return CB_FAIL(err, CB_ERR_INPUT, "spatial hash: distance must be finite and >= 0 (got %g)", distance);
+    double maxabs = 0.0;
+    for (int v = 0; v < m->nv; v++) {
+        for (int k = 0; k < 3; k++) {
+            double c = x[v][k];
+            if (!isfinite(c))
+                return CB_FAIL(err, CB_ERR_INPUT, "spatial hash: vertex %d has a non-finite coordinate (%g, %g, %g)",
+                               v, x[v][0], x[v][1], x[v][2]);
+            if (fabs(c) > maxabs) maxabs = fabs(c);
+        }
+    }
+    /* cell size from the mean edge length (edge list if present, else triangle sides) */
+    double sum = 0.0;
+    long cnt = 0;
+    if (m->ne > 0 && m->e) {
+        for (int e = 0; e < m->ne; e++) {
+            const double *a = x[m->e[e][0]], *b = x[m->e[e][1]];
+            sum += sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+        }
+        cnt = m->ne;
+    } else {
+        for (int t = 0; t < m->nf; t++)
+            for (int k = 0; k < 3; k++) {
+                const double *a = x[m->f[t][k]], *b = x[m->f[t][(k + 1) % 3]];
+                sum += sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+            }
+        cnt = 3L * m->nf;
+    }
+    double cell = h->scale * (sum / (double)cnt);
+    if (!(cell > 0.0) || !isfinite(cell)) cell = distance > 0.0 ? distance : 1.0;
+    /* slack for rounding: the inflated box must contain every point within `distance` */
+    double slack = distance * 1e-12 + 8 * DBL_EPSILON * maxabs;
+    if ((maxabs + distance + slack) / cell >= 1099511627776.0 /* 2^40 */)
+        return CB_FAIL(err, CB_ERR_INPUT, "spatial hash: coordinates up to %g are too large for cells of %g",
+                       maxabs, cell);
+    h->cell = cell;
+    int rc = ensure_capacity(h, m->nv, err);
+    if (rc) return rc;
+
+    const long p = h->tsize;
+    for (long i = 0; i <= p; i++) h->start[i] = 0;
+    for (int v = 0; v < m->nv; v++) {
+        int64_t *c = h->vcell[v];
+        for (int k = 0; k < 3; k++) c[k] = cell_of(x[v][k], cell);
+        long bkt = hash_cell(c[0], c[1], c[2], p);
+        h->vbucket[v] = bkt;
+        h->start[bkt + 1]++;
+    }
+    for (long i = 0; i < p; i++) h->start[i + 1] += h->start[i];
+    /* fill in vertex order (stable), using start[b] as a cursor, then shift back */
+    for (int v = 0; v < m->nv; v++) h->entries[h->start[h->vbucket[v]]++] = v;
+    for (long i = p; i > 0; i--) h->start[i] = h->start[i - 1];
+    h->start[0] = 0;
+
+    const double r = distance + slack;
+    for (int t = 0; t < m->nf; t++) {
+        const int *f = m->f[t];
+        int64_t lo[3], hi[3];
+        for (int k = 0; k < 3; k++) {
+            double a = x[f[0]][k], b = x[f[1]][k], c = x[f[2]][k];
+            double mn = a < b ? (a < c ? a : c) : (b < c ? b : c);
+            double mx = a > b ? (a > c ? a : c) : (b > c ? b : c);
+            lo[k] = cell_of(mn - r, cell);
+            hi[k] = cell_of(mx + r, cell);
+        }
+        for (int64_t i = lo[0]; i <= hi[0]; i++)
+            for (int64_t j = lo[1]; j <= hi[1]; j++)
+                for (int64_t k = lo[2]; k <= hi[2]; k++) {
+                    long bkt = hash_cell(i, j, k, p);
+                    for (long e = h->start[bkt]; e < h->start[bkt + 1]; e++) {
+                        int v = h->entries[e];
+                        const int64_t *c = h->vcell[v];
+                        if (c[0] != i || c[1] != j || c[2] != k) continue;
+                        if (v == f[0] || v == f[1] || v == f[2]) continue;
+                        if (cb_pair_list_push(&h->pairs, v, t))
+                            return CB_FAIL(err, CB_ERR_NOMEM, "out of memory growing the spatial hash pairs");
+                    }
+                }
+    }
+    return 0;
+}

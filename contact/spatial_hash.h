@@ -1,0 +1,47 @@
+/* contact/spatial_hash.h — spatial hashing for vertex-triangle candidates
+ * (Teschner et al. 2003, "Optimized Spatial Hashing for Collision Detection of
+ * Deformable Objects").
+ *
+ * A uniform grid of cubic cells of side `cell_scale` x the mean edge length at the
+ * current positions is hashed into a table of P buckets (P = the smallest prime >= 2 nv):
+ *   H(i, j, k) = ((i * 73856093) xor (j * 19349663) xor (k * 83492791)) mod P,
+ * computed in unsigned 64-bit arithmetic. Vertices are stored by cell (a counting
+ * sort, so no linked lists and no per-step allocation); then each triangle's AABB,
+ * inflated by `distance`, is scanned cell by cell and every vertex whose cell matches
+ * exactly (hash collisions are filtered) and which is not a vertex of the triangle
+ * becomes a candidate (vertex, triangle). Each pair appears at most once: a vertex
+ * lies in one cell, and a triangle visits each cell of its box once.
+ *
+ * Guarantee: every (v, t) with v not in t and dist(v, t) <= distance is a candidate
+ * (the candidate set is a superset of the true pairs within `distance`).
+ *
+ * The object is reusable between steps: nothing is allocated again while the vertex
+ * count does not grow, except for growing the pair list.
+ */
+#ifndef CB_SPATIAL_HASH_H
+#define CB_SPATIAL_HASH_H
+
+#include "contact/bvh.h"   /* cb_pair_list */
+#include "core/error.h"
+#include "core/mesh.h"
+
+typedef struct cb_spatial_hash cb_spatial_hash;
+
+/* cell_scale > 0 multiplies the mean edge length (1 is Teschner's recommendation). */
+int cb_spatial_hash_create(double cell_scale, cb_spatial_hash **out, cb_error *err);
+void cb_spatial_hash_free(cb_spatial_hash **h);
+
+/* Hash the vertices of m at positions x and collect the (vertex, triangle) candidates
+ * within `distance` (>= 0). Errors: empty mesh, NaN/Inf coordinates (naming the
+ * vertex), coordinates too large for the grid (|x| / cell >= 2^40). When every edge
+ * has length 0 the cell size falls back to `distance`, or 1 if that is 0 too. */
+int cb_spatial_hash_query(cb_spatial_hash *h, const cb_mesh *m, const double (*x)[3], double distance,
+                          cb_error *err);
+
+/* The candidates of the last query, as (vertex, triangle), ordered by triangle. */
+const cb_pair_list *cb_spatial_hash_pairs(const cb_spatial_hash *h);
+/* Cell size and table size used by the last query. */
+double cb_spatial_hash_cell_size(const cb_spatial_hash *h);
+long cb_spatial_hash_table_size(const cb_spatial_hash *h);
+
+#endif
