@@ -217,8 +217,10 @@ static void test_max_strain_and_weights(void)
         }
     }
     CU_ASSERT(found);
+    cb_model_release(&m);
     cb_error e;
     CU_ASSERT_EQUAL(cb_model_init(&m, mesh, -1.0, 1.0, 0.0, 0.1, &e), CB_ERR_INPUT);
+    CU_ASSERT_PTR_NULL(m.rest_length);
     free(x);
     cb_model_release(&m);
     cb_mesh_free(&mesh);
