@@ -13,6 +13,9 @@
  *     piercing a triangle's interior keeps its vertices and edges apart from the
  *     triangle's). A mesh with no non-adjacent pair (one triangle) gives +INFINITY.
  *
+ * Only triangle primitives take part: edges and vertices that belong to no triangle
+ * (spring-only edges from OBJ `l` records, cb_mesh.s) are ignored by both metrics.
+ *
  * Each call rebuilds the BVH (median split, no allocation) at the given positions, so
  * the result does not depend on earlier calls. Volumes are inflated by a few ulps of
  * the coordinate magnitude, so rounding in the volumes never hides a pair.
