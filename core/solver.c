@@ -5,9 +5,13 @@
 #include <string.h>
 
 extern const cb_solver_class cb_solver_explicit;
+extern const cb_solver_class cb_solver_pbd;
+extern const cb_solver_class cb_solver_xpbd;
 
 static const cb_solver_class *const registry[] = {
     &cb_solver_explicit,
+    &cb_solver_pbd,
+    &cb_solver_xpbd,
 };
 
 int cb_solver_count(void) { return (int)(sizeof registry / sizeof registry[0]); }

@@ -20,6 +20,7 @@ void cb_world_free(cb_world **wp)
     free(w->pinned);
     free(w->pin_origin);
     free(w->pin_velocity);
+    free(w->tets);
     free(w);
     *wp = NULL;
 }

@@ -36,6 +36,9 @@ typedef struct cb_world {
     int ncolliders;
     const cb_collider *colliders; /* the scene's, not owned */
     cb_cloth_model model;
+    int ntets;               /* tetrahedral bodies (cloth.tets): 0 for cloth */
+    int (*tets)[4];          /* [ntets] vertex indices, positive orientation; the mesh is the
+                                boundary surface, interior tet edges are its springs */
 } cb_world;
 
 /* Build the world from a scene: mesh (grid or OBJ), masses, pins, initial state. */

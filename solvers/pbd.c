@@ -1,0 +1,918 @@
+/* solvers/pbd.c — Position Based Dynamics (`pbd`) and Extended Position Based
+ * Dynamics (`xpbd`), one constraint engine behind two registry entries.
+ *
+ * Papers: M. Mueller, B. Heidelberger, M. Hennix, J. Ratcliff, "Position Based
+ * Dynamics", VRIPHYS 2006 / JVCI 2007 (/work/shared/papers/pbd-mueller2007-en-zh.txt);
+ * M. Macklin, M. Mueller, N. Chentanez, "XPBD: Position-Based Simulation of Compliant
+ * Constrained Dynamics", MIG 2016 (notes: pbd-xpbd-explained-zh.txt).
+ *
+ * Algorithm (the paper's loop, per substep of length h = dt / substeps):
+ *   v += h g; v *= exp(-drag h); section 3.5 damping with k_damping;
+ *   p = x + h v (pinned vertices: p = their kinematic target at t + h, inverse mass 0);
+ *   collision constraints against colliders (continuous: the segment x -> p, with the
+ *     collider moving over the substep, is bisected for the point where it comes within
+ *     `contact_offset` of the surface: C(p) = (p - q_c) . n_c >= 0 at that entry point;
+ *     a segment already inside at x falls back to the closest surface point of p), and
+ *     vertex-triangle self-collision constraints from the contact library's spatial hash
+ *     (eq. 12-13: thickness h, the side the vertex came from at x);
+ *   `iterations` Gauss-Seidel sweeps in a fixed order: stretch, bending and tet-volume
+ *     constraints colour by colour, then collider, self-collision and pressure
+ *     constraints; each constraint is projected with the paper's eq. 8-9 (mass-weighted,
+ *     so internal constraints conserve linear and angular momentum);
+ *   a final pass projects any vertex still inside a collider to its surface (so the
+ *     step never ends inside a collider);
+ *   v = (p - x) / h, x = p; then for every vertex whose collision constraint was
+ *     active, restitution and Coulomb friction relative to the collider's velocity on
+ *     the velocity (the normal velocity before the solve is reflected by `restitution`,
+ *     the tangential one is reduced by friction times the normal velocity change).
+ * Constraints (formulas and gradients in solvers/pbd_constraints.h): stretch per mesh
+ * edge (springs included), bending per hinge, tetrahedral volume C = 6 (V - V0) per tet
+ * of a tet body (w->tets; its edges are mesh edges, so they get stretch constraints),
+ * pressure C = 6V - k_pressure 6V0 for a closed mesh (eq. 14-15, `pressure` > 0).
+ *
+ * pbd (Mueller 2007): stiffnesses are dimensionless solver parameters in [0, 1]
+ * (solvers.pbd.stretch_stiffness, bend_stiffness, volume_stiffness); they are NOT
+ * derived from the scene's k_stretch / k_bend (which have units, and PBD's effective
+ * material depends on dt and iterations anyway). A correction is multiplied by
+ * k' = 1 - (1 - k)^(1/iterations) so the result does not depend on the iteration count.
+ * Bending uses the paper's constraint acos(n1 . n2) - phi0 with the appendix-A
+ * gradients (`bending: paper`, default) or the shared model's signed dihedral angle
+ * (`bending: dihedral`). solver_energy is NaN (PBD has no energy).
+ *
+ * xpbd: the same constraints with compliance alpha and a Lagrange multiplier per
+ * constraint (reset each substep): dlambda = (-C - at lambda) / (sum w |grad C|^2 + at),
+ * at = alpha / h^2. Mapping from the shared cloth model (core/model.h), exactly:
+ *   stretch E = 1/2 k_stretch (l - L)^2 = 1/2 C^2 / alpha with C = l - L:  alpha = 1/k_stretch;
+ *   bending E = k_bend w (theta - theta0)^2 with C = theta - theta0 (the shared signed
+ *     dihedral angle and its exact gradient): alpha = 1 / (2 k_bend w), w = 3|e|^2/(A1+A2);
+ *   a zero stiffness means no constraint. Tet volume compliance is `volume_compliance`
+ *   (m^-3... per (6V)^2 unit; 0 = incompressible); contacts and pressure are hard (alpha = 0).
+ * So xpbd and explicit run the same material, and at convergence a static xpbd state
+ * is the shared model's equilibrium. solver_energy = sum over constraints 1/2 C^2/alpha
+ * (= the shared stretch + bend energy for cloth, plus the tet volume energy).
+ *
+ * Parallel sweeps: at create the stretch, bending and tet constraints are coloured
+ * greedily (in mesh order) so that no two constraints of a colour share a free vertex,
+ * and stored by colour. The sweep order is colour by colour, and within a colour the
+ * constraints touch disjoint free vertices, so projecting a colour in parallel (OpenMP)
+ * gives bitwise the same result as doing it serially: results do not depend on the
+ * number of threads. Contact and pressure constraints are projected serially.
+ *
+ * step info: iterations = iterations x substeps; residual = max |C|/L over stretch
+ * constraints after the step (pbd), max |C + at lambda| over stretch and bending
+ * constraints (xpbd); contacts = active collider + self-collision constraints of the
+ * last substep; external_impulse = change of momentum minus the gravity impulse on
+ * free vertices (colliders, attachments, drag; damping and internal constraints
+ * conserve momentum).
+ *
+ * What it does not do: no edge-edge self collision (vertex-triangle only, as the paper),
+ * no untangling of cloth that is already intersecting, collision constraints are made
+ * once per substep (the paper's choice; substeps help fast motion), no two-way coupling
+ * with colliders (they are kinematic).
+ *
+ * Parameters (solvers.pbd / solvers.xpbd):
+ *   iterations (>= 1, 10), substeps (>= 1, 1), damping (k_damping in [0,1], 0),
+ *   drag (>= 0, 1/s, 0), contact_offset (m, default thickness/2), self_collision
+ *   (bool, false), self_thickness (m, default the cloth thickness), self_margin (m,
+ *   default self_thickness: extra search distance), pressure (overpressure factor,
+ *   0 = off, needs a closed mesh), order (colour|mesh: `mesh` sweeps serially in mesh
+ *   order without colouring — the paper's plain Gauss-Seidel, for comparison);
+ *   pbd only: stretch_stiffness (1), bend_stiffness (0.1), volume_stiffness (1),
+ *   bending (paper|dihedral);  xpbd only: volume_compliance (>= 0, 0).
+ */
+#include "solvers/pbd.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "contact/spatial_hash.h"
+#include "core/solver.h"
+#include "core/vec3.h"
+#include "solvers/pbd_constraints.h"
+
+enum { T_STRETCH = 0, T_BEND = 1, T_TET = 2 };
+#define MAX_COLOURS 256
+
+typedef struct block { int type, begin, end; } block;
+
+typedef struct coll_con {   /* collider constraint (p - q) . n >= 0 on one vertex */
+    int v, col;
+    double q[3], n[3];
+    double vn0;             /* normal velocity relative to the collider before the solve */
+    int active;
+} coll_con;
+
+typedef struct self_con { int v[4]; double side; int active; } self_con;
+
+typedef struct pbd_solver {
+    int xpbd;
+    int iterations, substeps;
+    double k_stretch, k_bend, k_volume;     /* pbd: effective k' per type */
+    int bending;                            /* 0 paper, 1 dihedral */
+    double k_damping, drag, offset;
+    int self_collision;
+    double self_h, self_margin;
+    double pressure;
+    int parallel;
+    int mesh_order;                         /* 1: serial sweeps in mesh order, no colouring */
+    const cb_mesh *mesh;
+    int nv;
+    const double *w;                        /* inverse masses (the world's) */
+    /* internal constraints, stored by colour */
+    int ns, nb, nt;
+    int (*sv)[2]; double *srest, *salpha, *slambda;
+    int (*bv)[4]; double *brest, *balpha, *blambda;
+    int (*tv)[4]; double *trest, *talpha, *tlambda;
+    int nblocks; block *blocks;
+    double inv_h2;                          /* 1/h^2 of the current substep (xpbd) */
+    /* per-vertex work arrays */
+    double (*p)[3], (*vpred)[3];
+    /* collider constraints */
+    int ncc, capcc; coll_con *cc;
+    /* self collision */
+    cb_spatial_hash *hash;
+    int nsc, capsc; self_con *sc;
+    /* pressure */
+    double v6rest;
+    double (*grad)[3];
+} pbd_solver;
+
+static const char *const pbd_keys[] = {"iterations", "substeps", "damping", "drag", "contact_offset",
+                                       "self_collision", "self_thickness", "self_margin", "pressure",
+                                       "stretch_stiffness", "bend_stiffness", "volume_stiffness",
+                                       "bending", "order", NULL};
+static const char *const xpbd_keys[] = {"iterations", "substeps", "damping", "drag", "contact_offset",
+                                        "self_collision", "self_thickness", "self_margin", "pressure",
+                                        "volume_compliance", "order", NULL};
+static const char *const bending_names[] = {"paper", "dihedral", NULL};
+static const char *const order_names[] = {"colour", "mesh", NULL};
+
+/* ------------------------------------------------------------ helpers */
+
+void cb_pbd_damp_velocities(int nv, const double *mass, const double *inv_mass, const double (*x)[3],
+                            double (*v)[3], double k)
+{
+    if (!(k > 0.0) || nv <= 0) return;
+    double M = 0, xc[3] = {0, 0, 0}, vc[3] = {0, 0, 0};
+    for (int i = 0; i < nv; i++) {
+        if (inv_mass[i] == 0.0) continue;
+        M += mass[i];
+        cb_v3_axpy(xc, mass[i], x[i]);
+        cb_v3_axpy(vc, mass[i], v[i]);
+    }
+    if (!(M > 0)) return;
+    cb_v3_scale(xc, xc, 1.0 / M);
+    cb_v3_scale(vc, vc, 1.0 / M);
+    double L[3] = {0, 0, 0}, I[3][3] = {{0}};
+    for (int i = 0; i < nv; i++) {
+        if (inv_mass[i] == 0.0) continue;
+        double r[3], c[3];
+        cb_v3_sub(r, x[i], xc);
+        cb_v3_cross(c, r, v[i]);
+        cb_v3_axpy(L, mass[i], c);
+        double r2 = cb_v3_norm2(r); /* r~ r~^T = |r|^2 E - r r^T */
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) I[a][b] += mass[i] * ((a == b ? r2 : 0.0) - r[a] * r[b]);
+    }
+    /* omega = I^-1 L by the adjugate; a singular I (collinear vertices) gives the
+     * least-norm part along the non-degenerate directions via a tiny regularisation */
+    double tr = I[0][0] + I[1][1] + I[2][2];
+    double det = I[0][0] * (I[1][1] * I[2][2] - I[1][2] * I[2][1]) -
+                 I[0][1] * (I[1][0] * I[2][2] - I[1][2] * I[2][0]) +
+                 I[0][2] * (I[1][0] * I[2][1] - I[1][1] * I[2][0]);
+    if (!(fabs(det) > 1e-12 * tr * tr * tr)) {
+        double eps = 1e-9 * (tr > 0 ? tr : 1.0);
+        for (int a = 0; a < 3; a++) I[a][a] += eps;
+        det = I[0][0] * (I[1][1] * I[2][2] - I[1][2] * I[2][1]) -
+              I[0][1] * (I[1][0] * I[2][2] - I[1][2] * I[2][0]) +
+              I[0][2] * (I[1][0] * I[2][1] - I[1][1] * I[2][0]);
+    }
+    double om[3] = {0, 0, 0};
+    if (det != 0.0) {
+        double adj[3][3];
+        adj[0][0] = I[1][1] * I[2][2] - I[1][2] * I[2][1];
+        adj[0][1] = I[0][2] * I[2][1] - I[0][1] * I[2][2];
+        adj[0][2] = I[0][1] * I[1][2] - I[0][2] * I[1][1];
+        adj[1][0] = I[1][2] * I[2][0] - I[1][0] * I[2][2];
+        adj[1][1] = I[0][0] * I[2][2] - I[0][2] * I[2][0];
+        adj[1][2] = I[0][2] * I[1][0] - I[0][0] * I[1][2];
+        adj[2][0] = I[1][0] * I[2][1] - I[1][1] * I[2][0];
+        adj[2][1] = I[0][1] * I[2][0] - I[0][0] * I[2][1];
+        adj[2][2] = I[0][0] * I[1][1] - I[0][1] * I[1][0];
+        for (int a = 0; a < 3; a++) om[a] = (adj[a][0] * L[0] + adj[a][1] * L[1] + adj[a][2] * L[2]) / det;
+    }
+    for (int i = 0; i < nv; i++) {
+        if (inv_mass[i] == 0.0) continue;
+        double r[3], wr[3];
+        cb_v3_sub(r, x[i], xc);
+        cb_v3_cross(wr, om, r);
+        for (int k2 = 0; k2 < 3; k2++) v[i][k2] += k * (vc[k2] + wr[k2] - v[i][k2]);
+    }
+}
+
+double cb_pbd_volume6(const cb_mesh *m, const double (*x)[3], double (*grad)[3])
+{
+    double V = 0;
+    if (grad) memset(grad, 0, (size_t)m->nv * sizeof *grad);
+    for (int t = 0; t < m->nf; t++) {
+        const int *f = m->f[t];
+        double c[3];
+        cb_v3_cross(c, x[f[0]], x[f[1]]);
+        V += cb_v3_dot(c, x[f[2]]);
+        if (grad) {
+            double g[3];
+            cb_v3_add(grad[f[2]], grad[f[2]], c);
+            cb_v3_cross(g, x[f[1]], x[f[2]]);
+            cb_v3_add(grad[f[0]], grad[f[0]], g);
+            cb_v3_cross(g, x[f[2]], x[f[0]]);
+            cb_v3_add(grad[f[1]], grad[f[1]], g);
+        }
+    }
+    return V;
+}
+
+/* Greedy colouring of n constraints of `arity` vertices (verts[c*arity + j]) so that
+ * no two constraints of a colour share a vertex with w > 0. colour[c] gets the colour;
+ * returns the number of colours, or -1 when more than MAX_COLOURS would be needed. */
+static int colour_constraints(int n, int arity, const int *verts, const double *w, uint64_t (*mask)[4],
+                              int nv, int *colour)
+{
+    memset(mask, 0, (size_t)nv * sizeof *mask);
+    int ncol = 0;
+    for (int c = 0; c < n; c++) {
+        uint64_t used[4] = {0, 0, 0, 0};
+        const int *v = verts + (size_t)c * arity;
+        for (int j = 0; j < arity; j++)
+            if (w[v[j]] > 0.0)
+                for (int q = 0; q < 4; q++) used[q] |= mask[v[j]][q];
+        int col = -1;
+        for (int q = 0; q < 4 && col < 0; q++)
+            if (~used[q]) {
+                uint64_t free_bits = ~used[q];
+                int b = 0;
+                while (!((free_bits >> b) & 1u)) b++;
+                col = 64 * q + b;
+            }
+        if (col < 0) return -1;
+        for (int j = 0; j < arity; j++)
+            if (w[v[j]] > 0.0) mask[v[j]][col / 64] |= (uint64_t)1 << (col % 64);
+        colour[c] = col;
+        if (col + 1 > ncol) ncol = col + 1;
+    }
+    return ncol;
+}
+
+/* Colour one constraint type and reorder its arrays by colour (stable), appending
+ * one block per non-empty colour. verts has n*arity ints, rest and alpha n doubles. */
+static int order_by_colour(pbd_solver *s, int type, int n, int arity, int *verts, double *rest,
+                           double *alpha, uint64_t (*mask)[4], cb_error *err)
+{
+    if (n <= 0) return CB_OK;
+    if (s->mesh_order) {
+        block *nb = realloc(s->blocks, (size_t)(s->nblocks + 1) * sizeof *nb);
+        if (!nb) return CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory");
+        s->blocks = nb;
+        s->blocks[s->nblocks++] = (block){type, 0, n};
+        return CB_OK;
+    }
+    int *colour = cb_calloc((size_t)n, sizeof *colour);
+    int *tmpv = cb_calloc((size_t)n * (size_t)arity, sizeof *tmpv);
+    double *tmpd = cb_calloc((size_t)n * 2, sizeof *tmpd);
+    int count[MAX_COLOURS + 1];
+    int rc = CB_OK;
+    if (!colour || !tmpv || !tmpd) {
+        rc = CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for %d constraints", n);
+        goto done;
+    }
+    int ncol = colour_constraints(n, arity, verts, s->w, mask, s->nv, colour);
+    if (ncol < 0) {
+        rc = CB_FAIL(err, CB_ERR_INPUT, "pbd: the constraints need more than %d colours "
+                     "(a vertex with too many neighbours)", MAX_COLOURS);
+        goto done;
+    }
+    memset(count, 0, sizeof count);
+    for (int c = 0; c < n; c++) count[colour[c] + 1]++;
+    for (int k = 0; k < ncol; k++) count[k + 1] += count[k];
+    block *nb = realloc(s->blocks, (size_t)(s->nblocks + ncol) * sizeof *nb);
+    if (!nb) {
+        rc = CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory");
+        goto done;
+    }
+    s->blocks = nb;
+    for (int k = 0; k < ncol; k++)
+        if (count[k + 1] > count[k]) s->blocks[s->nblocks++] = (block){type, count[k], count[k + 1]};
+    memcpy(tmpv, verts, (size_t)n * (size_t)arity * sizeof *tmpv);
+    memcpy(tmpd, rest, (size_t)n * sizeof *tmpd);
+    memcpy(tmpd + n, alpha, (size_t)n * sizeof *tmpd);
+    for (int c = 0; c < n; c++) {
+        int dst = count[colour[c]]++;
+        memcpy(verts + (size_t)dst * arity, tmpv + (size_t)c * arity, (size_t)arity * sizeof *verts);
+        rest[dst] = tmpd[c];
+        alpha[dst] = tmpd[n + c];
+    }
+done:
+    free(colour);
+    free(tmpv);
+    free(tmpd);
+    return rc;
+}
+
+/* ------------------------------------------------------------ create / destroy */
+
+static void pbd_destroy(void *self)
+{
+    pbd_solver *s = self;
+    if (!s) return;
+    free(s->sv); free(s->srest); free(s->salpha); free(s->slambda);
+    free(s->bv); free(s->brest); free(s->balpha); free(s->blambda);
+    free(s->tv); free(s->trest); free(s->talpha); free(s->tlambda);
+    free(s->blocks);
+    free(s->p); free(s->vpred);
+    free(s->cc);
+    free(s->sc);
+    free(s->grad);
+    cb_spatial_hash_free(&s->hash);
+    free(s);
+}
+
+static double kprime(double k, int iterations)
+{
+    return 1.0 - pow(1.0 - k, 1.0 / (double)iterations);
+}
+
+static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void **self, cb_error *err)
+{
+    const char *name = xpbd ? "xpbd" : "pbd";
+    if (!w || !self) return CB_FAIL(err, CB_ERR_INPUT, "%s: NULL argument", name);
+    *self = NULL;
+    pbd_solver *s = cb_calloc(1, sizeof *s);
+    if (!s) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", name);
+    s->xpbd = xpbd;
+    s->mesh = w->mesh;
+    s->nv = w->nv;
+    s->w = w->inv_mass;
+    double ks = 1, kb = 0.1, kv = 1, vol_compliance = 0;
+    int rc = cb_params_int(prm, "iterations", 10, 1, 1000000, &s->iterations, err);
+    if (!rc) rc = cb_params_int(prm, "substeps", 1, 1, 1000000, &s->substeps, err);
+    if (!rc) rc = cb_params_double(prm, "damping", 0.0, 0.0, 1.0, &s->k_damping, err);
+    if (!rc) rc = cb_params_double(prm, "drag", 0.0, 0.0, 1e6, &s->drag, err);
+    if (!rc) rc = cb_params_double(prm, "contact_offset", 0.5 * w->thickness, 0.0, 1e3, &s->offset, err);
+    if (!rc) rc = cb_params_bool(prm, "self_collision", 0, &s->self_collision, err);
+    if (!rc) rc = cb_params_double(prm, "self_thickness", w->thickness, 0.0, 1e3, &s->self_h, err);
+    if (!rc) rc = cb_params_double(prm, "self_margin", s->self_h, 0.0, 1e3, &s->self_margin, err);
+    if (!rc) rc = cb_params_double(prm, "pressure", 0.0, 0.0, 1e6, &s->pressure, err);
+    if (!rc) rc = cb_params_choice(prm, "order", order_names, 0, &s->mesh_order, err);
+    if (!xpbd) {
+        if (!rc) rc = cb_params_double(prm, "stretch_stiffness", 1.0, 0.0, 1.0, &ks, err);
+        if (!rc) rc = cb_params_double(prm, "bend_stiffness", 0.1, 0.0, 1.0, &kb, err);
+        if (!rc) rc = cb_params_double(prm, "volume_stiffness", 1.0, 0.0, 1.0, &kv, err);
+        if (!rc) rc = cb_params_choice(prm, "bending", bending_names, 0, &s->bending, err);
+        if (!rc) rc = cb_params_check(prm, pbd_keys, err);
+    } else {
+        s->bending = 1;
+        if (!rc) rc = cb_params_double(prm, "volume_compliance", 0.0, 0.0, 1e30, &vol_compliance, err);
+        if (!rc) rc = cb_params_check(prm, xpbd_keys, err);
+    }
+    if (rc) {
+        pbd_destroy(s);
+        return rc;
+    }
+    s->k_stretch = kprime(ks, s->iterations);
+    s->k_bend = kprime(kb, s->iterations);
+    s->k_volume = kprime(kv, s->iterations);
+    const cb_mesh *m = w->mesh;
+    if (s->pressure > 0) {
+        int open = m->nf == 0 || m->ns > 0;
+        for (int e = 0; e < m->ne && !open; e++) open = m->ef[e][1] < 0;
+        if (open) {
+            pbd_destroy(s);
+            return CB_FAIL(err, CB_ERR_INPUT, "%s: pressure needs a closed triangle mesh (every edge in "
+                           "two triangles, no springs)", name);
+        }
+        s->v6rest = cb_pbd_volume6(m, (const double (*)[3])m->x, NULL);
+    }
+    const double *ww = w->inv_mass;
+    int nv = w->nv;
+    /* allocate */
+    size_t ne = (size_t)m->ne, nh = (size_t)m->nh, nt = (size_t)w->ntets;
+    s->sv = cb_calloc(ne ? ne : 1, sizeof *s->sv);
+    s->srest = cb_calloc(ne ? ne : 1, sizeof *s->srest);
+    s->salpha = cb_calloc(ne ? ne : 1, sizeof *s->salpha);
+    s->slambda = cb_calloc(ne ? ne : 1, sizeof *s->slambda);
+    s->bv = cb_calloc(nh ? nh : 1, sizeof *s->bv);
+    s->brest = cb_calloc(nh ? nh : 1, sizeof *s->brest);
+    s->balpha = cb_calloc(nh ? nh : 1, sizeof *s->balpha);
+    s->blambda = cb_calloc(nh ? nh : 1, sizeof *s->blambda);
+    s->tv = cb_calloc(nt ? nt : 1, sizeof *s->tv);
+    s->trest = cb_calloc(nt ? nt : 1, sizeof *s->trest);
+    s->talpha = cb_calloc(nt ? nt : 1, sizeof *s->talpha);
+    s->tlambda = cb_calloc(nt ? nt : 1, sizeof *s->tlambda);
+    s->p = cb_calloc((size_t)nv, sizeof *s->p);
+    s->vpred = cb_calloc((size_t)nv, sizeof *s->vpred);
+    s->capcc = nv * (w->ncolliders > 0 ? w->ncolliders : 1);
+    s->cc = cb_calloc((size_t)s->capcc, sizeof *s->cc);
+    s->grad = cb_calloc((size_t)nv, sizeof *s->grad);
+    uint64_t (*mask)[4] = cb_calloc((size_t)nv, sizeof *mask);
+    if (!s->sv || !s->srest || !s->salpha || !s->slambda || !s->bv || !s->brest || !s->balpha ||
+        !s->blambda || !s->tv || !s->trest || !s->talpha || !s->tlambda || !s->p || !s->vpred ||
+        !s->cc || !s->grad || !mask) {
+        free(mask);
+        pbd_destroy(s);
+        return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d vertices", name, nv);
+    }
+    /* stretch: every mesh edge (xpbd: none when k_stretch = 0) */
+    const double (*X)[3] = (const double (*)[3])m->x;
+    if (!xpbd || w->model.k_stretch > 0)
+        for (int e = 0; e < m->ne; e++) {
+            int a = m->e[e][0], b = m->e[e][1];
+            if (ww[a] == 0 && ww[b] == 0) continue;
+            s->sv[s->ns][0] = a;
+            s->sv[s->ns][1] = b;
+            s->srest[s->ns] = w->model.rest_length[e];
+            s->salpha[s->ns] = xpbd ? 1.0 / w->model.k_stretch : 0.0;
+            s->ns++;
+        }
+    /* bending: every hinge */
+    for (int i = 0; i < m->nh; i++) {
+        const int *h = m->h[i];
+        if (ww[h[0]] == 0 && ww[h[1]] == 0 && ww[h[2]] == 0 && ww[h[3]] == 0) continue;
+        double alpha = 0, rest;
+        if (xpbd) {
+            double kw = 2.0 * w->model.k_bend * w->model.hinge_weight[i];
+            if (!(kw > 0)) continue;
+            alpha = 1.0 / kw;
+        } else if (!(kb > 0)) {
+            continue;
+        }
+        if (s->bending == 0) rest = cb_pbd_bend_paper_angle(X[h[0]], X[h[1]], X[h[2]], X[h[3]]);
+        else rest = w->model.hinge_rest_angle[i];
+        memcpy(s->bv[s->nb], h, sizeof s->bv[0]);
+        s->brest[s->nb] = rest;
+        s->balpha[s->nb] = alpha;
+        s->nb++;
+    }
+    /* tetrahedral volume */
+    for (int i = 0; i < w->ntets; i++) {
+        const int *t = w->tets[i];
+        if (!xpbd && !(kv > 0)) break;
+        memcpy(s->tv[s->nt], t, sizeof s->tv[0]);
+        s->trest[s->nt] = cb_pbd_tet_volume(X[t[0]], X[t[1]], X[t[2]], X[t[3]], 0.0, NULL);
+        s->talpha[s->nt] = vol_compliance;
+        s->nt++;
+    }
+    rc = order_by_colour(s, T_STRETCH, s->ns, 2, &s->sv[0][0], s->srest, s->salpha, mask, err);
+    if (!rc) rc = order_by_colour(s, T_BEND, s->nb, 4, &s->bv[0][0], s->brest, s->balpha, mask, err);
+    if (!rc) rc = order_by_colour(s, T_TET, s->nt, 4, &s->tv[0][0], s->trest, s->talpha, mask, err);
+    free(mask);
+    if (!rc && s->self_collision) {
+        if (m->nf == 0) rc = CB_FAIL(err, CB_ERR_INPUT, "%s: self_collision needs a triangle mesh", name);
+        if (!rc) rc = cb_spatial_hash_create(1.0, &s->hash, err);
+        if (!rc) {
+            s->capsc = 4 * nv;
+            s->sc = cb_calloc((size_t)s->capsc, sizeof *s->sc);
+            if (!s->sc) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", name);
+        }
+    }
+    if (rc) {
+        pbd_destroy(s);
+        return rc;
+    }
+    s->parallel = !s->mesh_order && s->ns + s->nb + s->nt >= 4096;
+    *self = s;
+    return CB_OK;
+}
+
+static int pbd_create(const cb_world *w, const cb_params *p, void **self, cb_error *err)
+{
+    return create_common(w, p, 0, self, err);
+}
+
+static int xpbd_create(const cb_world *w, const cb_params *p, void **self, cb_error *err)
+{
+    return create_common(w, p, 1, self, err);
+}
+
+/* ------------------------------------------------------------ projections */
+
+static inline void project_stretch(pbd_solver *s, double (*p)[3], int c)
+{
+    int a = s->sv[c][0], b = s->sv[c][1];
+    double wa = s->w[a], wb = s->w[b], W = wa + wb;
+    double d[3];
+    cb_v3_sub(d, p[a], p[b]);
+    double l = cb_v3_norm(d);
+    if (!(l > 0) || W == 0.0) return;
+    double C = l - s->srest[c], dl;
+    if (s->xpbd) {
+        double at = s->salpha[c] * s->inv_h2;
+        dl = (-C - at * s->slambda[c]) / (W + at);
+        s->slambda[c] += dl;
+    } else {
+        dl = -s->k_stretch * C / W;
+    }
+    double f = dl / l;
+    cb_v3_axpy(p[a], f * wa, d);
+    cb_v3_axpy(p[b], -f * wb, d);
+}
+
+static inline void project4(pbd_solver *s, double (*p)[3], const int *v, double C, double g[4][3], double k,
+                            double at, double *lambda)
+{
+    double w4[4] = {s->w[v[0]], s->w[v[1]], s->w[v[2]], s->w[v[3]]};
+    double dl = cb_pbd_dlambda(C, (const double (*)[3])g, w4, 4, k, at, lambda);
+    if (dl == 0.0) return;
+    for (int j = 0; j < 4; j++)
+        if (w4[j] > 0) cb_v3_axpy(p[v[j]], dl * w4[j], g[j]);
+}
+
+static inline void project_bend(pbd_solver *s, double (*p)[3], int c)
+{
+    const int *v = s->bv[c];
+    double g[4][3], C;
+    if (s->bending == 0) C = cb_pbd_bend_paper(p[v[0]], p[v[1]], p[v[2]], p[v[3]], s->brest[c], g);
+    else C = cb_pbd_bend_dihedral(p[v[0]], p[v[1]], p[v[2]], p[v[3]], s->brest[c], g);
+    if (s->xpbd) project4(s, p, v, C, g, 1.0, s->balpha[c] * s->inv_h2, &s->blambda[c]);
+    else project4(s, p, v, C, g, s->k_bend, -1.0, NULL);
+}
+
+static inline void project_tet(pbd_solver *s, double (*p)[3], int c)
+{
+    const int *v = s->tv[c];
+    double g[4][3];
+    double C = cb_pbd_tet_volume(p[v[0]], p[v[1]], p[v[2]], p[v[3]], s->trest[c], g);
+    if (s->xpbd) project4(s, p, v, C, g, 1.0, s->talpha[c] * s->inv_h2, &s->tlambda[c]);
+    else project4(s, p, v, C, g, s->k_volume, -1.0, NULL);
+}
+
+static void project_contacts(pbd_solver *s, double (*p)[3])
+{
+    for (int c = 0; c < s->ncc; c++) {
+        coll_con *k = &s->cc[c];
+        double r[3];
+        cb_v3_sub(r, p[k->v], k->q);
+        double C = cb_v3_dot(r, k->n);
+        if (C < 0) {
+            cb_v3_axpy(p[k->v], -C, k->n);
+            k->active = 1;
+        }
+    }
+    for (int c = 0; c < s->nsc; c++) {
+        self_con *k = &s->sc[c];
+        const int *v = k->v;
+        double g[4][3];
+        double C = cb_pbd_self(p[v[0]], p[v[1]], p[v[2]], p[v[3]], k->side, s->self_h, g);
+        if (!(C < 0)) continue;
+        k->active = 1;
+        project4(s, p, v, C, g, 1.0, -1.0, NULL);
+    }
+    if (s->pressure > 0) {
+        const cb_mesh *m = s->mesh;
+        double V = cb_pbd_volume6(m, (const double (*)[3])p, s->grad);
+        double C = V - s->pressure * s->v6rest, S = 0;
+        for (int i = 0; i < m->nv; i++) S += s->w[i] * cb_v3_norm2(s->grad[i]);
+        if (S > 0) {
+            double dl = -C / S;
+            for (int i = 0; i < m->nv; i++)
+                if (s->w[i] > 0) cb_v3_axpy(p[i], dl * s->w[i], s->grad[i]);
+        }
+    }
+}
+
+static void sweep_blocks(pbd_solver *s, double (*p)[3])
+{
+    for (int b = 0; b < s->nblocks; b++) {
+        const block *bl = &s->blocks[b];
+        int begin = bl->begin, end = bl->end;
+        switch (bl->type) {
+        case T_STRETCH:
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+            for (int c = begin; c < end; c++) project_stretch(s, p, c);
+            break;
+        case T_BEND:
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+            for (int c = begin; c < end; c++) project_bend(s, p, c);
+            break;
+        default:
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+            for (int c = begin; c < end; c++) project_tet(s, p, c);
+            break;
+        }
+    }
+}
+
+static void solve(pbd_solver *s)
+{
+    double (*p)[3] = s->p;
+#ifdef _OPENMP
+#pragma omp parallel if (s->parallel)
+#endif
+    for (int it = 0; it < s->iterations; it++) {
+        sweep_blocks(s, p);
+#ifdef _OPENMP
+#pragma omp single
+#endif
+        project_contacts(s, p);
+    }
+}
+
+/* ------------------------------------------------------------ contact generation */
+
+/* Signed distance of x + sigma (p - x) from collider c at time t0 + sigma h, minus offset. */
+static double entry_fn(const cb_collider *c, const double x[3], const double p[3], double t0, double h,
+                       double sigma, double offset, double pt[3], double n[3])
+{
+    for (int k = 0; k < 3; k++) pt[k] = x[k] + sigma * (p[k] - x[k]);
+    return cb_collider_query(c, t0 + sigma * h, pt, n, NULL) - offset;
+}
+
+static void make_collider_constraints(pbd_solver *s, const cb_world *w, double t0, double h)
+{
+    s->ncc = 0;
+    for (int i = 0; i < w->nv; i++) {
+        if (s->w[i] == 0.0) continue;
+        const double *x = w->state.x[i], *p = s->p[i];
+        for (int c = 0; c < w->ncolliders; c++) {
+            const cb_collider *col = &w->colliders[c];
+            double pt[3], n[3];
+            double f1 = entry_fn(col, x, p, t0, h, 1.0, s->offset, pt, n);
+            if (f1 >= fmax(s->offset, 1e-9)) continue; /* clearly outside at the end (margin: offset) */
+            double f0 = entry_fn(col, x, p, t0, h, 0.0, s->offset, pt, n);
+            coll_con *k = &s->cc[s->ncc];
+            if (f0 >= 0 && f1 < 0) {
+                /* continuous: bisect for the entry point (f = 0) */
+                double lo = 0, hi = 1;
+                for (int it = 0; it < 40; it++) {
+                    double mid = 0.5 * (lo + hi);
+                    if (entry_fn(col, x, p, t0, h, mid, s->offset, pt, n) >= 0) lo = mid;
+                    else hi = mid;
+                }
+                entry_fn(col, x, p, t0, h, lo, s->offset, k->q, k->n);
+            } else {
+                /* static: closest point of p (inside, or within the margin) */
+                double cp[3];
+                cb_collider_query(col, t0 + h, p, k->n, cp);
+                for (int q = 0; q < 3; q++) k->q[q] = cp[q] + s->offset * k->n[q];
+            }
+            double vc[3], vr[3];
+            cb_collider_velocity(col, t0 + h, p, vc);
+            cb_v3_sub(vr, s->vpred[i], vc);
+            k->vn0 = cb_v3_dot(vr, k->n);
+            k->v = i;
+            k->col = c;
+            k->active = 0;
+            s->ncc++;
+        }
+    }
+}
+
+/* Signed distance of y from the plane of triangle (a, b, c) and whether its projection
+ * lies in the triangle (barycentric tolerance tol). */
+static double tri_side(const double y[3], const double a[3], const double b[3], const double c[3], double tol,
+                       int *inside)
+{
+    double e1[3], e2[3], r[3], N[3];
+    cb_v3_sub(e1, b, a);
+    cb_v3_sub(e2, c, a);
+    cb_v3_sub(r, y, a);
+    cb_v3_cross(N, e1, e2);
+    double n2 = cb_v3_norm2(N);
+    *inside = 0;
+    if (!(n2 > 0)) return 0.0;
+    double t1[3], t2[3];
+    cb_v3_cross(t1, r, e2);
+    cb_v3_cross(t2, e1, r);
+    double u = cb_v3_dot(t1, N) / n2, v = cb_v3_dot(t2, N) / n2;
+    *inside = u >= -tol && v >= -tol && u + v <= 1.0 + tol;
+    return cb_v3_dot(r, N) / sqrt(n2);
+}
+
+static int make_self_constraints(pbd_solver *s, const cb_world *w, cb_error *err)
+{
+    s->nsc = 0;
+    const cb_mesh *m = s->mesh;
+    int rc = cb_spatial_hash_query(s->hash, m, (const double (*)[3])s->p, s->self_h + s->self_margin, err);
+    if (rc) return rc;
+    const cb_pair_list *pl = cb_spatial_hash_pairs(s->hash);
+    const double (*x)[3] = (const double (*)[3])w->state.x;
+    const double (*p)[3] = (const double (*)[3])s->p;
+    double reach = s->self_h + s->self_margin;
+    for (long k = 0; k < pl->n; k++) {
+        int v = pl->p[k][0], t = pl->p[k][1];
+        const int *f = m->f[t];
+        if (s->w[v] == 0 && s->w[f[0]] == 0 && s->w[f[1]] == 0 && s->w[f[2]] == 0) continue;
+        int in0, in1;
+        double s0 = tri_side(x[v], x[f[0]], x[f[1]], x[f[2]], 0.02, &in0);
+        double s1 = tri_side(p[v], p[f[0]], p[f[1]], p[f[2]], 0.02, &in1);
+        if (!in0 && !in1) continue;
+        double side = s0 > 0 ? 1.0 : s0 < 0 ? -1.0 : (s1 >= 0 ? 1.0 : -1.0);
+        if (side * s1 >= reach) continue;
+        if (s->nsc == s->capsc) {
+            int cap = 2 * s->capsc;
+            self_con *n = realloc(s->sc, (size_t)cap * sizeof *n);
+            if (!n) return CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for self contacts");
+            s->sc = n;
+            s->capsc = cap;
+        }
+        self_con *c = &s->sc[s->nsc++];
+        c->v[0] = v;
+        c->v[1] = f[0];
+        c->v[2] = f[1];
+        c->v[3] = f[2];
+        c->side = side;
+        c->active = 0;
+    }
+    return CB_OK;
+}
+
+/* Anything still inside a collider after the sweeps is put on its surface (+offset). */
+static int final_collider_pass(pbd_solver *s, const cb_world *w, double t1)
+{
+    int moved = 0;
+    for (int i = 0; i < w->nv; i++) {
+        if (s->w[i] == 0.0) continue;
+        for (int c = 0; c < w->ncolliders; c++) {
+            double n[3], cp[3];
+            double d = cb_collider_query(&w->colliders[c], t1, s->p[i], n, cp);
+            if (d < 0) {
+                for (int q = 0; q < 3; q++) s->p[i][q] = cp[q] + s->offset * n[q];
+                moved++;
+            }
+        }
+    }
+    return moved;
+}
+
+/* Restitution and friction on the velocities of vertices whose collider constraint acted. */
+static void contact_velocities(pbd_solver *s, cb_world *w, double t1)
+{
+    for (int c = 0; c < s->ncc; c++) {
+        coll_con *k = &s->cc[c];
+        if (!k->active) continue;
+        const cb_collider *col = &w->colliders[k->col];
+        double *v = w->state.v[k->v];
+        double vc[3], vr[3], vt[3];
+        cb_collider_velocity(col, t1, w->state.x[k->v], vc);
+        cb_v3_sub(vr, v, vc);
+        double vn = cb_v3_dot(vr, k->n);
+        cb_v3_copy(vt, vr);
+        cb_v3_axpy(vt, -vn, k->n);
+        double vn_new = vn;
+        if (k->vn0 < 0) vn_new = fmax(vn, -col->restitution * k->vn0);
+        double dvn = vn_new - fmin(k->vn0, 0.0);
+        double lt = cb_v3_norm(vt);
+        double scale = lt > 0 ? fmax(0.0, 1.0 - col->friction * fmax(dvn, 0.0) / lt) : 0.0;
+        for (int q = 0; q < 3; q++) v[q] = vc[q] + vn_new * k->n[q] + scale * vt[q];
+    }
+}
+
+/* ------------------------------------------------------------ step */
+
+static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info *info, cb_error *err)
+{
+    double t1 = t0 + h;
+    int nv = w->nv;
+    double c0 = cb_wall_time();
+    double decay = exp(-s->drag * h);
+    for (int i = 0; i < nv; i++) {
+        if (s->w[i] == 0.0) continue;
+        double *v = w->state.v[i];
+        /* drag acts on the velocity of the last step only, so it does not change
+         * a static state (damping gravity's own increment would weaken gravity) */
+        for (int k = 0; k < 3; k++) v[k] = v[k] * decay + h * w->gravity[k];
+    }
+    cb_pbd_damp_velocities(nv, w->mass, s->w, (const double (*)[3])w->state.x, w->state.v, s->k_damping);
+    for (int i = 0; i < nv; i++) {
+        if (s->w[i] == 0.0) {
+            cb_world_pin_target(w, i, t1, s->p[i]);
+            cb_v3_copy(s->vpred[i], w->pin_velocity[i]);
+            continue;
+        }
+        cb_v3_copy(s->vpred[i], w->state.v[i]);
+        for (int k = 0; k < 3; k++) s->p[i][k] = w->state.x[i][k] + h * w->state.v[i][k];
+    }
+    double c1 = cb_wall_time();
+    if (w->ncolliders) make_collider_constraints(s, w, t0, h);
+    else s->ncc = 0;
+    if (s->self_collision) {
+        int rc = make_self_constraints(s, w, err);
+        if (rc) return rc;
+    }
+    double c2 = cb_wall_time();
+    s->inv_h2 = 1.0 / (h * h);
+    if (s->xpbd) {
+        memset(s->slambda, 0, (size_t)(s->ns ? s->ns : 1) * sizeof *s->slambda);
+        memset(s->blambda, 0, (size_t)(s->nb ? s->nb : 1) * sizeof *s->blambda);
+        memset(s->tlambda, 0, (size_t)(s->nt ? s->nt : 1) * sizeof *s->tlambda);
+    }
+    solve(s);
+    double c3 = cb_wall_time();
+    int fixed = w->ncolliders ? final_collider_pass(s, w, t1) : 0;
+    for (int i = 0; i < nv; i++) {
+        if (s->w[i] == 0.0) continue;
+        for (int k = 0; k < 3; k++) {
+            w->state.v[i][k] = (s->p[i][k] - w->state.x[i][k]) / h;
+            w->state.x[i][k] = s->p[i][k];
+        }
+    }
+    cb_world_apply_pins(w, t1);
+    contact_velocities(s, w, t1);
+    double c4 = cb_wall_time();
+    int contacts = fixed;
+    for (int c = 0; c < s->ncc; c++) contacts += s->cc[c].active;
+    for (int c = 0; c < s->nsc; c++) contacts += s->sc[c].active;
+    info->contacts = contacts;
+    info->wall_contact_s += (c2 - c1) + (c4 - c3);
+    cb_step_info_stage(info, "predict", c1 - c0);
+    cb_step_info_stage(info, "contact", (c2 - c1) + (c4 - c3));
+    cb_step_info_stage(info, "project", c3 - c2);
+    return CB_OK;
+}
+
+static void momentum(const cb_world *w, double P[3])
+{
+    cb_v3_zero(P);
+    for (int i = 0; i < w->nv; i++) cb_v3_axpy(P, w->mass[i], w->state.v[i]);
+}
+
+static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
+{
+    pbd_solver *s = self;
+    const char *name = s && s->xpbd ? "xpbd" : "pbd";
+    if (!s || !w || !info) return CB_FAIL(err, CB_ERR_INPUT, "%s: NULL argument", name);
+    if (!(dt > 0)) return CB_FAIL(err, CB_ERR_INPUT, "%s: dt must be > 0 (got %g)", name, dt);
+    if (w->nv != s->nv || w->mesh != s->mesh)
+        return CB_FAIL(err, CB_ERR_INPUT, "%s: the world is not the one the solver was created for", name);
+    double P0[3], P1[3], h = dt / (double)s->substeps;
+    momentum(w, P0);
+    for (int k = 0; k < s->substeps; k++) {
+        int rc = substep(s, w, w->state.t + (double)k * h, h, info, err);
+        if (rc) return rc;
+    }
+    for (int i = 0; i < w->nv; i++)
+        if (!cb_v3_isfinite(w->state.x[i]) || !cb_v3_isfinite(w->state.v[i]))
+            return CB_FAIL(err, CB_ERR_NUMERIC, "%s: vertex %d is not finite after the step", name, i);
+    momentum(w, P1);
+    double free_mass = 0;
+    for (int i = 0; i < w->nv; i++)
+        if (s->w[i] > 0) free_mass += w->mass[i];
+    for (int k = 0; k < 3; k++) info->external_impulse[k] = P1[k] - P0[k] - free_mass * w->gravity[k] * dt;
+    info->iterations = s->iterations * s->substeps;
+    /* residual and (xpbd) constraint energy at the final positions */
+    const double (*x)[3] = (const double (*)[3])w->state.x;
+    double res = 0, E = 0;
+    for (int c = 0; c < s->ns; c++) {
+        double C = cb_pbd_stretch(x[s->sv[c][0]], x[s->sv[c][1]], s->srest[c], NULL);
+        if (s->xpbd) {
+            res = fmax(res, fabs(C + s->salpha[c] * s->inv_h2 * s->slambda[c]));
+            E += 0.5 * C * C / s->salpha[c];
+        } else if (s->srest[c] > 0) {
+            res = fmax(res, fabs(C) / s->srest[c]);
+        }
+    }
+    if (s->xpbd) {
+        for (int c = 0; c < s->nb; c++) {
+            const int *v = s->bv[c];
+            double C = cb_pbd_bend_dihedral(x[v[0]], x[v[1]], x[v[2]], x[v[3]], s->brest[c], NULL);
+            res = fmax(res, fabs(C + s->balpha[c] * s->inv_h2 * s->blambda[c]));
+            E += 0.5 * C * C / s->balpha[c];
+        }
+        for (int c = 0; c < s->nt; c++) {
+            const int *v = s->tv[c];
+            if (!(s->talpha[c] > 0)) continue;
+            double C = cb_pbd_tet_volume(x[v[0]], x[v[1]], x[v[2]], x[v[3]], s->trest[c], NULL);
+            E += 0.5 * C * C / s->talpha[c];
+        }
+        info->solver_energy = E;
+    }
+    info->residual = res;
+    return CB_OK;
+}
+
+const cb_solver_class cb_solver_pbd = {
+    .name = "pbd",
+    .summary = "Position Based Dynamics (Mueller et al. 2007): Gauss-Seidel constraint projection, "
+               "dimensionless stiffness",
+    .create = pbd_create,
+    .step = pbd_step,
+    .destroy = pbd_destroy,
+};
+
+const cb_solver_class cb_solver_xpbd = {
+    .name = "xpbd",
+    .summary = "XPBD (Macklin et al. 2016): compliant constraints = the shared cloth model",
+    .create = xpbd_create,
+    .step = pbd_step,
+    .destroy = pbd_destroy,
+};

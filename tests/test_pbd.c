@@ -1,0 +1,598 @@
+/* tests/test_pbd.c — the pbd and xpbd solvers (solvers/pbd.c) and their constraint
+ * functions (solvers/pbd_constraints.h): gradients against finite differences,
+ * momentum conservation of every internal projection, independence of bending from
+ * stretching, the k' mapping, section 3.5 damping, attachments, collider and self
+ * contact, the balloon, XPBD against explicit, thread-count independence. */
+#include "cb_test.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "contact/selfcheck.h"
+#include "core/scene.h"
+#include "core/solver.h"
+#include "core/vec3.h"
+#include "core/world.h"
+#include "solvers/pbd.h"
+#include "solvers/pbd_constraints.h"
+
+typedef struct sim {
+    cb_scene *scene;
+    cb_world *w;
+    const cb_solver_class *cls;
+    void *solver;
+    cb_step_info info;
+} sim;
+
+static int sim_open(sim *s, const char *solver, const char *path_or_text, int is_text, const char *const *sets,
+                    int nsets)
+{
+    memset(s, 0, sizeof *s);
+    cb_error e;
+    int rc = is_text ? cb_scene_load_string(path_or_text, "test.yaml", ".", sets, nsets, &s->scene, &e)
+                     : cb_scene_load(path_or_text, sets, nsets, &s->scene, &e);
+    if (!rc) rc = cb_world_create(s->scene, &s->w, &e);
+    s->cls = cb_solver_find(solver);
+    if (!s->cls) return -1;
+    if (!rc) {
+        cb_params p = cb_scene_params(s->scene, solver);
+        rc = s->cls->create(s->w, &p, &s->solver, &e);
+    }
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    return rc;
+}
+
+static int sim_step(sim *s)
+{
+    cb_error e;
+    cb_step_info_reset(&s->info);
+    int rc = s->cls->step(s->solver, s->w, s->scene->dt, &s->info, &e);
+    s->w->state.t += s->scene->dt;
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    return rc;
+}
+
+static void sim_close(sim *s)
+{
+    if (s->solver) s->cls->destroy(s->solver);
+    cb_world_free(&s->w);
+    cb_scene_free(&s->scene);
+}
+
+static double urand(unsigned *state)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return (double)(*state >> 8) / 16777216.0;
+}
+
+static void random_points(unsigned *st, int n, double p[][3])
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) p[i][k] = 2.0 * urand(st) - 1.0;
+}
+
+/* the constraint types with 4 vertices, evaluated on p (g may be NULL) */
+static double eval4(int type, double p[4][3], double g[4][3])
+{
+    switch (type) {
+    case 0: return cb_pbd_bend_paper(p[0], p[1], p[2], p[3], 1.0, g);
+    case 1: return cb_pbd_bend_dihedral(p[0], p[1], p[2], p[3], 0.3, g);
+    case 2: return cb_pbd_tet_volume(p[0], p[1], p[2], p[3], 0.1, g);
+    default: return cb_pbd_self(p[0], p[1], p[2], p[3], -1.0, 0.01, g);
+    }
+}
+
+static void test_gradients_fd(void)
+{
+    unsigned st = 12345;
+    const double eps = 1e-6;
+    double worst = 0;
+    for (int type = 0; type < 5; type++)
+        for (int trial = 0; trial < 50; trial++) {
+            double p[4][3], g[4][3];
+            random_points(&st, 4, p);
+            int n = type == 4 ? 2 : 4;
+            if (type == 4) cb_pbd_stretch(p[0], p[1], 0.5, g);
+            else eval4(type, p, g);
+            for (int i = 0; i < n; i++)
+                for (int k = 0; k < 3; k++) {
+                    double q[4][3];
+                    memcpy(q, p, sizeof q);
+                    q[i][k] += eps;
+                    double cp = type == 4 ? cb_pbd_stretch(q[0], q[1], 0.5, NULL) : eval4(type, q, NULL);
+                    q[i][k] -= 2 * eps;
+                    double cm = type == 4 ? cb_pbd_stretch(q[0], q[1], 0.5, NULL) : eval4(type, q, NULL);
+                    double fd = (cp - cm) / (2 * eps);
+                    double scale = 0;
+                    for (int j = 0; j < n; j++) scale = fmax(scale, cb_v3_norm(g[j]));
+                    double e = fabs(fd - g[i][k]) / fmax(scale, 1e-3);
+                    if (e > worst) worst = e;
+                    if (e > 1e-5)
+                        fprintf(stderr, "  type %d trial %d vertex %d axis %d: fd %.10g analytic %.10g\n", type,
+                                trial, i, k, fd, g[i][k]);
+                }
+        }
+    fprintf(stderr, "  worst relative gradient error %.2e\n", worst);
+    CU_ASSERT(worst < 1e-5);
+}
+
+/* The paper's bending angle is the shared signed dihedral angle measured from pi:
+ * acos(d) = pi - |theta| (so their gradients agree up to sign), and both are
+ * unchanged when the hinge is stretched uniformly (scaled about any point). */
+static void test_bending_independent_of_stretch(void)
+{
+    unsigned st = 777;
+    for (int trial = 0; trial < 100; trial++) {
+        double p[4][3], q[4][3], c[3] = {urand(&st), urand(&st), urand(&st)};
+        random_points(&st, 4, p);
+        double s = 0.2 + 3 * urand(&st);
+        for (int i = 0; i < 4; i++)
+            for (int k = 0; k < 3; k++) q[i][k] = c[k] + s * (p[i][k] - c[k]);
+        double a0 = cb_pbd_bend_paper(p[0], p[1], p[2], p[3], 0.0, NULL);
+        double a1 = cb_pbd_bend_paper(q[0], q[1], q[2], q[3], 0.0, NULL);
+        double d0 = cb_pbd_bend_dihedral(p[0], p[1], p[2], p[3], 0.0, NULL);
+        double d1 = cb_pbd_bend_dihedral(q[0], q[1], q[2], q[3], 0.0, NULL);
+        CB_ASSERT_REL(a0, a1, 1e-12);
+        CB_ASSERT_REL(d0, d1, 1e-12);
+        CB_ASSERT_REL(a0, M_PI - fabs(d0), 1e-10);
+    }
+    /* a stretched flat hinge still has zero bending violation; a folded one does not */
+    double f[4][3] = {{0, 0, 0}, {1, 0, 0}, {0.5, 1, 0}, {0.5, -1, 0}};
+    CU_ASSERT(fabs(cb_pbd_bend_paper(f[0], f[1], f[2], f[3], M_PI, NULL)) < 1e-7);
+    f[3][2] = 0.5;
+    CU_ASSERT(fabs(cb_pbd_bend_paper(f[0], f[1], f[2], f[3], M_PI, NULL)) > 0.1);
+}
+
+/* sum m dp = 0 and sum m p x dp = 0 for one projection of each internal constraint */
+static void check_momentum(int n, double p[][3], double dp[][3], const double *m, double *errP, double *errL,
+                           double *size)
+{
+    double P[3] = {0, 0, 0}, L[3] = {0, 0, 0}, s = 0;
+    for (int i = 0; i < n; i++) {
+        double c[3];
+        cb_v3_axpy(P, m[i], dp[i]);
+        cb_v3_cross(c, p[i], dp[i]);
+        cb_v3_axpy(L, m[i], c);
+        s = fmax(s, m[i] * cb_v3_norm(dp[i]));
+    }
+    *errP = cb_v3_norm(P);
+    *errL = cb_v3_norm(L);
+    *size = s;
+}
+
+static void test_projection_conserves_momentum(void)
+{
+    unsigned st = 4242;
+    double worst = 0;
+    for (int type = 0; type < 5; type++)
+        for (int trial = 0; trial < 50; trial++) {
+            double p[4][3], g[4][3], dp[4][3], m[4], w[4];
+            random_points(&st, 4, p);
+            for (int i = 0; i < 4; i++) {
+                m[i] = 0.1 + 5 * urand(&st);
+                w[i] = 1.0 / m[i];
+            }
+            int n = type == 4 ? 2 : 4;
+            double C = type == 4 ? cb_pbd_stretch(p[0], p[1], 0.3, g) : eval4(type, p, g);
+            double lambda = 0.0;
+            double dl = trial % 2 ? cb_pbd_dlambda(C, (const double (*)[3])g, w, n, 0.7, -1.0, NULL)
+                                  : cb_pbd_dlambda(C, (const double (*)[3])g, w, n, 1.0, 0.05, &lambda);
+            for (int i = 0; i < n; i++) cb_v3_scale(dp[i], g[i], dl * w[i]);
+            double eP, eL, size;
+            check_momentum(n, p, dp, m, &eP, &eL, &size);
+            CU_ASSERT(size > 0);
+            double e = fmax(eP, eL) / size;
+            worst = fmax(worst, e);
+        }
+    /* the pressure constraint (eq. 14-15) on the surface of a tetrahedron */
+    {
+        int faces[4][3] = {{0, 2, 1}, {0, 1, 3}, {1, 2, 3}, {0, 3, 2}};
+        double x[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+        cb_mesh *mesh = NULL;
+        cb_error e;
+        CU_ASSERT_EQUAL_FATAL(cb_mesh_from_arrays(4, (const double (*)[3])x, 4, (const int (*)[3])faces, "tet",
+                                                  &mesh, &e), CB_OK);
+        double p[4][3], g[4][3], dp[4][3], m[4];
+        random_points(&st, 4, p);
+        double V = cb_pbd_volume6(mesh, (const double (*)[3])p, g);
+        double Vt = cb_pbd_tet_volume(p[0], p[1], p[2], p[3], 0.0, NULL);
+        CB_ASSERT_REL(fabs(V), fabs(Vt), 1e-12); /* six times the volume either way */
+        double S = 0;
+        for (int i = 0; i < 4; i++) {
+            m[i] = 0.5 + urand(&st);
+            S += cb_v3_norm2(g[i]) / m[i];
+        }
+        for (int i = 0; i < 4; i++) cb_v3_scale(dp[i], g[i], -(V - 2.0) / S / m[i]);
+        double eP, eL, size;
+        check_momentum(4, p, dp, m, &eP, &eL, &size);
+        worst = fmax(worst, fmax(eP, eL) / size);
+        /* the gradient is exact: finite differences of the volume */
+        for (int i = 0; i < 4; i++)
+            for (int k = 0; k < 3; k++) {
+                double q[4][3];
+                memcpy(q, p, sizeof q);
+                q[i][k] += 1e-6;
+                double vp = cb_pbd_volume6(mesh, (const double (*)[3])q, NULL);
+                q[i][k] -= 2e-6;
+                double vm = cb_pbd_volume6(mesh, (const double (*)[3])q, NULL);
+                CU_ASSERT(fabs((vp - vm) / 2e-6 - g[i][k]) < 1e-7);
+            }
+        cb_mesh_free(&mesh);
+    }
+    fprintf(stderr, "  worst relative momentum change %.2e\n", worst);
+    CU_ASSERT(worst < 1e-13);
+}
+
+static void momenta(const cb_world *w, double P[3], double L[3])
+{
+    cb_v3_zero(P);
+    cb_v3_zero(L);
+    for (int i = 0; i < w->nv; i++) {
+        double c[3];
+        cb_v3_axpy(P, w->mass[i], w->state.v[i]);
+        cb_v3_cross(c, w->state.x[i], w->state.v[i]);
+        cb_v3_axpy(L, w->mass[i], c);
+    }
+}
+
+/* k_damping = 1 leaves a rigid motion with the same momenta; in a run it keeps the
+ * spinning cloth's momenta and leaves no relative motion */
+static void test_damping_rigid(void)
+{
+    unsigned st = 99;
+    enum { N = 40 };
+    double x[N][3], v[N][3], m[N], w[N];
+    random_points(&st, N, x);
+    random_points(&st, N, v);
+    for (int i = 0; i < N; i++) {
+        m[i] = 0.2 + urand(&st);
+        w[i] = 1.0 / m[i];
+    }
+    double P0[3] = {0, 0, 0}, L0[3] = {0, 0, 0}, P1[3] = {0, 0, 0}, L1[3] = {0, 0, 0}, c[3];
+    for (int i = 0; i < N; i++) {
+        cb_v3_axpy(P0, m[i], v[i]);
+        cb_v3_cross(c, x[i], v[i]);
+        cb_v3_axpy(L0, m[i], c);
+    }
+    cb_pbd_damp_velocities(N, m, w, (const double (*)[3])x, v, 1.0);
+    for (int i = 0; i < N; i++) {
+        cb_v3_axpy(P1, m[i], v[i]);
+        cb_v3_cross(c, x[i], v[i]);
+        cb_v3_axpy(L1, m[i], c);
+    }
+    for (int k = 0; k < 3; k++) {
+        CB_ASSERT_REL(P1[k], P0[k], 1e-13);
+        CB_ASSERT_REL(L1[k], L0[k], 1e-12);
+    }
+    /* rigid: every pair keeps its distance, (v_i - v_j) . (x_i - x_j) = 0 */
+    double worst = 0;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < i; j++) {
+            double dx[3], dv[3];
+            cb_v3_sub(dx, x[i], x[j]);
+            cb_v3_sub(dv, v[i], v[j]);
+            worst = fmax(worst, fabs(cb_v3_dot(dx, dv)));
+        }
+    CU_ASSERT(worst < 1e-12);
+
+    /* a spinning cloth in free flight, at two step sizes over the same 0.5 s */
+    double drift[2];
+    for (int r = 0; r < 2; r++) {
+        const char *text = "name: spin\nduration: 0.5\ndt: 0.01\ngravity: [0, 0, 0]\n"
+                           "cloth:\n  grid: {nx: 8, ny: 8, size: [0.5, 0.5]}\n"
+                           "  velocity: [0.3, 0, 0.1]\n  angular_velocity: [0.5, 1.0, 3.0]\n"
+                           "solvers:\n  pbd: {damping: 1.0, iterations: 20}\n";
+        const char *set = r == 0 ? "dt=0.01" : "dt=0.005";
+        sim s;
+        CU_ASSERT_EQUAL_FATAL(sim_open(&s, "pbd", text, 1, &set, 1), CB_OK);
+        double Pa[3], La[3], Pb[3], Lb[3];
+        momenta(s.w, Pa, La);
+        long n = cb_scene_steps(s.scene);
+        for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        momenta(s.w, Pb, Lb);
+        double dP[3], dL[3];
+        cb_v3_sub(dP, Pb, Pa);
+        cb_v3_sub(dL, Lb, La);
+        drift[r] = cb_v3_norm(dL) / cb_v3_norm(La);
+        fprintf(stderr, "  spinning cloth, %s, %ld steps: |dP|/|P| = %.2e, |dL|/|L| = %.2e\n", set, n,
+                cb_v3_norm(dP) / cb_v3_norm(Pa), drift[r]);
+        CU_ASSERT(cb_v3_norm(dP) <= 1e-12 * cb_v3_norm(Pa));
+        /* no relative motion is left after damping: check directly */
+        cb_pbd_damp_velocities(s.w->nv, s.w->mass, s.w->inv_mass, (const double (*)[3])s.w->state.x, s.w->state.v,
+                               1.0);
+        worst = 0;
+        for (int i = 0; i < s.w->nv; i++)
+            for (int j = 0; j < i; j++) {
+                double dx[3], dv[3];
+                cb_v3_sub(dx, s.w->state.x[i], s.w->state.x[j]);
+                cb_v3_sub(dv, s.w->state.v[i], s.w->state.v[j]);
+                worst = fmax(worst, fabs(cb_v3_dot(dx, dv)));
+            }
+        CU_ASSERT(worst < 1e-12);
+        /* and the cloth keeps its rest shape */
+        CU_ASSERT(cb_model_max_strain(&s.w->model, (const double (*)[3])s.w->state.x) < 1e-3);
+        sim_close(&s);
+    }
+    /* the damping keeps L exactly (above); what is left is PBD's own O((omega h)^2) per
+     * step from projecting the predicted rigid motion p = x + h v back onto the
+     * constraints: first order in h over a fixed time */
+    CU_ASSERT(drift[0] < 0.05);
+    CU_ASSERT(drift[1] < 0.6 * drift[0]);
+}
+
+static double mean_z(const cb_world *w)
+{
+    double z = 0, M = 0;
+    for (int i = 0; i < w->nv; i++) {
+        z += w->mass[i] * w->state.x[i][2];
+        M += w->mass[i];
+    }
+    return z / M;
+}
+
+/* k' = 1 - (1 - k)^(1/n): the final sag of hanging.yaml does not depend on n */
+static void test_kprime_iterations(void)
+{
+    const int its[3] = {5, 10, 40};
+    double sag[3];
+    for (int r = 0; r < 3; r++) {
+        char itset[64];
+        snprintf(itset, sizeof itset, "solvers.pbd.iterations=%d", its[r]);
+        const char *sets[] = {"cloth.grid.nx=15", "cloth.grid.ny=15", "solvers.pbd.stretch_stiffness=0.5",
+                              "solvers.pbd.bend_stiffness=0.1", "solvers.pbd.drag=2", "duration=4", itset};
+        sim s;
+        CU_ASSERT_EQUAL_FATAL(sim_open(&s, "pbd", "data/scenes/hanging.yaml", 0, sets, 7), CB_OK);
+        double z0 = mean_z(s.w);
+        long n = cb_scene_steps(s.scene);
+        for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        sag[r] = z0 - mean_z(s.w);
+        fprintf(stderr, "  k = 0.5, %2d iterations: sag %.5f m\n", its[r], sag[r]);
+        sim_close(&s);
+    }
+    CU_ASSERT(sag[0] > 0.01);
+    CB_ASSERT_REL(sag[0] / sag[2], 1.0, 0.02);
+    CB_ASSERT_REL(sag[1] / sag[2], 1.0, 0.02);
+}
+
+static void test_attachments_fixed_and_scripted(void)
+{
+    const char *text =
+        "name: pins\nduration: 1\ndt: 0.01\n"
+        "cloth:\n  grid: {nx: 8, ny: 8, size: [0.5, 0.5], origin: [0, 0, 1], plane: xz}\n"
+        "  pins: [{select: corners_top}, {indices: [0], velocity: [0.2, 0, 0.1]}]\n";
+    const char *solvers[] = {"pbd", "xpbd"};
+    for (int v = 0; v < 2; v++) {
+        sim s;
+        CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[v], text, 1, NULL, 0), CB_OK);
+        int a = 8 * 7, b = 8 * 8 - 1;
+        double a0[3], b0[3], c0[3];
+        cb_v3_copy(a0, s.w->state.x[a]);
+        cb_v3_copy(b0, s.w->state.x[b]);
+        cb_v3_copy(c0, s.w->state.x[0]);
+        for (int n = 0; n < 50; n++) {
+            CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            CU_ASSERT(cb_v3_dist(s.w->state.x[a], a0) == 0.0);
+            CU_ASSERT(cb_v3_dist(s.w->state.x[b], b0) == 0.0);
+            double t = s.w->state.t;
+            CB_ASSERT_REL(s.w->state.x[0][0], c0[0] + 0.2 * t, 1e-12);
+            CB_ASSERT_REL(s.w->state.x[0][2], c0[2] + 0.1 * t, 1e-12);
+        }
+        CU_ASSERT(s.w->state.x[1][0] > c0[0] + 0.05); /* dragged along */
+        sim_close(&s);
+    }
+}
+
+static int penetrations(const cb_world *w)
+{
+    int n = 0;
+    for (int i = 0; i < w->nv; i++)
+        for (int c = 0; c < w->ncolliders; c++)
+            if (cb_collider_query(&w->colliders[c], w->state.t, w->state.x[i], NULL, NULL) < 0) n++;
+    return n;
+}
+
+static void test_drape_sphere_no_penetration(void)
+{
+    const char *solvers[] = {"pbd", "xpbd"};
+    const char *sets[] = {"duration=1.2", "cloth.grid.nx=40", "cloth.grid.ny=40"};
+    for (int v = 0; v < 2; v++) {
+        sim s;
+        CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[v], "data/scenes/drape_sphere.yaml", 0, sets, 3), CB_OK);
+        long n = cb_scene_steps(s.scene);
+        int worst = 0, contacts = 0;
+        for (long k = 0; k < n; k++) {
+            CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            int p = penetrations(s.w);
+            if (p > worst) worst = p;
+            contacts = s.info.contacts;
+        }
+        /* it did reach the sphere: the centre vertex rests on top of it */
+        double top = s.w->state.x[20 + 40 * 20][2];
+        fprintf(stderr, "  %s: max penetrating vertices %d, contacts at the end %d, centre z %.4f\n", solvers[v],
+                worst, contacts, top);
+        CU_ASSERT_EQUAL(worst, 0);
+        CU_ASSERT(contacts > 10);
+        CU_ASSERT(top > 0.8 - 0.01 && top < 0.8 + 0.02);
+        sim_close(&s);
+    }
+}
+
+static void test_self_collision_folds(void)
+{
+    sim s;
+    CU_ASSERT_EQUAL_FATAL(sim_open(&s, "pbd", "data/scenes/pbd_folds.yaml", 0, NULL, 0), CB_OK);
+    cb_selfcheck *chk = NULL;
+    cb_error e;
+    CU_ASSERT_EQUAL_FATAL(cb_selfcheck_create(s.w->mesh, CB_BV_DEFAULT, &chk, &e), CB_OK);
+    long n = cb_scene_steps(s.scene), worst = 0;
+    int self_contacts = 0;
+    for (long k = 0; k < n; k++) {
+        CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        if (k % 4 == 3 || k == n - 1) {
+            long count = 0;
+            CU_ASSERT(cb_selfcheck_intersections(chk, (const double (*)[3])s.w->state.x, &count, &e) >= 0);
+            if (count > worst) worst = count;
+        }
+        if (s.info.contacts > self_contacts) self_contacts = s.info.contacts;
+    }
+    /* it did fold: the cloth ends in several layers on the floor */
+    double zmax = 0;
+    for (int i = 0; i < s.w->nv; i++) zmax = fmax(zmax, s.w->state.x[i][2]);
+    fprintf(stderr, "  folds: max self intersections %ld, final height %.3f m, max contacts %d\n", worst, zmax,
+            self_contacts);
+    CU_ASSERT_EQUAL(worst, 0);
+    CU_ASSERT(zmax > 3 * s.w->thickness);
+    cb_selfcheck_free(&chk);
+    sim_close(&s);
+
+    /* without self collision the same drop does intersect (the test is not vacuous) */
+    const char *off[] = {"solvers.pbd.self_collision=false"};
+    CU_ASSERT_EQUAL_FATAL(sim_open(&s, "pbd", "data/scenes/pbd_folds.yaml", 0, off, 1), CB_OK);
+    long total = 0;
+    for (long k = 0; k < n; k++) {
+        CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        if (k % 20 == 19) {
+            long count = 0;
+            cb_self_intersections(s.w->mesh, (const double (*)[3])s.w->state.x, &count, &e);
+            total += count;
+        }
+    }
+    fprintf(stderr, "  without self collision: %ld intersections summed over samples\n", total);
+    CU_ASSERT(total > 0);
+    sim_close(&s);
+}
+
+static void test_balloon_volume(void)
+{
+    sim s;
+    CU_ASSERT_EQUAL_FATAL(sim_open(&s, "pbd", "data/scenes/balloon.yaml", 0, NULL, 0), CB_OK);
+    double V0 = cb_pbd_volume6(s.w->mesh, (const double (*)[3])s.w->mesh->x, NULL);
+    long n = cb_scene_steps(s.scene);
+    for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+    double V = cb_pbd_volume6(s.w->mesh, (const double (*)[3])s.w->state.x, NULL);
+    fprintf(stderr, "  balloon: V / V0 = %.5f\n", V / V0);
+    CB_ASSERT_REL(V / V0, 2.0, 0.02 * 2.0);
+    CU_ASSERT(penetrations(s.w) == 0);
+    sim_close(&s);
+    /* an open mesh with pressure is an input error */
+    const char *bad[] = {"solvers.pbd.pressure=2"};
+    cb_scene *sc = NULL;
+    cb_world *w = NULL;
+    void *solver = NULL;
+    cb_error e;
+    CU_ASSERT_EQUAL_FATAL(cb_scene_load("data/scenes/hanging.yaml", bad, 1, &sc, &e), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(cb_world_create(sc, &w, &e), CB_OK);
+    cb_params p = cb_scene_params(sc, "pbd");
+    CU_ASSERT_EQUAL(cb_solver_find("pbd")->create(w, &p, &solver, &e), CB_ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "closed"));
+    CU_ASSERT_PTR_NULL(solver);
+    cb_world_free(&w);
+    cb_scene_free(&sc);
+}
+
+static const char *sag_scene =
+    "name: sag\nduration: 6\ndt: 0.016666666666666666\ngravity: [0, 0, -9.81]\n"
+    "cloth:\n  grid: {nx: 9, ny: 9, size: [0.5, 0.5], origin: [-0.25, 0, 0], plane: xz}\n"
+    "  density: 0.1\n  stretch: 20\n  bend: 1.0e-3\n  pins: [{select: corners_top}]\n"
+    "solvers:\n  explicit: {damping: 3}\n  xpbd: {iterations: 200, drag: 3}\n";
+
+/* XPBD converged = the shared model's static equilibrium, as explicit run to rest */
+static void test_xpbd_static_sag_matches_explicit(void)
+{
+    sim s;
+    double sag[3];
+    const char *its[] = {"solvers.xpbd.iterations=200", "solvers.xpbd.iterations=400"};
+    for (int r = 0; r < 3; r++) {
+        const char *solver = r == 0 ? "explicit" : "xpbd";
+        const char *set = r == 0 ? "solvers.explicit.safety=0.5" : its[r - 1];
+        CU_ASSERT_EQUAL_FATAL(sim_open(&s, solver, sag_scene, 1, &set, 1), CB_OK);
+        double z0 = mean_z(s.w);
+        long n = cb_scene_steps(s.scene);
+        for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        sag[r] = z0 - mean_z(s.w);
+        double ke = 0;
+        for (int i = 0; i < s.w->nv; i++) ke += 0.5 * s.w->mass[i] * cb_v3_norm2(s.w->state.v[i]);
+        fprintf(stderr, "  %s (%s): sag %.6f m, kinetic energy %.2e J, solver energy %.6g J\n", solver, set, sag[r],
+                ke, s.info.solver_energy);
+        if (r > 0) {
+            /* xpbd's constraint energy is the shared model's stretch + bend energy */
+            double E = cb_model_stretch_energy(&s.w->model, (const double (*)[3])s.w->state.x) +
+                       cb_model_bend_energy(&s.w->model, (const double (*)[3])s.w->state.x);
+            CB_ASSERT_REL(s.info.solver_energy, E, 1e-9);
+        }
+        sim_close(&s);
+    }
+    CU_ASSERT(sag[0] > 0.005);
+    CB_ASSERT_REL(sag[1] / sag[0], 1.0, 0.01);
+    CB_ASSERT_REL(sag[2] / sag[1], 1.0, 0.002);
+}
+
+/* Results are bitwise independent of the number of threads. */
+static void test_threads_bitwise(void)
+{
+#ifdef _OPENMP
+    const char *sets[] = {"cloth.grid.nx=40", "cloth.grid.ny=40", "duration=0.1"};
+    const char *solvers[] = {"pbd", "xpbd"};
+    int nthreads = omp_get_max_threads();
+    for (int v = 0; v < 2; v++) {
+        double (*x[2])[3] = {NULL, NULL};
+        int nv = 0;
+        for (int r = 0; r < 2; r++) {
+            omp_set_num_threads(r + 1);
+            sim s;
+            CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[v], "data/scenes/hanging.yaml", 0, sets, 3), CB_OK);
+            long n = cb_scene_steps(s.scene);
+            for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            nv = s.w->nv;
+            x[r] = malloc((size_t)nv * sizeof *x[r]);
+            memcpy(x[r], s.w->state.x, (size_t)nv * sizeof *x[r]);
+            sim_close(&s);
+        }
+        CU_ASSERT(memcmp(x[0], x[1], (size_t)nv * sizeof *x[0]) == 0);
+        free(x[0]);
+        free(x[1]);
+    }
+    omp_set_num_threads(nthreads);
+#else
+    fprintf(stderr, "  built without OpenMP: one thread only, nothing to compare\n");
+#endif
+}
+
+static void test_parameters_checked(void)
+{
+    const char *bad[] = {"solvers.pbd.stretch_stiffness=1.5", "solvers.pbd.iteration=3",
+                         "solvers.xpbd.stretch_stiffness=0.5", "solvers.pbd.bending=spline"};
+    const char *solver[] = {"pbd", "pbd", "xpbd", "pbd"};
+    const char *needle[] = {"stretch_stiffness", "unknown key 'iteration'", "unknown key 'stretch_stiffness'",
+                            "bending"};
+    for (int i = 0; i < 4; i++) {
+        cb_scene *sc = NULL;
+        cb_world *w = NULL;
+        void *sv = NULL;
+        cb_error e;
+        CU_ASSERT_EQUAL_FATAL(cb_scene_load("data/scenes/hanging.yaml", &bad[i], 1, &sc, &e), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_world_create(sc, &w, &e), CB_OK);
+        cb_params p = cb_scene_params(sc, solver[i]);
+        CU_ASSERT_EQUAL(cb_solver_find(solver[i])->create(w, &p, &sv, &e), CB_ERR_INPUT);
+        if (!strstr(e.message, needle[i])) fprintf(stderr, "  message: %s\n", e.message);
+        CU_ASSERT_PTR_NOT_NULL(strstr(e.message, needle[i]));
+        CU_ASSERT_PTR_NULL(sv);
+        cb_world_free(&w);
+        cb_scene_free(&sc);
+    }
+}
+
+CB_TEST_MAIN("pbd",
+             CB_TEST(test_gradients_fd),
+             CB_TEST(test_bending_independent_of_stretch),
+             CB_TEST(test_projection_conserves_momentum),
+             CB_TEST(test_damping_rigid),
+             CB_TEST(test_kprime_iterations),
+             CB_TEST(test_attachments_fixed_and_scripted),
+             CB_TEST(test_drape_sphere_no_penetration),
+             CB_TEST(test_self_collision_folds),
+             CB_TEST(test_balloon_volume),
+             CB_TEST(test_xpbd_static_sag_matches_explicit),
+             CB_TEST(test_threads_bitwise),
+             CB_TEST(test_parameters_checked))
