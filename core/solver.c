@@ -7,11 +7,15 @@
 extern const cb_solver_class cb_solver_explicit;
 extern const cb_solver_class cb_solver_pbd;
 extern const cb_solver_class cb_solver_xpbd;
+extern const cb_solver_class cb_solver_fms;
+extern const cb_solver_class cb_solver_newton;
 
 static const cb_solver_class *const registry[] = {
     &cb_solver_explicit,
     &cb_solver_pbd,
     &cb_solver_xpbd,
+    &cb_solver_fms,
+    &cb_solver_newton,
 };
 
 int cb_solver_count(void) { return (int)(sizeof registry / sizeof registry[0]); }

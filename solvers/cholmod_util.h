@@ -1,0 +1,56 @@
+/* solvers/cholmod_util.h — a sparse symmetric positive definite system solved with
+ * CHOLMOD (SuiteSparse), for the implicit solvers (fms, newton).
+ *
+ * The caller gives the pattern of the lower triangle once (compressed columns), then
+ * fills the values and factors as often as needed: the fill-reducing ordering and the
+ * symbolic analysis are computed on the first factorization only (cholmod_analyze),
+ * every factorization after that is numeric only (cholmod_factorize). Solves use
+ * cholmod_solve2 with a right-hand side, solution and workspace allocated once, so a
+ * solve allocates nothing.
+ *
+ * Every CHOLMOD call is checked: a negative common.status is CB_ERR_INTERNAL, and
+ * CHOLMOD_NOT_POSDEF — a warning in common.status, not a return value — is
+ * CB_ERR_NUMERIC with a message naming the system (the label) and the unknown whose
+ * pivot was not positive. One cholmod_common per object; CHOLMOD never prints.
+ */
+#ifndef CB_CHOLMOD_UTIL_H
+#define CB_CHOLMOD_UTIL_H
+
+#include "core/error.h"
+
+typedef enum {
+    CB_CHOL_AUTO = 0,        /* CHOLMOD decides (supernodal when flops / nnz(L) is high) */
+    CB_CHOL_SIMPLICIAL = 1,  /* simplicial LL^T: up-looking, no BLAS */
+    CB_CHOL_SUPERNODAL = 2   /* supernodal LL^T: BLAS on dense blocks */
+} cb_chol_mode;
+
+typedef struct cb_chol cb_chol;
+
+/* n x n system (n >= 1; n = 0 is an input error "empty system") with nrhs right-hand
+ * sides (columns). colptr[n+1], rowidx[colptr[n]]: the lower triangle, diagonal
+ * included, rows sorted within each column. label names the system in messages. */
+int cb_chol_create(int n, const int *colptr, const int *rowidx, int nrhs, cb_chol_mode mode,
+                   const char *label, cb_chol **out, cb_error *err);
+void cb_chol_free(cb_chol **c);
+
+int cb_chol_size(const cb_chol *c);
+/* The values [colptr[n]], in the order of rowidx; the caller fills them before factoring. */
+double *cb_chol_values(cb_chol *c);
+/* Factor the current values (analysis on the first call). CB_ERR_NUMERIC when not
+ * positive definite (cb_chol_failed_unknown tells which unknown). */
+int cb_chol_factor(cb_chol *c, cb_error *err);
+/* Factorizations done so far (numeric ones; the first includes the analysis). */
+int cb_chol_factorizations(const cb_chol *c);
+/* The unknown (row of the original matrix) whose pivot failed in the last factor, -1 if none. */
+int cb_chol_failed_unknown(const cb_chol *c);
+/* Nonzeros in the factor (0 before the first factorization), and whether it is supernodal. */
+double cb_chol_factor_nnz(const cb_chol *c);
+int cb_chol_is_supernodal(const cb_chol *c);
+
+/* The right-hand side, column-major n x nrhs: fill it, then call cb_chol_solve. */
+double *cb_chol_rhs(cb_chol *c);
+/* Solve A X = B for the current factor; the solution (column-major n x nrhs) is
+ * returned in *x (owned by c, valid until the next solve). */
+int cb_chol_solve(cb_chol *c, const double **x, cb_error *err);
+
+#endif

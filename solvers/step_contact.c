@@ -1,0 +1,145 @@
+/* solvers/step_contact.c — contact after an implicit step: self collision by
+ * vertex-triangle projection, then colliders (step_contact.h). */
+#include "solvers/step_contact.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "contact/distance.h"
+#include "contact/spatial_hash.h"
+#include "core/vec3.h"
+
+struct cb_step_contact {
+    cb_step_contact_def def;
+    cb_spatial_hash *hash;   /* NULL when self collision is off */
+};
+
+int cb_step_contact_create(const cb_world *w, const cb_step_contact_def *def, cb_step_contact **out,
+                           cb_error *err)
+{
+    if (!w || !def || !out) return CB_FAIL(err, CB_ERR_INPUT, "cb_step_contact_create: NULL argument");
+    *out = NULL;
+    if (!(def->collider_offset >= 0) || !(def->self_distance >= 0) || !(def->self_friction >= 0) ||
+        def->self_iterations < 1)
+        return CB_FAIL(err, CB_ERR_INPUT,
+                       "step contact: offsets and friction must be >= 0 and self_iterations >= 1");
+    cb_step_contact *c = cb_calloc(1, sizeof *c);
+    if (!c) return CB_FAIL(err, CB_ERR_NOMEM, "step contact: out of memory");
+    c->def = *def;
+    if (!(w->mesh->nf > 0 && def->self_distance > 0)) c->def.self_collision = 0;
+    if (c->def.self_collision) {
+        int rc = cb_spatial_hash_create(1.0, &c->hash, err);
+        if (rc) {
+            free(c);
+            return rc;
+        }
+    }
+    *out = c;
+    return CB_OK;
+}
+
+void cb_step_contact_free(cb_step_contact **pc)
+{
+    if (!pc || !*pc) return;
+    cb_spatial_hash_free(&(*pc)->hash);
+    free(*pc);
+    *pc = NULL;
+}
+
+static void tri_normal(const double (*x)[3], const int *t, double n[3])
+{
+    double e1[3], e2[3];
+    cb_v3_sub(e1, x[t[1]], x[t[0]]);
+    cb_v3_sub(e2, x[t[2]], x[t[0]]);
+    cb_v3_cross(n, e1, e2);
+}
+
+/* One vertex-triangle pair; returns 1 if it was closer than the distance. */
+static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0)[3], int v, const int *t)
+{
+    double (*x)[3] = w->state.x, (*vel)[3] = w->state.v;
+    const double dist = c->def.self_distance;
+    double bary[3], cp[3];
+    double d2 = cb_point_triangle_distance2(x[v], x[t[0]], x[t[1]], x[t[2]], bary, cp);
+    if (!(d2 < dist * dist)) return 0;
+    double wv = w->inv_mass[v], wt[3], denom = wv;
+    for (int k = 0; k < 3; k++) {
+        wt[k] = w->inv_mass[t[k]];
+        denom += bary[k] * bary[k] * wt[k];
+    }
+    if (!(denom > 0)) return 0; /* everything pinned */
+    /* the side the vertex was on at the start of the step */
+    double n0[3], p0[3] = {0, 0, 0}, r0[3];
+    tri_normal(x0, t, n0);
+    for (int k = 0; k < 3; k++) cb_v3_axpy(p0, bary[k], x0[t[k]]);
+    cb_v3_sub(r0, x0[v], p0);
+    double side = cb_v3_dot(r0, n0);
+    double n[3];
+    tri_normal((const double (*)[3])x, t, n);
+    if (cb_v3_normalize(n) == 0.0) return 0; /* degenerate triangle now: no normal */
+    if (side == 0.0) {
+        double r[3];
+        cb_v3_sub(r, x[v], cp);
+        side = cb_v3_dot(r, n);
+        if (side == 0.0) side = 1.0;
+    }
+    if (side < 0) cb_v3_scale(n, n, -1.0);
+    /* position: C = (x_v - sum b_k x_k) . n - dist >= 0 */
+    double r[3];
+    cb_v3_sub(r, x[v], cp);
+    double C = cb_v3_dot(r, n) - dist;
+    if (C < 0) {
+        double lambda = -C / denom;
+        cb_v3_axpy(x[v], wv * lambda, n);
+        for (int k = 0; k < 3; k++) cb_v3_axpy(x[t[k]], -wt[k] * bary[k] * lambda, n);
+    }
+    /* velocity: inelastic normal, Coulomb friction on the tangential part */
+    double vr[3];
+    cb_v3_copy(vr, vel[v]);
+    for (int k = 0; k < 3; k++) cb_v3_axpy(vr, -bary[k], vel[t[k]]);
+    double vn = cb_v3_dot(vr, n);
+    if (vn < 0) {
+        double vt[3], dv[3];
+        cb_v3_copy(vt, vr);
+        cb_v3_axpy(vt, -vn, n);
+        double lt = cb_v3_norm(vt);
+        double cut = lt > 0 ? fmin(1.0, c->def.self_friction * (-vn) / lt) : 0.0;
+        cb_v3_scale(dv, n, -vn);
+        cb_v3_axpy(dv, -cut, vt);
+        double j[3];
+        cb_v3_scale(j, dv, 1.0 / denom);
+        cb_v3_axpy(vel[v], wv, j);
+        for (int k = 0; k < 3; k++) cb_v3_axpy(vel[t[k]], -wt[k] * bary[k], j);
+    }
+    return 1;
+}
+
+int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3], double t1,
+                          double impulse[3], int *contacts, cb_error *err)
+{
+    if (!c || !w || !x0 || !impulse || !contacts)
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_step_contact_apply: NULL argument");
+    int n = 0;
+    if (c->def.self_collision) {
+        int rc = cb_spatial_hash_query(c->hash, w->mesh, (const double (*)[3])w->state.x,
+                                       c->def.self_distance, err);
+        if (rc) {
+            cb_error_prefix(err, "self collision: ");
+            return rc;
+        }
+        const cb_pair_list *pl = cb_spatial_hash_pairs(c->hash);
+        const int (*f)[3] = (const int (*)[3])w->mesh->f;
+        for (int it = 0; it < c->def.self_iterations; it++) {
+            int active = 0;
+            for (long p = 0; p < pl->n; p++) active += resolve_pair(c, w, x0, pl->p[p][0], f[pl->p[p][1]]);
+            if (it == 0) n += active;
+            if (!active) break;
+        }
+    }
+    if (w->ncolliders)
+        for (int i = 0; i < w->nv; i++)
+            n += cb_world_resolve_collider_contact(w, i, t1, c->def.collider_offset, w->state.x[i],
+                                                   w->state.v[i], impulse);
+    *contacts = n;
+    return CB_OK;
+}

@@ -1,0 +1,49 @@
+/* solvers/step_contact.h — contact after an implicit step, shared by fms and newton.
+ *
+ * The implicit mass-spring solvers first solve the step without contact, then
+ * resolve contact on the end-of-step positions x and velocities v:
+ *
+ *  1. Self collision (vertex-triangle). Candidates come from the contact library's
+ *     spatial hash (contact/spatial_hash.h) within the cloth thickness; for each
+ *     candidate closer than the thickness the vertex is pushed to the side it was on at
+ *     the start of the step (so a vertex that crossed a triangle within the step is
+ *     pushed back), to a distance of `self_distance` along the triangle normal. The
+ *     correction is split by inverse masses with the barycentric weights of the closest
+ *     point (as in PBD), so it conserves linear momentum. Velocity: the relative normal
+ *     velocity of an approaching pair is set to 0 (inelastic), and the relative
+ *     tangential velocity is reduced by Coulomb friction (self_friction times the
+ *     normal velocity change), with the same mass-weighted split (an internal impulse:
+ *     momentum is conserved). Gauss-Seidel over the candidates, `self_iterations` passes.
+ *  2. Colliders, last (so nothing ends inside a collider): every free vertex is
+ *     projected out to `collider_offset` with the collider's restitution and friction
+ *     (cb_world_resolve_collider_contact).
+ *
+ * Nothing is allocated per step except when the candidate list grows.
+ */
+#ifndef CB_STEP_CONTACT_H
+#define CB_STEP_CONTACT_H
+
+#include "core/error.h"
+#include "core/world.h"
+
+typedef struct cb_step_contact_def {
+    double collider_offset;  /* m, distance kept from colliders */
+    int self_collision;      /* 0 / 1 */
+    double self_distance;    /* m, distance kept between a vertex and a triangle (thickness) */
+    double self_friction;    /* Coulomb coefficient of cloth-cloth contact */
+    int self_iterations;     /* Gauss-Seidel passes (>= 1) */
+} cb_step_contact_def;
+
+typedef struct cb_step_contact cb_step_contact;
+
+int cb_step_contact_create(const cb_world *w, const cb_step_contact_def *def, cb_step_contact **out,
+                           cb_error *err);
+void cb_step_contact_free(cb_step_contact **c);
+
+/* Resolve contact on w->state.x / w->state.v at time t1 (end of the step); x0 are the
+ * positions at the start of the step. Adds the collider impulse to impulse[3] and sets
+ * *contacts (vertex-collider contacts + active self-contact pairs). */
+int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3], double t1,
+                          double impulse[3], int *contacts, cb_error *err);
+
+#endif

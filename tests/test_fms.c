@@ -1,0 +1,586 @@
+/* tests/test_fms.c — the fast mass-spring solver (solvers/fms.c) and what it shares
+ * with newton (springs.c, cholmod_util.c): spring counts against a brute-force oracle,
+ * g(x) against finite differences, monotone descent of g over local/global iterations,
+ * convergence to newton's solution, one factorization per run, momentum conservation
+ * and balance, the analytic implicit-Euler decay of one spring, error messages. */
+#include "cb_test.h"
+
+#include "core/scene.h"
+#include "core/solver.h"
+#include "core/vec3.h"
+#include "core/world.h"
+#include "solvers/cholmod_util.h"
+#include "solvers/springs.h"
+
+typedef struct sim {
+    cb_scene *scene;
+    cb_world *w;
+    const cb_solver_class *cls;
+    void *solver;
+    cb_step_info info;
+    cb_error e;
+} sim;
+
+static int sim_open(sim *s, const char *solver, const char *path_or_text, int is_text, const char *const *sets,
+                    int nsets)
+{
+    memset(s, 0, sizeof *s);
+    int rc = is_text ? cb_scene_load_string(path_or_text, "test.yaml", ".", sets, nsets, &s->scene, &s->e)
+                     : cb_scene_load(path_or_text, sets, nsets, &s->scene, &s->e);
+    if (!rc) rc = cb_world_create(s->scene, &s->w, &s->e);
+    s->cls = cb_solver_find(solver);
+    if (!s->cls) {
+        fprintf(stderr, "  solver %s not registered\n", solver);
+        return -1;
+    }
+    if (!rc) {
+        cb_params p = cb_scene_params(s->scene, solver);
+        rc = s->cls->create(s->w, &p, &s->solver, &s->e);
+    }
+    if (rc) fprintf(stderr, "  %s\n", s->e.message);
+    return rc;
+}
+
+static int sim_step_dt(sim *s, double dt)
+{
+    cb_step_info_reset(&s->info);
+    int rc = s->cls->step(s->solver, s->w, dt, &s->info, &s->e);
+    s->w->state.t += dt;
+    if (rc) fprintf(stderr, "  %s\n", s->e.message);
+    return rc;
+}
+
+static int sim_step(sim *s) { return sim_step_dt(s, s->scene->dt); }
+
+static void sim_close(sim *s)
+{
+    if (s->solver) s->cls->destroy(s->solver);
+    cb_world_free(&s->w);
+    cb_scene_free(&s->scene);
+}
+
+/* ---- spring sets ---- */
+
+static const char *grid_scene_fmt =
+    "name: grid\nduration: 1\ndt: 0.01\n"
+    "cloth:\n  grid: {nx: %d, ny: %d, size: [%g, %g], origin: [0, 0, 0]}\n  bend: 1.0e-3\n";
+
+static cb_world *grid_world(int nx, int ny, double sx, double sy, cb_scene **sc)
+{
+    char text[512];
+    snprintf(text, sizeof text, grid_scene_fmt, nx, ny, sx, sy);
+    cb_error e;
+    cb_world *w = NULL;
+    if (cb_scene_load_string(text, "grid.yaml", ".", NULL, 0, sc, &e) || cb_world_create(*sc, &w, &e))
+        fprintf(stderr, "  %s\n", e.message);
+    return w;
+}
+
+/* Classic set: 6n^2 - 10n + 2 springs for n x n, and exactly the vertex pairs at rest
+ * distance a, a sqrt(2) (diagonals) and 2a along a grid line, found by brute force. */
+static void test_classic_spring_counts(void)
+{
+    const int sizes[][2] = {{2, 2}, {3, 3}, {5, 5}, {12, 12}, {60, 60}, {4, 7}};
+    for (unsigned c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+        int nx = sizes[c][0], ny = sizes[c][1];
+        double a = 0.1; /* square cells */
+        cb_scene *sc = NULL;
+        cb_world *w = grid_world(nx, ny, a * (nx - 1), a * (ny - 1), &sc);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+        cb_spring_set s;
+        cb_error e;
+        CU_ASSERT_EQUAL_FATAL(cb_springs_build(w, CB_SPRINGS_CLASSIC, &s, &e), CB_OK);
+        if (nx == ny) CU_ASSERT_EQUAL(s.n, 6 * nx * nx - 10 * nx + 2);
+        /* brute-force oracle over all vertex pairs */
+        long oracle = 0;
+        const double (*X)[3] = (const double (*)[3])w->mesh->x;
+        for (int i = 0; i < w->nv; i++)
+            for (int j = i + 1; j < w->nv; j++) {
+                double d = cb_v3_dist(X[i], X[j]);
+                int straight = fabs(X[i][0] - X[j][0]) < 1e-12 || fabs(X[i][1] - X[j][1]) < 1e-12;
+                if (fabs(d - a) < 1e-9 || fabs(d - a * sqrt(2.0)) < 1e-9 || (straight && fabs(d - 2 * a) < 1e-9))
+                    oracle++;
+            }
+        CU_ASSERT_EQUAL(s.n, oracle);
+        /* every spring is one of those pairs, with its rest length */
+        int bad = 0;
+        for (int i = 0; i < s.n; i++) {
+            double d = cb_v3_dist(X[s.ij[i][0]], X[s.ij[i][1]]);
+            if (fabs(d - s.rest[i]) > 1e-12 || !(fabs(d - a) < 1e-9 || fabs(d - a * sqrt(2.0)) < 1e-9 ||
+                                                  fabs(d - 2 * a) < 1e-9))
+                bad++;
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+        cb_springs_release(&s);
+        /* model set: one spring per edge plus one per hinge */
+        CU_ASSERT_EQUAL_FATAL(cb_springs_build(w, CB_SPRINGS_MODEL, &s, &e), CB_OK);
+        CU_ASSERT_EQUAL(s.n, w->mesh->ne + w->mesh->nh);
+        CU_ASSERT_EQUAL(s.nstretch, w->mesh->ne);
+        cb_springs_release(&s);
+        cb_world_free(&w);
+        cb_scene_free(&sc);
+    }
+}
+
+/* The bend-spring stiffness stores the hinge's energy at a right-angle fold: fold a
+ * two-triangle hinge by 90 degrees and compare 1/2 k (l - r)^2 with cb_model_bend_energy. */
+static void test_bend_spring_matches_hinge_at_right_angle(void)
+{
+    const double X[4][3] = {{0, 0, 0}, {0.3, 0, 0}, {0.1, 0.2, 0}, {0.25, -0.15, 0}};
+    const int F[2][3] = {{0, 1, 2}, {1, 0, 3}};
+    cb_error e;
+    cb_mesh *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(cb_mesh_from_arrays(4, X, 2, F, "hinge", &m, &e), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(m->nh, 1);
+    cb_cloth_model model;
+    CU_ASSERT_EQUAL_FATAL(cb_model_init(&model, m, 0.0, 2e-3, 0.0, 1.0, &e), CB_OK);
+    cb_world w;
+    memset(&w, 0, sizeof w);
+    w.mesh = m;
+    w.nv = 4;
+    w.model = model;
+    cb_spring_set s;
+    CU_ASSERT_EQUAL_FATAL(cb_springs_build(&w, CB_SPRINGS_MODEL, &s, &e), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(s.n, m->ne + 1);
+    /* rotate the vertex opposite to the edge in the second face by 90 degrees about the x axis */
+    int v3 = m->h[0][3];
+    double x[4][3];
+    memcpy(x, X, sizeof x);
+    x[v3][2] = -x[v3][1]; /* (x, y, 0) -> (x, 0, -y): y < 0 so z > 0 */
+    x[v3][1] = 0.0;
+    x[v3][2] = fabs(x[v3][2]);
+    double theta = cb_dihedral_angle(x[m->h[0][0]], x[m->h[0][1]], x[m->h[0][2]], x[m->h[0][3]], NULL);
+    CB_ASSERT_REL(fabs(theta), M_PI / 2, 1e-12);
+    double hinge = cb_model_bend_energy(&model, (const double (*)[3])x);
+    int b = s.n - 1;
+    double l = cb_v3_dist(x[s.ij[b][0]], x[s.ij[b][1]]) - s.rest[b];
+    CB_ASSERT_REL(0.5 * s.k[b] * l * l, hinge, 1e-12);
+    CU_ASSERT(hinge > 0);
+    cb_springs_release(&s);
+    cb_model_release(&model);
+    cb_mesh_free(&m);
+}
+
+/* grad g against central finite differences of g. */
+static void test_objective_gradient_fd(void)
+{
+    sim s;
+    const char *sets[] = {"cloth.grid.nx=6", "cloth.grid.ny=5"};
+    CU_ASSERT_EQUAL_FATAL(sim_open(&s, "fms", "data/scenes/hanging.yaml", 0, sets, 2), CB_OK);
+    cb_world *w = s.w;
+    cb_spring_set sp;
+    cb_error e;
+    CU_ASSERT_EQUAL_FATAL(cb_springs_build(w, CB_SPRINGS_MODEL, &sp, &e), CB_OK);
+    double (*y)[3] = calloc((size_t)w->nv, sizeof *y), (*g)[3] = calloc((size_t)w->nv, sizeof *g);
+    srand(7);
+    for (int i = 0; i < w->nv; i++)
+        for (int k = 0; k < 3; k++) {
+            w->state.x[i][k] += 0.02 * ((double)rand() / RAND_MAX - 0.5);
+            y[i][k] = w->state.x[i][k] + 0.01 * ((double)rand() / RAND_MAX - 0.5);
+        }
+    double h = 0.02;
+    cb_springs_gradient(&sp, w, (const double (*)[3])w->state.x, (const double (*)[3])y, h, g);
+    double maxerr = 0, maxg = 0, eps = 1e-6;
+    for (int i = 0; i < w->nv; i++)
+        for (int k = 0; k < 3; k++) {
+            double keep = w->state.x[i][k];
+            w->state.x[i][k] = keep + eps;
+            double gp = cb_springs_objective(&sp, w, (const double (*)[3])w->state.x, (const double (*)[3])y, h);
+            w->state.x[i][k] = keep - eps;
+            double gm = cb_springs_objective(&sp, w, (const double (*)[3])w->state.x, (const double (*)[3])y, h);
+            w->state.x[i][k] = keep;
+            double fd = w->inv_mass[i] > 0 ? (gp - gm) / (2 * eps) : 0.0;
+            maxerr = fmax(maxerr, fabs(fd - g[i][k]));
+            maxg = fmax(maxg, fabs(g[i][k]));
+        }
+    fprintf(stderr, "  max |grad - fd| = %.2e, max |grad| = %.2e\n", maxerr, maxg);
+    CU_ASSERT(maxg > 0);
+    CU_ASSERT(maxerr <= 1e-6 * maxg);
+    free(y);
+    free(g);
+    cb_springs_release(&sp);
+    sim_close(&s);
+}
+
+/* ---- the method ---- */
+
+static const char *swing_sets[] = {"cloth.grid.nx=12",        "cloth.grid.ny=12",
+                                   "cloth.pins=[{select: top}]", "solvers.fms.self_collision=false",
+                                   "solvers.newton.self_collision=false", "dt=0.05",
+                                   "cloth.grid.plane=xy"};
+
+/* g of the step's result after K iterations, for K = 1..30, from one saved state:
+ * never increases (block-coordinate descent). */
+static void test_g_monotone(void)
+{
+    const int K = 30;
+    double gk[31];
+    double first_drop = 0;
+    for (int it = 1; it <= K; it++) {
+        char iter_set[64];
+        snprintf(iter_set, sizeof iter_set, "solvers.fms.iterations=%d", it);
+        const char *sets[8];
+        for (int i = 0; i < 7; i++) sets[i] = swing_sets[i];
+        sets[7] = iter_set;
+        sim s;
+        CU_ASSERT_EQUAL_FATAL(sim_open(&s, "fms", "data/scenes/hanging.yaml", 0, sets, 8), CB_OK);
+        /* a few steps so the state has velocity, then the measured step */
+        for (int n = 0; n < 3; n++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        cb_world *w = s.w;
+        double h = s.scene->dt;
+        double (*y)[3] = calloc((size_t)w->nv, sizeof *y);
+        for (int i = 0; i < w->nv; i++)
+            for (int k = 0; k < 3; k++) y[i][k] = w->state.x[i][k] + h * w->state.v[i][k];
+        cb_spring_set sp;
+        cb_error e;
+        CU_ASSERT_EQUAL_FATAL(cb_springs_build(w, CB_SPRINGS_MODEL, &sp, &e), CB_OK);
+        if (it == 1) { /* g at the initial guess x = y (pins at their targets: fixed here) */
+            gk[0] = cb_springs_objective(&sp, w, (const double (*)[3])y, (const double (*)[3])y, h);
+        }
+        CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        gk[it] = cb_springs_objective(&sp, w, (const double (*)[3])w->state.x, (const double (*)[3])y, h);
+        free(y);
+        cb_springs_release(&sp);
+        sim_close(&s);
+    }
+    int increases = 0;
+    for (int it = 1; it <= K; it++)
+        if (gk[it] > gk[it - 1] + 1e-14 * fabs(gk[it - 1])) {
+            fprintf(stderr, "  g increased at iteration %d: %.17g -> %.17g\n", it, gk[it - 1], gk[it]);
+            increases++;
+        }
+    first_drop = gk[0] - gk[K];
+    fprintf(stderr, "  g(y) = %.10g, g(x_1) = %.10g, g(x_30) = %.10g\n", gk[0], gk[1], gk[K]);
+    CU_ASSERT_EQUAL(increases, 0);
+    CU_ASSERT(first_drop > 0);
+    CU_ASSERT(gk[K] < gk[1]); /* the iterations keep improving */
+}
+
+/* Warm up 3 steps with newton, then take the same step from the same state with
+ * newton (set_a) and with fms (set_b); returns |x_fms - x_newton| and, in *scale, the
+ * step's displacement |x_newton - x_n|. */
+static double step_result_diff(const char *set_a, const char *set_b, double *scale)
+{
+    const char *sets[] = {"cloth.grid.nx=12", "cloth.grid.ny=12", "dt=0.01", "solvers.fms.self_collision=false",
+                          "solvers.newton.self_collision=false", set_a, set_b};
+    sim s;
+    if (sim_open(&s, "newton", "data/scenes/hanging.yaml", 0, sets, 7)) return NAN;
+    for (int n = 0; n < 3; n++) sim_step(&s);
+    int nv = s.w->nv;
+    size_t bytes = (size_t)nv * sizeof(double[3]);
+    double (*x0)[3] = malloc(bytes), (*v0)[3] = malloc(bytes), (*xn)[3] = malloc(bytes);
+    memcpy(x0, s.w->state.x, bytes);
+    memcpy(v0, s.w->state.v, bytes);
+    double t0 = s.w->state.t;
+    double diff = NAN;
+    if (!sim_step(&s)) {
+        memcpy(xn, s.w->state.x, bytes);
+        memcpy(s.w->state.x, x0, bytes);
+        memcpy(s.w->state.v, v0, bytes);
+        s.w->state.t = t0;
+        const cb_solver_class *fms = cb_solver_find("fms");
+        cb_params p = cb_scene_params(s.scene, "fms");
+        void *f = NULL;
+        cb_step_info info;
+        cb_step_info_reset(&info);
+        if (!fms->create(s.w, &p, &f, &s.e) && !fms->step(f, s.w, s.scene->dt, &info, &s.e)) {
+            double d2 = 0, s2 = 0;
+            for (int i = 0; i < nv; i++) {
+                double d[3], m[3];
+                cb_v3_sub(d, s.w->state.x[i], xn[i]);
+                cb_v3_sub(m, xn[i], x0[i]);
+                d2 += cb_v3_norm2(d);
+                s2 += cb_v3_norm2(m);
+            }
+            diff = sqrt(d2);
+            *scale = sqrt(s2);
+        } else {
+            fprintf(stderr, "  %s\n", s.e.message);
+        }
+        if (f) fms->destroy(f);
+    }
+    free(x0);
+    free(v0);
+    free(xn);
+    sim_close(&s);
+    return diff;
+}
+
+/* With enough iterations fms reaches newton's solution of the same step (a hanging
+ * cloth, 12 x 12, dt 0.01 s): the relative difference (against the step's
+ * displacement) falls below 1e-6; with the paper's 10 iterations it is visibly larger
+ * (the comparison is not vacuous). */
+static void test_reaches_newton(void)
+{
+    double scale = 0;
+    const char *nt = "solvers.newton.tolerance=1e-12";
+    double d10 = step_result_diff(nt, "solvers.fms.iterations=10", &scale);
+    double dN = step_result_diff(nt, "solvers.fms.iterations=1000", &scale);
+    fprintf(stderr, "  |x_fms - x_newton| / |x_newton - x_n|: 10 iterations %.3e, 1000 iterations %.3e\n",
+            d10 / scale, dN / scale);
+    CU_ASSERT(scale > 1e-3);
+    CU_ASSERT(dN / scale < 1e-6);
+    CU_ASSERT(d10 / scale > 1e-4);
+}
+
+/* One factorization over a 100-step run with fixed dt; a new dt refactors once more. */
+static void test_factor_once(void)
+{
+    const char *sets[] = {"cloth.grid.nx=15", "cloth.grid.ny=15", "solvers.fms.springs=classic"};
+    sim s;
+    CU_ASSERT_EQUAL_FATAL(sim_open(&s, "fms", "data/scenes/hanging.yaml", 0, sets, 3), CB_OK);
+    int total = 0;
+    for (int n = 0; n < 100; n++) {
+        CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        total += s.info.factorizations;
+        CU_ASSERT_EQUAL(s.info.iterations, 10);
+    }
+    CU_ASSERT_EQUAL(total, 1);
+    CU_ASSERT_EQUAL_FATAL(sim_step_dt(&s, 0.5 * s.scene->dt), CB_OK);
+    CU_ASSERT_EQUAL(s.info.factorizations, 1);
+    CU_ASSERT_EQUAL_FATAL(sim_step_dt(&s, 0.5 * s.scene->dt), CB_OK);
+    CU_ASSERT_EQUAL(s.info.factorizations, 0);
+    /* the cloth did move (pins hold the top, the rest fell) */
+    CU_ASSERT(cb_model_max_strain(&s.w->model, (const double (*)[3])s.w->state.x) > 1e-4);
+    sim_close(&s);
+}
+
+static void momentum(const cb_world *w, double P[3])
+{
+    cb_v3_zero(P);
+    for (int i = 0; i < w->nv; i++) cb_v3_axpy(P, w->mass[i], w->state.v[i]);
+}
+
+/* Free flight: springs are internal forces, so linear momentum is conserved to round-off. */
+static void test_free_flight_momentum(void)
+{
+    const char *solvers[] = {"fms", "newton"};
+    for (int c = 0; c < 2; c++) {
+        const char *set = "cloth.initial_stretch=1.05"; /* springs start stretched: large internal forces */
+        sim s;
+        CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[c], "data/scenes/free_flight.yaml", 0, &set, 1), CB_OK);
+        double P0[3], P[3], dP[3];
+        momentum(s.w, P0);
+        size_t bytes = (size_t)s.w->nv * sizeof(double[3]);
+        double (*v0)[3] = malloc(bytes);
+        memcpy(v0, s.w->state.v, bytes);
+        for (int n = 0; n < 300; n++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        momentum(s.w, P);
+        cb_v3_sub(dP, P, P0);
+        double dvmax = 0;
+        for (int i = 0; i < s.w->nv; i++) dvmax = fmax(dvmax, cb_v3_dist(s.w->state.v[i], v0[i]));
+        fprintf(stderr, "  %s: after 300 steps |dP|/|P| = %.2e, max |v - v0| = %.3f m/s\n", solvers[c],
+                cb_v3_norm(dP) / cb_v3_norm(P0), dvmax);
+        CU_ASSERT(cb_v3_norm(dP) <= 1e-12 * cb_v3_norm(P0));
+        CU_ASSERT(dvmax > 0.1); /* the springs did act */
+        free(v0);
+        sim_close(&s);
+    }
+}
+
+/* With pins, gravity and damping: the momentum change of each step equals the reported
+ * external impulse plus gravity on the free vertices (attachments computed exactly,
+ * even at 10 iterations). */
+static void test_momentum_balance_with_pins(void)
+{
+    const char *solvers[] = {"fms", "newton"};
+    for (int c = 0; c < 2; c++) {
+        const char *sets[] = {"cloth.grid.nx=10", "cloth.grid.ny=10", "solvers.fms.damping=0.02",
+                              "solvers.newton.damping=0.02", "solvers.newton.tolerance=1e-12"};
+        sim s;
+        CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[c], "data/scenes/hanging.yaml", 0, sets, 5), CB_OK);
+        double worst = 0, scale = 0, mfree = 0;
+        for (int i = 0; i < s.w->nv; i++)
+            if (s.w->inv_mass[i] > 0) mfree += s.w->mass[i];
+        for (int n = 0; n < 30; n++) {
+            double P0[3], P1[3];
+            momentum(s.w, P0);
+            CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            momentum(s.w, P1);
+            for (int k = 0; k < 3; k++) {
+                double expect = s.info.external_impulse[k] + mfree * s.w->gravity[k] * s.scene->dt;
+                worst = fmax(worst, fabs((P1[k] - P0[k]) - expect));
+                scale = fmax(scale, fabs(P1[k] - P0[k]));
+            }
+        }
+        fprintf(stderr, "  %s: max |dP - impulse| = %.2e (|dP| up to %.2e)\n", solvers[c], worst, scale);
+        CU_ASSERT(scale > 1e-4);
+        CU_ASSERT(worst <= 1e-9 * scale);
+        sim_close(&s);
+    }
+}
+
+/* One spring, converged: Q = omega^2 e^2 + (de/dt)^2 shrinks by exactly 1/(1 + h^2 omega^2)
+ * per step (implicit Euler's amplification factor is 1/sqrt(1 + h^2 omega^2)). */
+static void spring_decay(const char *solver, const char *set)
+{
+    const char *sets[] = {"dt=0.005", set};
+    sim s;
+    CU_ASSERT_EQUAL_FATAL(sim_open(&s, solver, "data/scenes/single_spring.yaml", 0, sets, 2), CB_OK);
+    double k = s.scene->cloth.stretch, m0 = s.w->mass[0], m1 = s.w->mass[1], L = s.w->model.rest_length[0];
+    double mu = m0 * m1 / (m0 + m1), w2 = k / mu, h = s.scene->dt;
+    double Q0 = 0, Q = 0;
+    int N = 40;
+    double worst_step = 0;
+    for (int n = 0; n <= N; n++) {
+        double e = cb_v3_dist(s.w->state.x[0], s.w->state.x[1]) - L;
+        double u[3], dv[3];
+        cb_v3_sub(u, s.w->state.x[1], s.w->state.x[0]);
+        cb_v3_normalize(u);
+        cb_v3_sub(dv, s.w->state.v[1], s.w->state.v[0]);
+        double ed = cb_v3_dot(dv, u);
+        double Qn = w2 * e * e + ed * ed;
+        if (n == 0) Q0 = Qn;
+        else worst_step = fmax(worst_step, fabs(Qn / Q * (1 + h * h * w2) - 1));
+        Q = Qn;
+        if (n < N) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+    }
+    double measured = sqrt(Q / Q0), analytic = pow(1 + h * h * w2, -0.5 * N);
+    fprintf(stderr, "  %s: amplitude after %d steps %.12g, analytic %.12g; worst per-step factor error %.2e\n",
+            solver, N, measured, analytic, worst_step);
+    CB_ASSERT_REL(measured / analytic, 1.0, 1e-9);
+    CU_ASSERT(worst_step < 1e-9);
+    CU_ASSERT(analytic < 0.5); /* the decay is large enough to be measured */
+    sim_close(&s);
+}
+
+static void test_single_spring_decay(void)
+{
+    spring_decay("fms", "solvers.fms.iterations=5");
+    spring_decay("newton", "solvers.newton.tolerance=1e-12");
+}
+
+/* ---- errors ---- */
+
+static void test_cholmod_errors(void)
+{
+    cb_error e;
+    cb_chol *c = NULL;
+    int cp0[1] = {0};
+    CU_ASSERT_EQUAL(cb_chol_create(0, cp0, NULL, 1, CB_CHOL_AUTO, "test system", &c, &e), CB_ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "empty system"));
+    CU_ASSERT_PTR_NULL(c);
+    /* [[1, 2], [2, 1]]: symmetric, indefinite (eigenvalues 3 and -1) */
+    int colptr[3] = {0, 2, 3}, rowidx[3] = {0, 1, 1};
+    CU_ASSERT_EQUAL_FATAL(cb_chol_create(2, colptr, rowidx, 1, CB_CHOL_AUTO, "test system", &c, &e), CB_OK);
+    double *A = cb_chol_values(c);
+    A[0] = 1;
+    A[1] = 2;
+    A[2] = 1;
+    CU_ASSERT_EQUAL(cb_chol_factor(c, &e), CB_ERR_NUMERIC);
+    fprintf(stderr, "  %s\n", e.message);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "test system"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "not positive definite"));
+    CU_ASSERT_EQUAL(cb_chol_failed_unknown(c), 1);
+    const double *x;
+    CU_ASSERT_EQUAL(cb_chol_solve(c, &x, &e), CB_ERR_INPUT); /* no valid factor */
+    /* now SPD: [[2, 1], [1, 2]] x = [3, 3] -> x = [1, 1] */
+    A[0] = 2;
+    A[1] = 1;
+    A[2] = 2;
+    CU_ASSERT_EQUAL_FATAL(cb_chol_factor(c, &e), CB_OK);
+    cb_chol_rhs(c)[0] = 3;
+    cb_chol_rhs(c)[1] = 3;
+    CU_ASSERT_EQUAL_FATAL(cb_chol_solve(c, &x, &e), CB_OK);
+    CB_ASSERT_REL(x[0], 1.0, 1e-14);
+    CB_ASSERT_REL(x[1], 1.0, 1e-14);
+    CU_ASSERT_EQUAL(cb_chol_factorizations(c), 2);
+    cb_chol_free(&c);
+    CU_ASSERT_PTR_NULL(c);
+    /* a pattern without a diagonal entry */
+    int bad_rows[3] = {1, 1, 1};
+    CU_ASSERT_EQUAL(cb_chol_create(2, colptr, bad_rows, 1, CB_CHOL_AUTO, "test system", &c, &e), CB_ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "diagonal"));
+}
+
+/* A free vertex without mass (only on a spring, line_density 0) and without stiffness
+ * (stretch 0) makes M + h^2 L singular: the step fails with a message naming the
+ * matrix, the cause and the vertex. */
+static void test_massless_vertex_not_posdef(void)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/massless.obj", cb_test_tmpdir());
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nv 5 5 5\nf 1 2 3\nf 2 4 3\nl 4 5\n");
+    fclose(f);
+    char text[1024];
+    snprintf(text, sizeof text, "name: m\nduration: 1\ndt: 0.01\ncloth:\n  mesh: %s\n  stretch: 0\n  bend: 0\n", path);
+    const char *solvers[] = {"fms", "newton"};
+    for (int c = 0; c < 2; c++) {
+        sim s;
+        CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[c], text, 1, NULL, 0), CB_OK);
+        cb_step_info_reset(&s.info);
+        int rc = s.cls->step(s.solver, s.w, 0.01, &s.info, &s.e);
+        fprintf(stderr, "  %s: %s\n", solvers[c], s.e.message);
+        CU_ASSERT_EQUAL(rc, CB_ERR_NUMERIC);
+        CU_ASSERT_PTR_NOT_NULL(strstr(s.e.message, "not positive definite"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(s.e.message, "vertex 4"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(s.e.message, "mass"));
+        sim_close(&s);
+    }
+}
+
+/* Every vertex pinned (and scripted): nothing to solve, no factorization, the pins
+ * follow their script exactly. */
+static void test_all_pinned(void)
+{
+    const char *text = "name: p\nduration: 1\ndt: 0.01\ngravity: [0, 0, -9.81]\n"
+                       "cloth:\n  grid: {nx: 4, ny: 4, size: [0.3, 0.3], origin: [0, 0, 1]}\n"
+                       "  pins: [{box: {min: [-1, -1, -1], max: [1, 1, 2]}, velocity: [0.5, 0, 0]}]\n";
+    const char *solvers[] = {"fms", "newton"};
+    for (int c = 0; c < 2; c++) {
+        sim s;
+        CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[c], text, 1, NULL, 0), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(s.w->npinned, s.w->nv);
+        double x0 = s.w->state.x[5][0];
+        int fact = 0;
+        for (int n = 0; n < 10; n++) {
+            CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            fact += s.info.factorizations;
+        }
+        CU_ASSERT_EQUAL(fact, 0);
+        CB_ASSERT_REL(s.w->state.x[5][0], x0 + 0.5 * s.w->state.t, 1e-14);
+        CB_ASSERT_REL(s.w->state.v[5][0], 0.5, 1e-14);
+        sim_close(&s);
+    }
+}
+
+static void test_parameters_checked(void)
+{
+    const char *bad[] = {"solvers.fms.iterations=0", "solvers.fms.damping=1.5", "solvers.fms.springs=nope",
+                         "solvers.fms.iteration=3", "solvers.fms.springs=classic"};
+    const char *needle[] = {"iterations", "damping", "springs", "unknown key 'iteration'", "classic"};
+    char path[600];
+    snprintf(path, sizeof path, "%s/quad.obj", cb_test_tmpdir());
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\n");
+    fclose(f);
+    char mesh_scene[1024];
+    snprintf(mesh_scene, sizeof mesh_scene, "name: m\nduration: 1\ndt: 0.01\ncloth:\n  mesh: %s\n", path);
+    for (int i = 0; i < 5; i++) {
+        sim s;
+        int rc = sim_open(&s, "fms", i < 4 ? "data/scenes/hanging.yaml" : mesh_scene, i == 4, &bad[i], 1);
+        CU_ASSERT_EQUAL(rc, CB_ERR_INPUT);
+        if (!strstr(s.e.message, needle[i])) fprintf(stderr, "  message: %s\n", s.e.message);
+        CU_ASSERT_PTR_NOT_NULL(strstr(s.e.message, needle[i]));
+        CU_ASSERT_PTR_NULL(s.solver);
+        sim_close(&s);
+    }
+}
+
+CB_TEST_MAIN("fms",
+             CB_TEST(test_classic_spring_counts),
+             CB_TEST(test_bend_spring_matches_hinge_at_right_angle),
+             CB_TEST(test_objective_gradient_fd),
+             CB_TEST(test_g_monotone),
+             CB_TEST(test_reaches_newton),
+             CB_TEST(test_factor_once),
+             CB_TEST(test_free_flight_momentum),
+             CB_TEST(test_momentum_balance_with_pins),
+             CB_TEST(test_single_spring_decay),
+             CB_TEST(test_cholmod_errors),
+             CB_TEST(test_massless_vertex_not_posdef),
+             CB_TEST(test_all_pinned),
+             CB_TEST(test_parameters_checked))
