@@ -3,6 +3,9 @@
  *   clothbench list                               solvers and bundled scenes
  *   clothbench run SCENE --solver NAME [-o RUN.h5] [--set k=v]... [--quiet] [--no-frames]
  *   clothbench info RUN.h5                        one-screen summary of a run
+ *   clothbench sweep EXPERIMENT [-j N] [--shard I/N] [--dry-run] ...   (experiments/sweep.h)
+ *   clothbench bench [--quick] [-o FILE] ...      standard timing table (experiments/bench.h)
+ *   clothbench bench contact|ccd|bvh [--quick]    contact-library timings
  *
  * Exit status: 0 ok, 1 run failed (diverged, error, interrupted), 2 bad input.
  */
@@ -15,7 +18,9 @@
 #include "core/run.h"
 #include "core/scene.h"
 #include "core/solver.h"
+#include "experiments/bench.h"
 #include "experiments/info.h"
+#include "experiments/sweep.h"
 
 #ifndef CB_DATA_DIR
 #define CB_DATA_DIR "data"
@@ -32,6 +37,23 @@ static const char *usage =
     "      --no-frames                       do not write /frames (series only)\n"
     "      -q, --quiet                       no progress bar, no summary\n"
     "  info RUN.h5                           one-screen summary of a run file\n"
+    "  sweep EXPERIMENT.yaml [options]       every run of an experiment file (resumable)\n"
+    "      -j, --jobs N                      N worker processes (default 1)\n"
+    "      --shard I/N                       only runs whose index mod N is I (0 <= I < N)\n"
+    "      --dry-run                         list the runs (and whether each would run), run nothing\n"
+    "      -o, --output DIR                  output folder (default: the file's output, or runs/<name>)\n"
+    "      --set KEY.PATH=VALUE              one more fixed override for every run (repeatable)\n"
+    "      --index                           only rewrite index.csv and index.h5 from the run files\n"
+    "      --no-frames                       run files without /frames\n"
+    "      -q, --quiet                       no line per finished run, no progress\n"
+    "  bench [options]                       standard timing table (CSV): every solver, standard\n"
+    "                                        scenes, 1k..64k vertices\n"
+    "      --quick                           1k vertices only, fewer steps\n"
+    "      -o, --output FILE                 write the CSV to FILE (default stdout)\n"
+    "      --solver NAME, --case NAME        only these (repeatable)\n"
+    "      --steps N, --repeats N            steps per run, runs per row (median)\n"
+    "      --max-vertices N                  skip larger sizes\n"
+    "  bench contact|ccd|bvh [--quick] [-o FILE]   CCD and BVH timings of the contact library\n"
     "\n"
     "exit status: 0 ok, 1 run failed (diverged, error, interrupted), 2 bad input\n";
 
@@ -185,6 +207,178 @@ static int cmd_run(int argc, char **argv)
     return 0;
 }
 
+/* "I/N" -> shard, nshards; 0 on success. */
+static int parse_shard(const char *s, int *shard, int *n)
+{
+    char *end;
+    long i = strtol(s, &end, 10);
+    if (end == s || *end != '/') return -1;
+    const char *q = end + 1;
+    long m = strtol(q, &end, 10);
+    if (end == q || *end || m < 1 || i < 0 || i >= m || m > 1000000) return -1;
+    *shard = (int)i;
+    *n = (int)m;
+    return 0;
+}
+
+static int parse_int(const char *s, int lo, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > 1000000000L) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int cmd_sweep(int argc, char **argv)
+{
+    cb_sweep_options o = cb_default_sweep_options();
+    const char *path = NULL, *output = NULL;
+    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    int nsets = 0, rc = 2;
+    if (!sets) return 2;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
+            if (++i >= argc || parse_int(argv[i], 1, &o.jobs)) { rc = bad_usage("%s needs a number of jobs >= 1", a); goto out; }
+        } else if (!strncmp(a, "-j", 2) && a[2]) {
+            if (parse_int(a + 2, 1, &o.jobs)) { rc = bad_usage("'%s': expected -jN with N >= 1", a); goto out; }
+        } else if (!strcmp(a, "--shard")) {
+            if (++i >= argc || parse_shard(argv[i], &o.shard, &o.nshards)) {
+                rc = bad_usage("--shard needs I/N with 0 <= I < N (got '%s')", i < argc ? argv[i] : "");
+                goto out;
+            }
+        } else if (!strcmp(a, "--dry-run") || !strcmp(a, "-n")) {
+            o.dry_run = 1;
+        } else if (!strcmp(a, "--index")) {
+            o.index_only = 1;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (++i >= argc) { rc = bad_usage("%s needs a folder", a); goto out; }
+            output = argv[i];
+        } else if (!strcmp(a, "--set")) {
+            if (++i >= argc) { rc = bad_usage("%s needs KEY.PATH=VALUE", a); goto out; }
+            sets[nsets++] = argv[i];
+        } else if (!strncmp(a, "--set=", 6)) {
+            sets[nsets++] = a + 6;
+        } else if (!strcmp(a, "--no-frames")) {
+            o.write_frames = 0;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o.quiet = 1;
+            o.progress = 0;
+        } else if (a[0] == '-' && a[1]) {
+            rc = bad_usage("unknown option '%s'", a);
+            goto out;
+        } else if (!path) {
+            path = a;
+        } else {
+            rc = bad_usage("unexpected argument '%s'", a);
+            goto out;
+        }
+    }
+    if (!path) { rc = bad_usage("sweep needs an experiment file%s", ""); goto out; }
+    cb_experiment *e = NULL;
+    cb_error err;
+    cb_error_clear(&err);
+    if (cb_experiment_load(path, output, sets, nsets, &e, &err)) {
+        print_error(&err);
+        rc = 2;
+        goto out;
+    }
+    if (!o.quiet && !o.dry_run && !o.index_only)
+        fprintf(stdout, "sweep %s: %ld runs%s -> %s\n", e->name, e->nruns,
+                o.nshards > 1 ? " (this shard: every run whose index mod N is I)" : "", e->output);
+    fflush(stdout);
+    cb_sweep_stats st;
+    int erc = cb_sweep_execute(e, &o, stdout, &st, &err);
+    if (erc) {
+        print_error(&err);
+        rc = erc == CB_ERR_INPUT ? 2 : 1;
+    } else {
+        if (!o.quiet && !o.dry_run)
+            printf("sweep %s: %ld runs in this shard: %ld ok (%ld already done), %ld failed%s; index: %s/index.csv\n",
+                   e->name, st.selected, st.ok, st.skipped, st.failed, st.interrupted ? ", interrupted" : "",
+                   e->output);
+        rc = o.dry_run ? 0 : (st.failed || st.interrupted) ? 1 : 0;
+    }
+    cb_experiment_free(&e);
+out:
+    free(sets);
+    return rc;
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+    cb_bench_options o = cb_default_bench_options();
+    o.data_dir = data_dir();
+    const char *output = NULL, *what = NULL;
+    const char **solvers = calloc((size_t)argc + 1, sizeof *solvers);
+    const char **cases = calloc((size_t)argc + 1, sizeof *cases);
+    int rc = 2;
+    if (!solvers || !cases) goto out;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--quick")) {
+            o.quick = 1;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (++i >= argc) { rc = bad_usage("%s needs a file name", a); goto out; }
+            output = argv[i];
+        } else if (!strcmp(a, "--solver") || !strcmp(a, "-s")) {
+            if (++i >= argc) { rc = bad_usage("%s needs a solver name", a); goto out; }
+            solvers[o.nsolvers++] = argv[i];
+        } else if (!strcmp(a, "--case")) {
+            if (++i >= argc) { rc = bad_usage("%s needs a case name", a); goto out; }
+            cases[o.ncases++] = argv[i];
+        } else if (!strcmp(a, "--steps") || !strcmp(a, "--repeats") || !strcmp(a, "--max-vertices")) {
+            int *dst = !strcmp(a, "--steps") ? &o.steps : !strcmp(a, "--repeats") ? &o.repeats : &o.max_vertices;
+            if (++i >= argc || parse_int(argv[i], 1, dst)) { rc = bad_usage("%s needs a number >= 1", a); goto out; }
+        } else if (a[0] == '-' && a[1]) {
+            rc = bad_usage("unknown option '%s'", a);
+            goto out;
+        } else if (!what && (!strcmp(a, "contact") || !strcmp(a, "ccd") || !strcmp(a, "bvh"))) {
+            what = a;
+        } else {
+            rc = bad_usage("unexpected argument '%s' (bench [contact|ccd|bvh] [options])", a);
+            goto out;
+        }
+    }
+    o.solvers = solvers;
+    o.cases = cases;
+    FILE *f = stdout;
+    if (output && !(f = fopen(output, "w"))) {
+        fprintf(stderr, "clothbench: error: %s: cannot write\n", output);
+        rc = 2;
+        goto out;
+    }
+    if (what) {
+        if (strcmp(what, "bvh")) {
+            if (!strcmp(what, "contact")) fprintf(f, "name,queries,seconds,queries_per_s\n");
+            else fprintf(f, "name,queries,seconds,queries_per_s\n");
+            cb_bench_ccd(f, o.quick);
+        }
+        if (!strcmp(what, "contact")) fprintf(f, "\n");
+        if (strcmp(what, "ccd")) cb_bench_bvh(f, o.quick);
+        rc = 0;
+    } else {
+        cb_error err;
+        cb_error_clear(&err);
+        int nfailed = 0;
+        if (cb_bench_run(&o, f, isatty(fileno(stderr)) ? stderr : NULL, &nfailed, &err)) {
+            print_error(&err);
+            rc = 2;
+        } else {
+            rc = nfailed ? 1 : 0;
+        }
+    }
+    if (f != stdout && fclose(f)) {
+        fprintf(stderr, "clothbench: error: %s: write failed\n", output);
+        rc = 2;
+    }
+out:
+    free(solvers);
+    free(cases);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
@@ -199,5 +393,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "list")) return cmd_list();
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
+    if (!strcmp(cmd, "sweep")) return cmd_sweep(argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
     return bad_usage("unknown command '%s'", cmd);
 }

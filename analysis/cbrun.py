@@ -1,0 +1,304 @@
+"""analysis/cbrun.py — shared helpers for the clothbench analysis scripts.
+
+Reads a sweep's index.csv (the csv module only, so any Python 3 works) and run
+files (h5py), with one clear error message for every way a run can be missing or
+unfinished, and parses the scene text stored in a run file (PyYAML when present,
+else a small parser for the YAML clothbench writes). Used by plot_runs.py,
+compare.py, render.py and analysis/figures/*.py:
+
+    import cbrun
+    cols, rows = cbrun.read_index(folder)          # rows: list of dicts (strings)
+    f = cbrun.open_run(path)                       # h5py.File, or cbrun.RunError
+    t = cbrun.series(f, "time")
+"""
+import csv
+import math
+import os
+import sys
+
+# Columns of index.csv in order (solver_common.md); grid keys sit between repeat and status.
+HEAD = ["run", "file", "scene", "solver", "repeat"]
+TAIL = ["status", "message", "steps", "t_end", "energy_drift", "energy_drift_rel", "momentum_drift",
+        "max_penetration_depth", "max_self_intersections", "min_separation", "max_strain", "mean_ms_per_step"]
+METRICS = TAIL[3:]
+FINISHED = ("ok", "diverged", "interrupted", "error")
+
+
+class RunError(Exception):
+    """A run file or index that is missing, unreadable or unfinished."""
+
+
+def fail(message, code=1):
+    """Print 'SCRIPT: error: message' on stderr and exit."""
+    sys.stderr.write("%s: error: %s\n" % (os.path.basename(sys.argv[0]), message))
+    sys.exit(code)
+
+
+def need_h5py():
+    try:
+        import h5py  # noqa: F401
+        return h5py
+    except ImportError:
+        fail("h5py is not available for %s; use Debian's /usr/bin/python3 (apt install python3-h5py)"
+             % sys.executable)
+
+
+def num(text):
+    """A number from an index cell: '' and unparsable text are NaN."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def read_index(folder):
+    """(columns, rows) of <folder>/index.csv; rows are dicts of strings."""
+    path = os.path.join(folder, "index.csv")
+    if not os.path.isfile(path):
+        raise RunError("%s: no index.csv here (is it a sweep output folder? run `clothbench sweep "
+                       "EXPERIMENT` or `clothbench sweep EXPERIMENT --index`)" % folder)
+    with open(path, newline="") as fh:
+        reader = csv.reader(fh)
+        try:
+            cols = next(reader)
+        except StopIteration:
+            raise RunError("%s: empty file" % path)
+        if cols[:5] != HEAD or any(c not in cols for c in TAIL):
+            raise RunError("%s: not a clothbench index (columns %s)" % (path, ",".join(cols[:6])))
+        rows = []
+        for line_no, rec in enumerate(reader, start=2):
+            if not rec:
+                continue
+            if len(rec) != len(cols):
+                raise RunError("%s:%d: %d fields, expected %d" % (path, line_no, len(rec), len(cols)))
+            rows.append(dict(zip(cols, rec)))
+    return cols, rows
+
+
+def grid_keys(cols):
+    """The grid key columns of an index (between 'repeat' and 'status')."""
+    return cols[cols.index("repeat") + 1:cols.index("status")]
+
+
+def check_rows(folder, rows, allow_missing=False):
+    """Rows whose runs are finished and whose files exist; raises RunError for a pending,
+    running or missing run unless allow_missing (then those rows are left out)."""
+    good = []
+    for r in rows:
+        path = os.path.join(folder, r["file"])
+        problem = None
+        if r["status"] == "pending":
+            problem = "%s: missing run file (status pending: the sweep has not run it yet)" % path
+        elif r["status"] == "running":
+            problem = ("%s: unfinished run file (status running: still running, or the sweep was killed; "
+                       "rerun the sweep to finish it)" % path)
+        elif r["status"] in ("ok", "diverged", "interrupted") and not os.path.isfile(path):
+            problem = "%s: missing run file (the index says %s)" % (path, r["status"])
+        if problem:
+            if allow_missing:
+                sys.stderr.write("warning: %s; left out\n" % problem)
+                continue
+            raise RunError(problem)
+        good.append(r)
+    return good
+
+
+def open_run(path, allow_unfinished=False):
+    """The run file as an h5py.File (read-only); RunError if missing, unreadable or unfinished."""
+    h5py = need_h5py()
+    if not os.path.isfile(path):
+        raise RunError("%s: missing run file" % path)
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise RunError("%s: not a readable HDF5 run file (%s)" % (path, exc))
+    if "solver" not in f.attrs or "series" not in f or "time" not in f["series"]:
+        f.close()
+        raise RunError("%s: not a clothbench run file (no solver attribute or /series/time)" % path)
+    st = attr(f, "status")
+    if st == "running" and not allow_unfinished:
+        f.close()
+        raise RunError("%s: unfinished run file (status running: the run is still going or was killed)" % path)
+    return f
+
+
+def attr(f, name, default=""):
+    v = f.attrs.get(name, default)
+    if isinstance(v, bytes):
+        v = v.decode("utf-8", "replace")
+    return str(v)
+
+
+def series(f, name):
+    """/series/<name> as a numpy array (NaN-filled when the metric is absent)."""
+    import numpy as np
+    if name in f["series"]:
+        return f["series"][name][()]
+    return np.full(f["series"]["time"].shape[0], np.nan)
+
+
+def label(f, path=None):
+    """'solver {parameters}' for legends."""
+    p = attr(f, "parameters")
+    s = attr(f, "solver")
+    return s if p in ("", "{}") else "%s %s" % (s, p)
+
+
+def stem(path):
+    base = os.path.basename(path)
+    return base[:-3] if base.endswith(".h5") else base
+
+
+def fmt(v, digits=4):
+    """Compact number text for tables: '-' for NaN."""
+    if isinstance(v, str):
+        v = num(v)
+    if v is None or math.isnan(v):
+        return "-"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return "%.*g" % (digits, v)
+
+
+def save(fig, png):
+    """Write PNG and PDF (same stem) and return both paths."""
+    pdf = os.path.splitext(png)[0] + ".pdf"
+    fig.savefig(png, dpi=130, bbox_inches="tight")
+    fig.savefig(pdf, bbox_inches="tight")
+    return png, pdf
+
+
+def use_agg():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+# ---------------------------------------------------------------- scene text
+
+def parse_scene(text):
+    """The scene YAML stored in a run file as Python data."""
+    try:
+        import yaml
+        return yaml.safe_load(text)
+    except ImportError:
+        return _MiniYaml(text).parse()
+
+
+def _scalar(s):
+    s = s.strip()
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
+        return s[1:-1]
+    if s in ("true", "false"):
+        return s == "true"
+    if s in ("", "~", "null"):
+        return None
+    try:
+        return int(s)
+    except ValueError:
+        pass
+    try:
+        return float(s)
+    except ValueError:
+        return s
+
+
+class _MiniYaml:
+    """Block maps and sequences, flow [..] and {..}, plain and quoted scalars, # comments."""
+
+    def __init__(self, text):
+        self.lines = []
+        for raw in text.splitlines():
+            s = raw.split(" #")[0].rstrip() if not raw.lstrip().startswith("#") else ""
+            if s.strip():
+                self.lines.append((len(s) - len(s.lstrip()), s.strip()))
+        self.i = 0
+
+    def parse(self):
+        return self.block(0) if self.lines else None
+
+    def block(self, indent):
+        if self.i >= len(self.lines):
+            return None
+        ind, s = self.lines[self.i]
+        if s.startswith("- ") or s == "-":
+            out = []
+            while self.i < len(self.lines) and self.lines[self.i][0] == ind and self.lines[self.i][1][:1] == "-":
+                body = self.lines[self.i][1][1:].strip()
+                if not body:
+                    self.i += 1
+                    out.append(self.block(ind + 1))
+                elif ":" in body and not body.startswith(("[", "{")) and self._is_key(body):
+                    # a map starting on the dash line: re-read it as a block at the inner indent
+                    self.lines[self.i] = (ind + 2, body)
+                    out.append(self.block(ind + 2))
+                else:
+                    self.i += 1
+                    out.append(self.flow(body))
+            return out
+        out = {}
+        while self.i < len(self.lines) and self.lines[self.i][0] == ind and not self.lines[self.i][1].startswith("-"):
+            s = self.lines[self.i][1]
+            k, _, v = s.partition(":")
+            self.i += 1
+            v = v.strip()
+            if v:
+                out[k.strip()] = self.flow(v)
+            elif self.i < len(self.lines) and (self.lines[self.i][0] > ind or
+                                               (self.lines[self.i][0] == ind and self.lines[self.i][1].startswith("-"))):
+                out[k.strip()] = self.block(self.lines[self.i][0])
+            else:
+                out[k.strip()] = None
+        return out
+
+    @staticmethod
+    def _is_key(body):
+        k, sep, rest = body.partition(":")
+        return sep and (rest == "" or rest.startswith(" ")) and '"' not in k
+
+    def flow(self, s):
+        s = s.strip()
+        if not s or s[0] not in "[{":
+            return _scalar(s)
+        val, _ = self._flow_at(s, 0)
+        return val
+
+    def _flow_at(self, s, i):
+        while s[i] == " ":
+            i += 1
+        if s[i] == "[":
+            out, i = [], i + 1
+            while True:
+                while s[i] == " ":
+                    i += 1
+                if s[i] == "]":
+                    return out, i + 1
+                v, i = self._flow_at(s, i)
+                out.append(v)
+                while s[i] == " ":
+                    i += 1
+                if s[i] == ",":
+                    i += 1
+        if s[i] == "{":
+            out, i = {}, i + 1
+            while True:
+                while s[i] == " ":
+                    i += 1
+                if s[i] == "}":
+                    return out, i + 1
+                j = s.index(":", i)
+                key = s[i:j].strip()
+                v, i = self._flow_at(s, j + 1)
+                out[key] = v
+                while s[i] == " ":
+                    i += 1
+                if s[i] == ",":
+                    i += 1
+        j = i
+        if s[i] in "\"'":
+            j = s.index(s[i], i + 1) + 1
+        else:
+            while j < len(s) and s[j] not in ",]}":
+                j += 1
+        return _scalar(s[i:j]), j

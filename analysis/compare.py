@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""analysis/compare.py — the comparison table of a sweep, and metrics against swept parameters.
+
+    compare.py SWEEP_DIR [--x KEY] [--y METRIC ...] [--allow-missing] [--quiet]
+
+Reads SWEEP_DIR/index.csv (written by `clothbench sweep`; its numbers are those of
+`clothbench info`) and writes, next to it:
+  table.csv   one row per run: run, solver, scene, the swept parameters, status and
+              energy_drift (J), energy_drift_rel, momentum_drift, max_penetration_depth (m),
+              max_strain, mean_ms_per_step, at full precision
+  table.md    the same as a Markdown table (4 significant digits; printed on stdout)
+  table.tex   a LaTeX booktabs table (needs \\usepackage{booktabs})
+  plots       for every swept parameter with two or more values (or --x KEY): each metric
+              (or --y METRIC) against it, one line per solver (mean over repeats, min-max
+              bars): <metric>_vs_<key>.png/.pdf; without swept parameters one bar chart
+              per metric over the runs: summary.png/.pdf
+A pending, running or missing run is an error (--allow-missing leaves it out).
+"""
+import argparse
+import csv
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cbrun  # noqa: E402
+
+TABLE = [("energy_drift", "energy drift (J)", "$\\Delta E$ (J)"),
+         ("energy_drift_rel", "rel. energy drift", "$\\Delta E / |E|_{\\max}$"),
+         ("momentum_drift", "momentum drift", "momentum drift"),
+         ("max_penetration_depth", "max penetration (m)", "max pen. (m)"),
+         ("max_strain", "max strain", "max strain"),
+         ("mean_ms_per_step", "ms / step", "ms/step")]
+
+
+def tex_escape(s):
+    rep = {"\\": "\\textbackslash{}", "_": "\\_", "&": "\\&", "%": "\\%", "$": "\\$", "#": "\\#",
+           "{": "\\{", "}": "\\}", "~": "\\textasciitilde{}", "^": "\\textasciicircum{}"}
+    return "".join(rep.get(ch, ch) for ch in s)
+
+
+def tex_num(v):
+    t = cbrun.fmt(v)
+    if "e" in t:
+        m, e = t.split("e")
+        return "$%s \\times 10^{%d}$" % (m, int(e))
+    return t
+
+
+def write_tables(folder, keys, rows, quiet):
+    head = ["run", "solver", "scene"] + keys + ["status"] + [m for m, _, _ in TABLE]
+    with open(os.path.join(folder, "table.csv"), "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(head)
+        for r in rows:
+            w.writerow([cbrun.stem(r["file"]), r["solver"], r["scene"]] + [r[k] for k in keys] + [r["status"]] +
+                       [repr(cbrun.num(r[m])) if r[m] != "" else "nan" for m, _, _ in TABLE])
+    md_head = ["run", "solver"] + keys + ["status"] + [h for _, h, _ in TABLE]
+    lines = ["| " + " | ".join(md_head) + " |", "|" + "|".join(["---"] * (2 + len(keys) + 1) +
+                                                                ["---:"] * len(TABLE)) + "|"]
+    for r in rows:
+        cells = [cbrun.stem(r["file"]), r["solver"]] + [r[k] for k in keys] + [r["status"]] + \
+                [cbrun.fmt(r[m]) for m, _, _ in TABLE]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    md = "\n".join(lines) + "\n"
+    with open(os.path.join(folder, "table.md"), "w") as fh:
+        fh.write(md)
+    cols = "ll" + "l" * len(keys) + "l" + "r" * len(TABLE)
+    tex = ["% clothbench comparison table (compare.py); needs \\usepackage{booktabs}",
+           "\\begin{tabular}{%s}" % cols, "\\toprule",
+           " & ".join(["solver", "scene"] + [tex_escape(k.split(".")[-1]) for k in keys] + ["status"] +
+                      [t for _, _, t in TABLE]) + " \\\\", "\\midrule"]
+    for r in rows:
+        tex.append(" & ".join([tex_escape(r["solver"]), tex_escape(r["scene"])] + [tex_escape(r[k]) for k in keys] +
+                              [tex_escape(r["status"])] + [tex_num(r[m]) for m, _, _ in TABLE]) + " \\\\")
+    tex += ["\\bottomrule", "\\end{tabular}", ""]
+    with open(os.path.join(folder, "table.tex"), "w") as fh:
+        fh.write("\n".join(tex))
+    if not quiet:
+        sys.stdout.write(md)
+
+
+def plot_against(plt, folder, key, metric, rows):
+    """metric against key, one line per solver; returns the PNG path or None."""
+    sub = [r for r in rows if r[key] != ""]
+    values = sorted({r[key] for r in sub}, key=lambda v: (math.isnan(cbrun.num(v)), cbrun.num(v), v))
+    if len(values) < 2:
+        return None
+    numeric = all(not math.isnan(cbrun.num(v)) for v in values)
+    xpos = {v: (cbrun.num(v) if numeric else i) for i, v in enumerate(values)}
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for solver in sorted({r["solver"] for r in sub}):
+        xs, ys, lo, hi = [], [], [], []
+        for v in values:
+            ms = [cbrun.num(r[metric]) for r in sub if r["solver"] == solver and r[key] == v]
+            ms = [m for m in ms if not math.isnan(m)]
+            if not ms:
+                continue
+            xs.append(xpos[v])
+            mean = sum(ms) / len(ms)
+            ys.append(mean)
+            lo.append(mean - min(ms))
+            hi.append(max(ms) - mean)
+        if xs:
+            ax.errorbar(xs, ys, yerr=[lo, hi] if any(lo) or any(hi) else None, marker="o", capsize=3, label=solver)
+    if not numeric:
+        ax.set_xticks(range(len(values)))
+        ax.set_xticklabels(values, rotation=30, ha="right")
+    elif min(xpos.values()) > 0 and max(xpos.values()) / min(xpos.values()) > 50:
+        ax.set_xscale("log")
+    ax.set_xlabel(key)
+    ax.set_ylabel(metric)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in key)
+    png, _ = cbrun.save(fig, os.path.join(folder, "%s_vs_%s.png" % (metric, safe)))
+    plt.close(fig)
+    return png
+
+
+def plot_summary(plt, folder, rows):
+    metrics = [m for m, _, _ in TABLE]
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7))
+    names = ["%s\n%s" % (r["solver"], r["scene"]) if len({x["scene"] for x in rows}) > 1 else r["solver"]
+             for r in rows]
+    if len(set(names)) < len(names):
+        names = [cbrun.stem(r["file"]) for r in rows]
+    for ax, (m, h, _) in zip(axes.ravel(), TABLE):
+        vals = [cbrun.num(r[m]) for r in rows]
+        ax.bar(range(len(rows)), [0 if math.isnan(v) else v for v in vals],
+               color=["C0" if r["status"] == "ok" else "C3" for r in rows])
+        ax.set_xticks(range(len(rows)))
+        ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
+        ax.set_title(h, fontsize=10)
+        ax.grid(alpha=0.3, axis="y")
+    fig.suptitle("%s (red: run did not end ok)" % os.path.basename(os.path.abspath(folder)))
+    fig.tight_layout()
+    png, _ = cbrun.save(fig, os.path.join(folder, "summary.png"))
+    plt.close(fig)
+    del metrics
+    return png
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="The comparison table of a sweep (CSV, Markdown, LaTeX) and plots of "
+                                             "metrics against swept parameters, one line per solver.",
+                                 epilog="Outputs go into SWEEP_DIR: table.csv, table.md, table.tex, "
+                                        "<metric>_vs_<key>.png/.pdf or summary.png/.pdf.")
+    ap.add_argument("folder", metavar="SWEEP_DIR", help="output folder of clothbench sweep (holds index.csv)")
+    ap.add_argument("--x", metavar="KEY", help="plot against this swept parameter only (a grid key of the index)")
+    ap.add_argument("--y", metavar="METRIC", action="append",
+                    help="plot only this metric (repeatable); one of: " + ", ".join(cbrun.METRICS))
+    ap.add_argument("--allow-missing", action="store_true", help="leave out pending/running/missing runs")
+    ap.add_argument("--no-plots", action="store_true", help="tables only")
+    ap.add_argument("-q", "--quiet", action="store_true", help="do not print the Markdown table")
+    a = ap.parse_args(argv)
+    try:
+        cols, rows = cbrun.read_index(a.folder)
+        rows = cbrun.check_rows(a.folder, rows, a.allow_missing)
+    except cbrun.RunError as exc:
+        cbrun.fail(str(exc))
+    if not rows:
+        cbrun.fail("%s: no finished runs in the index" % a.folder)
+    keys = cbrun.grid_keys(cols)
+    if a.x and a.x not in keys:
+        cbrun.fail("--x %s: not a swept parameter of this sweep (grid keys: %s)" % (a.x, ", ".join(keys) or "none"))
+    for m in a.y or []:
+        if m not in cbrun.METRICS:
+            cbrun.fail("--y %s: unknown metric; one of: %s" % (m, ", ".join(cbrun.METRICS)))
+    write_tables(a.folder, keys, rows, a.quiet)
+    written = [os.path.join(a.folder, n) for n in ("table.csv", "table.md", "table.tex")]
+    if not a.no_plots:
+        plt = cbrun.use_agg()
+        metrics = a.y or [m for m, _, _ in TABLE]
+        plot_keys = [a.x] if a.x else [k for k in keys if len({r[k] for r in rows if r[k] != ""}) >= 2]
+        for k in plot_keys:
+            for m in metrics:
+                p = plot_against(plt, a.folder, k, m, rows)
+                if p:
+                    written.append(p)
+        if not plot_keys:
+            written.append(plot_summary(plt, a.folder, rows))
+    if not a.quiet:
+        print("\nwrote " + ", ".join(written))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""analysis/figures/fms_convergence.py — Liu et al. 2013's convergence comparison.
+
+Reads the output folder of `clothbench sweep experiments/figures/fms_convergence.yaml`
+(index.csv and one run file per fms iteration count / newton iteration cap, each a
+single step of the curtain from rest) and plots the relative error of the step's
+solution, |x - x_ref| / |x_ref - x_0|, against the wall time of the step (left) and
+against the iteration count (right). x_ref is the newton run with the most iterations.
+fms's time includes its one-off prefactorization (the intercept of its curve).
+Writes fms_convergence.png and .pdf into the folder and prints the table.
+"""
+import argparse
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import cbrun  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="Example: %(prog)s runs/figures/fms_convergence")
+    ap.add_argument("folder", help="output folder of the fms_convergence sweep (holds index.csv)")
+    args = ap.parse_args()
+    try:
+        cols, rows = cbrun.read_index(args.folder)
+        rows = cbrun.check_rows(args.folder, rows)
+    except cbrun.RunError as e:
+        cbrun.fail(str(e))
+    import numpy as np
+    keys = {"fms": "solvers.fms.iterations", "newton": "solvers.newton.max_iterations"}
+    for k in keys.values():
+        if k not in cols:
+            cbrun.fail("%s/index.csv has no column %s: not an fms_convergence sweep" % (args.folder, k))
+    runs = {"fms": [], "newton": []}
+    x0 = None
+    for r in rows:
+        s = r["solver"]
+        if s not in runs:
+            continue
+        path = os.path.join(args.folder, r["file"])
+        try:
+            f = cbrun.open_run(path)
+        except cbrun.RunError as e:
+            cbrun.fail(str(e))
+        with f:
+            if "frames/positions" not in f or f["frames/positions"].shape[0] < 2:
+                cbrun.fail("%s: needs the frames at t = 0 and after the step (run without --no-frames)" % path)
+            pos = np.array(f["frames/positions"])
+            wall = cbrun.series(f, "wall_step_s")
+            iters = cbrun.series(f, "iterations")
+        if x0 is None:
+            x0 = pos[0]
+        runs[s].append((int(cbrun.num(r[keys[s]])), float(np.nansum(wall)), int(np.nansum(iters)), pos[-1]))
+    if not runs["newton"] or not runs["fms"]:
+        cbrun.fail("%s: needs finished fms and newton runs" % args.folder)
+    for s in runs:
+        runs[s].sort(key=lambda t: t[0])
+    ref = runs["newton"][-1][3]
+    scale = np.linalg.norm(ref - x0)
+    if not scale > 0:
+        cbrun.fail("the reference step did not move the cloth: nothing to compare")
+    cbrun.use_agg()
+    import matplotlib.pyplot as plt
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    print("solver  iterations  wall_ms  relative_error")
+    for s, style in (("fms", "o-"), ("newton", "s-")):
+        data = runs[s] if s == "fms" else runs[s][:-1]  # the reference itself has error 0
+        err = [max(np.linalg.norm(t[3] - ref) / scale, 1e-17) for t in data]
+        ms = [1e3 * t[1] for t in data]
+        its = [t[2] for t in data]
+        for t, e in zip(data, err):
+            print("%-7s %10d %8.2f  %.3e" % (s, t[2], 1e3 * t[1], e))
+        ax1.loglog(ms, err, style, label=s)
+        ax2.loglog(its, err, style, label=s)
+    ax1.set_xlabel("wall time of the step (ms)")
+    ax2.set_xlabel("iterations")
+    for ax in (ax1, ax2):
+        ax.set_ylabel("|x - x_ref| / |x_ref - x_0|")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.suptitle("one implicit-Euler step of the 81 x 81 curtain: fms vs Newton")
+    fig.tight_layout()
+    for p in cbrun.save(fig, os.path.join(args.folder, "fms_convergence.png")):
+        print("wrote", p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

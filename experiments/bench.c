@@ -1,0 +1,259 @@
+/* experiments/bench.c — the standard timing table (bench.h).
+ *
+ * Cases and sizes are the table below; a per-solver cap keeps a solver that cannot
+ * handle a size in reasonable time out of it. Each row runs in a forked child, so
+ * its peak memory (VmHWM of /proc/self/status, or ru_maxrss) is its own and a crash
+ * costs one row. The child reports through a pipe: "ok median min max peak_kb" or
+ * "fail status message".
+ */
+#include "experiments/bench.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/run.h"
+#include "core/solver.h"
+
+typedef struct bench_case {
+    const char *name;
+    const char *scene;          /* under <data>/scenes */
+    const char *sets[4];        /* extra overrides, NULL-terminated */
+    int sizes[4];               /* grid nx = ny; 0 ends */
+} bench_case;
+
+static const bench_case cases[] = {
+    {"hanging", "hanging.yaml", {NULL}, {32, 64, 128, 256}},
+    /* the cloth starts 5 mm above the sphere's top, so contact work is timed from the first steps */
+    {"drape_sphere_contact", "drape_sphere.yaml", {"cloth.grid.origin=[-0.5, -0.5, 0.805]", NULL},
+     {32, 64, 128, 256}},
+};
+
+/* Largest vertex count per solver (solvers not listed: no cap). */
+static const struct { const char *solver; int max_vertices; } caps[] = {
+    {"explicit", 16384},   /* auto substeps make it ~1 s per step at 64k */
+};
+
+cb_bench_options cb_default_bench_options(void)
+{
+    cb_bench_options o;
+    memset(&o, 0, sizeof o);
+    o.data_dir = "data";
+    return o;
+}
+
+static int cap_for(const char *solver)
+{
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+        if (!strcmp(caps[i].solver, solver)) return caps[i].max_vertices;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static long peak_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f) {
+        char line[256];
+        long kb = -1;
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "VmHWM:", 6)) kb = strtol(line + 6, NULL, 10);
+        fclose(f);
+        if (kb > 0) return kb;
+    }
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) return ru.ru_maxrss;
+    return -1;
+}
+
+static void child_row(int fd, const char *scene, const char *solver, const char *const *sets, int nsets, int steps,
+                      int repeats)
+{
+    FILE *w = fdopen(fd, "w");
+    if (!w) _exit(3);
+    double ms[64];
+    if (repeats > 64) repeats = 64;
+    for (int r = 0; r < repeats; r++) {
+        cb_run_def def = cb_default_run_def();
+        def.scene_path = scene;
+        def.solver = solver;
+        def.output = NULL;
+        def.sets = sets;
+        def.nsets = nsets;
+        def.max_steps = steps;
+        cb_run_result res;
+        cb_error err;
+        cb_error_clear(&err);
+        int rc = cb_run(&def, &res, &err);
+        if (rc) {
+            char m[1024];
+            snprintf(m, sizeof m, "%s", res.message[0] ? res.message : err.message);
+            for (char *p = m; *p; p++)
+                if (*p == '\n') *p = ' ';
+            fprintf(w, "fail %s %s\n", res.status[0] ? res.status : "error", m);
+            fclose(w);
+            _exit(1);
+        }
+        ms[r] = res.mean_step_ms;
+    }
+    qsort(ms, (size_t)repeats, sizeof ms[0], cmp_double);
+    double med = repeats % 2 ? ms[repeats / 2] : 0.5 * (ms[repeats / 2 - 1] + ms[repeats / 2]);
+    fprintf(w, "ok %.17g %.17g %.17g %ld\n", med, ms[0], ms[repeats - 1], peak_kb());
+    fclose(w);
+    _exit(0);
+}
+
+static void csv_text(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static int selected(const char *name, const char *const *list, int n)
+{
+    if (n == 0) return 1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(list[i], name)) return 1;
+    return 0;
+}
+
+int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfailed, cb_error *err)
+{
+    if (!o || !out) return CB_FAIL(err, CB_ERR_INPUT, "cb_bench_run: NULL argument");
+    if (nfailed) *nfailed = 0;
+    int steps = o->steps > 0 ? o->steps : o->quick ? 5 : 10;
+    int repeats = o->repeats > 0 ? o->repeats : o->quick ? 3 : 5;
+    if (repeats > 64) return CB_FAIL(err, CB_ERR_INPUT, "--repeats: at most 64, got %d", repeats);
+    for (int i = 0; i < o->nsolvers; i++)
+        if (!cb_solver_find(o->solvers[i]))
+            return CB_FAIL(err, CB_ERR_INPUT, "--solver: unknown solver '%s'; available: %s", o->solvers[i],
+                           cb_solver_names());
+    int ncases = (int)(sizeof cases / sizeof cases[0]);
+    for (int i = 0; i < o->ncases; i++) {
+        int found = 0;
+        for (int c = 0; c < ncases; c++) found |= !strcmp(cases[c].name, o->cases[i]);
+        if (!found) return CB_FAIL(err, CB_ERR_INPUT, "--case: unknown case '%s'; available: hanging, drape_sphere_contact",
+                                   o->cases[i]);
+    }
+    fprintf(out, "name,scene,solver,nx,vertices,steps,repeats,median_ms_per_step,min_ms_per_step,max_ms_per_step,"
+                 "peak_rss_mb,status,message\n");
+    fflush(out);
+    int failed = 0;
+    for (int c = 0; c < ncases; c++) {
+        const bench_case *bc = &cases[c];
+        if (!selected(bc->name, o->cases, o->ncases)) continue;
+        char scene[4096];
+        snprintf(scene, sizeof scene, "%s/scenes/%s", o->data_dir ? o->data_dir : "data", bc->scene);
+        if (access(scene, R_OK))
+            return CB_FAIL(err, CB_ERR_INPUT, "%s: bench scene not found (set CLOTHBENCH_DATA)", scene);
+        for (int si = 0; si < 4 && bc->sizes[si] > 0; si++) {
+            int nx = bc->sizes[si];
+            long nv = (long)nx * nx;
+            if (o->quick && nv > 1024) continue;
+            for (int v = 0; v < cb_solver_count(); v++) {
+                const char *solver = cb_solver_at(v)->name;
+                if (!selected(solver, o->solvers, o->nsolvers)) continue;
+                int cap = cap_for(solver);
+                if (o->max_vertices > 0 && (cap == 0 || o->max_vertices < cap)) cap = o->max_vertices;
+                char head[512];
+                snprintf(head, sizeof head, "%s,%s,%s,%d,%ld,%d,%d", bc->name, bc->scene, solver, nx, nv, steps,
+                         repeats);
+                if (cap > 0 && nv > cap) {
+                    fprintf(out, "%s,nan,nan,nan,nan,skipped,above the size cap of %d vertices for %s\n", head, cap,
+                            solver);
+                    fflush(out);
+                    continue;
+                }
+                const char *sets[8];
+                int nsets = 0;
+                char sx[64], sy[64];
+                snprintf(sx, sizeof sx, "cloth.grid.nx=%d", nx);
+                snprintf(sy, sizeof sy, "cloth.grid.ny=%d", nx);
+                sets[nsets++] = sx;
+                sets[nsets++] = sy;
+                for (int q = 0; q < 4 && bc->sets[q]; q++) sets[nsets++] = bc->sets[q];
+                if (progress) {
+                    fprintf(progress, "  bench: %s %s %ld vertices ...", bc->name, solver, nv);
+                    fflush(progress);
+                }
+                int fds[2];
+                if (pipe(fds)) return CB_FAIL(err, CB_ERR_INTERNAL, "pipe failed: %s", strerror(errno));
+                fflush(NULL);
+                pid_t pid = fork();
+                if (pid < 0) {
+                    close(fds[0]);
+                    close(fds[1]);
+                    return CB_FAIL(err, CB_ERR_INTERNAL, "fork failed: %s", strerror(errno));
+                }
+                if (pid == 0) {
+                    close(fds[0]);
+                    child_row(fds[1], scene, solver, sets, nsets, steps, repeats);
+                }
+                close(fds[1]);
+                char reply[2048] = "";
+                size_t got = 0;
+                for (;;) {
+                    ssize_t k = read(fds[0], reply + got, sizeof reply - 1 - got);
+                    if (k > 0) got += (size_t)k;
+                    else if (k < 0 && errno == EINTR) continue;
+                    else break;
+                    if (got >= sizeof reply - 1) break;
+                }
+                reply[got] = '\0';
+                close(fds[0]);
+                int st = 0;
+                while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+                double med, mn, mx;
+                long kb;
+                char status[32] = "error", msg[1024] = "";
+                int ok = sscanf(reply, "ok %lf %lf %lf %ld", &med, &mn, &mx, &kb) == 4;
+                if (ok) {
+                    fprintf(out, "%s,%.6g,%.6g,%.6g,%.1f,ok,\n", head, med, mn, mx, kb / 1024.0);
+                } else {
+                    if (!strncmp(reply, "fail ", 5)) {
+                        sscanf(reply + 5, "%31s", status);
+                        const char *m = strchr(reply + 5, ' ');
+                        snprintf(msg, sizeof msg, "%s", m ? m + 1 : "");
+                        msg[strcspn(msg, "\n")] = '\0';
+                    } else if (WIFSIGNALED(st)) {
+                        snprintf(msg, sizeof msg, "the bench process was killed by signal %d", WTERMSIG(st));
+                    } else {
+                        snprintf(msg, sizeof msg, "the bench process reported nothing");
+                    }
+                    fprintf(out, "%s,nan,nan,nan,nan,", head);
+                    csv_text(out, status);
+                    fputc(',', out);
+                    csv_text(out, msg);
+                    fputc('\n', out);
+                    failed++;
+                }
+                fflush(out);
+                if (progress) {
+                    if (ok) fprintf(progress, " %.3g ms/step, %.0f MB\n", med, kb / 1024.0);
+                    else fprintf(progress, " %s\n", status);
+                    fflush(progress);
+                }
+            }
+        }
+    }
+    if (nfailed) *nfailed = failed;
+    return CB_OK;
+}

@@ -1,0 +1,42 @@
+/* experiments/bench.h — `clothbench bench`: the standard timing table.
+ *
+ * Every registered solver on the standard cases (cloth hanging from two corners;
+ * cloth lying on a sphere, in contact from the first step) at grid sizes of 32^2,
+ * 64^2, 128^2 and 256^2 vertices (1k, 4k, 16k, 64k; --quick: 1k only). Each
+ * (case, size, solver) runs in a child process of its own: `repeats` short runs
+ * (cb_run with max_steps and no output file), the median over runs of the mean ms per
+ * step, and the peak resident memory of that process (VmHWM). A solver can be capped
+ * to a largest size in the cap table of bench.c; capped rows are listed as
+ * "skipped". CSV, one row per (case, size, solver):
+ *
+ *   name,scene,solver,nx,vertices,steps,repeats,median_ms_per_step,min_ms_per_step,
+ *   max_ms_per_step,peak_rss_mb,status,message
+ */
+#ifndef CB_BENCH_H
+#define CB_BENCH_H
+
+#include <stdio.h>
+#include "core/error.h"
+
+typedef struct cb_bench_options {
+    int quick;             /* small sizes only, fewer steps */
+    int steps;             /* steps per run (0: default 10, quick 5) */
+    int repeats;           /* runs per row (0: default 5, quick 3) */
+    int max_vertices;      /* > 0: skip sizes above this for every solver */
+    const char *data_dir;  /* folder holding scenes/ */
+    const char *const *solvers; int nsolvers;  /* only these (nsolvers 0: all registered) */
+    const char *const *cases; int ncases;      /* only these case names (0: all) */
+} cb_bench_options;
+
+cb_bench_options cb_default_bench_options(void);
+
+/* Writes the CSV table (header first) to out, one progress line per row to
+ * `progress` (may be NULL). Returns 0 when the table was produced (rows may carry
+ * status "error" or "diverged"; *nfailed counts them), negative on bad input. */
+int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfailed, cb_error *err);
+
+/* Contact-library benchmarks (experiments/bench_ccd.c, experiments/bench_bvh.c). */
+void cb_bench_ccd(FILE *out, int quick);
+void cb_bench_bvh(FILE *out, int quick);
+
+#endif

@@ -1,0 +1,136 @@
+/* tests/test_bench.c — `clothbench bench`: the CSV header and one row per registered
+ * solver and size, consistent timings (min <= median <= max, all positive), vertex
+ * counts equal nx^2, a plausible peak memory, the size cap (rows above it "skipped"),
+ * -o FILE equal in shape to stdout, bad options (exit 2), and the contact-library
+ * tables (every CCD corpus classified as constructed: no `error` line). */
+#include "cb_test.h"
+
+#include <stdarg.h>
+#include <sys/wait.h>
+
+static char out[1 << 18];
+
+static int cb(const char *fmt, ...)
+{
+    char args[4096], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    const char *exe = getenv("CLOTHBENCH");
+    snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null", exe ? exe : "build/clothbench", args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int count_solvers(void)
+{
+    if (cb("list")) return 0;
+    int n = 0;
+    const char *p = strstr(out, "solvers:\n");
+    if (!p) return 0;
+    p += 9;
+    while (!strncmp(p, "  ", 2) && (p = strchr(p, '\n'))) {
+        n++;
+        p++;
+    }
+    return n;
+}
+
+static const char *HEAD = "name,scene,solver,nx,vertices,steps,repeats,median_ms_per_step,min_ms_per_step,"
+                          "max_ms_per_step,peak_rss_mb,status,message\n";
+
+static void test_quick_table(void)
+{
+    int ns = count_solvers();
+    CU_ASSERT_FATAL(ns >= 1);
+    int rc = cb("bench --quick --case hanging --steps 2 --repeats 3");
+    CU_ASSERT(rc == 0 || rc == 1);
+    CU_ASSERT_EQUAL_FATAL(strncmp(out, HEAD, strlen(HEAD)), 0);
+    int rows = 0, ok = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(out + strlen(HEAD), "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char name[64], scene[64], solver[64], status[32];
+        int nx, steps, reps;
+        long nv;
+        double med, mn, mx, mb;
+        int n = sscanf(line, "%63[^,],%63[^,],%63[^,],%d,%ld,%d,%d,%lf,%lf,%lf,%lf,%31[^,]", name, scene, solver, &nx,
+                       &nv, &steps, &reps, &med, &mn, &mx, &mb, status);
+        CU_ASSERT_EQUAL_FATAL(n, 12);
+        rows++;
+        CU_ASSERT_STRING_EQUAL(name, "hanging");
+        CU_ASSERT_EQUAL(nv, (long)nx * nx);
+        CU_ASSERT(nv <= 1024); /* --quick: the 1k size only */
+        CU_ASSERT_EQUAL(steps, 2);
+        CU_ASSERT_EQUAL(reps, 3);
+        if (!strcmp(status, "ok")) {
+            ok++;
+            CU_ASSERT(mn > 0 && mn <= med && med <= mx);
+            CU_ASSERT(mb > 1.0 && mb < 4096.0); /* MB: more than nothing, less than the machine */
+        } else {
+            fprintf(stderr, "  bench row not ok: %s\n", line);
+        }
+    }
+    CU_ASSERT_EQUAL(rows, ns);
+    CU_ASSERT(ok >= 1);
+    CU_ASSERT_EQUAL(rc, ok == rows ? 0 : 1);
+}
+
+static void test_cap_and_output_file(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/bench.csv", cb_test_tmpdir());
+    CU_ASSERT_EQUAL(cb("bench --quick --solver explicit --max-vertices 500 -o %s", path), 0);
+    CU_ASSERT_STRING_EQUAL(out, ""); /* the table went to the file */
+    FILE *f = fopen(path, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char line[2048];
+    CU_ASSERT_PTR_NOT_NULL(fgets(line, sizeof line, f));
+    CU_ASSERT_STRING_EQUAL(line, HEAD);
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        rows++;
+        CU_ASSERT_PTR_NOT_NULL(strstr(line, ",explicit,"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(line, ",skipped,above the size cap of 500 vertices"));
+    }
+    fclose(f);
+    CU_ASSERT_EQUAL(rows, 2); /* two cases, one quick size each */
+}
+
+static void test_bad_options(void)
+{
+    CU_ASSERT_EQUAL(cb("bench --solver nosuch --quick"), 2);
+    CU_ASSERT_EQUAL(cb("bench --case nosuch --quick"), 2);
+    CU_ASSERT_EQUAL(cb("bench --steps 0"), 2);
+    CU_ASSERT_EQUAL(cb("bench frobnicate"), 2);
+}
+
+static void test_contact_tables(void)
+{
+    CU_ASSERT_EQUAL_FATAL(cb("bench ccd --quick"), 0);
+    CU_ASSERT_EQUAL(strncmp(out, "name,queries,seconds,queries_per_s\n", 35), 0);
+    const char *names[] = {"ccd_near_miss_vertex_triangle", "ccd_near_miss_edge_edge", "ccd_crossing_vertex_triangle",
+                           "ccd_crossing_edge_edge"};
+    for (int i = 0; i < 4; i++) {
+        const char *p = strstr(out, names[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        long q = 0;
+        double s = -1, qps = -1;
+        CU_ASSERT_EQUAL(sscanf(p + strlen(names[i]), ",%ld,%lf,%lf", &q, &s, &qps), 3);
+        CU_ASSERT(q > 0 && s >= 0);
+    }
+    CU_ASSERT_PTR_NULL(strstr(out, "\nerror,"));
+    CU_ASSERT_EQUAL_FATAL(cb("bench bvh --quick"), 0);
+    CU_ASSERT_EQUAL(strncmp(out, "name,triangles,bv,seconds\n", 26), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "self_intersections,"));
+}
+
+CB_TEST_MAIN("bench",
+    CB_TEST(test_quick_table),
+    CB_TEST(test_cap_and_output_file),
+    CB_TEST(test_bad_options),
+    CB_TEST(test_contact_tables))
