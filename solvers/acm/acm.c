@@ -1,0 +1,1083 @@
+/* solvers/acm/acm.c — Asynchronous Contact Mechanics: the cb_solver_class "acm".
+ *
+ * Paper: D. Harmon, E. Vouga, B. Smith, R. Tamstorf, E. Grinspun, "Asynchronous Contact
+ * Mechanics", ACM SIGGRAPH 2009 (CACM research highlight 2012, our copy:
+ * /work/shared/papers/asynchronous-contact-mechanics-harmon2009-zh.txt), built on the
+ * asynchronous variational integrators of A. Lew, J. Marsden, M. Ortiz, M. West (2003).
+ *
+ * Algorithm.
+ *  AVI. Every vertex stores its position X at its last update time TV and a velocity V:
+ *  its trajectory is piecewise linear. Every force has its own regular clock: each
+ *  stretch spring (mesh edge), each bending hinge, gravity, each active penalty layer.
+ *  Events sit in a priority queue (queue.c) ordered by (time, kind, index). Processing a
+ *  force event advances its stencil's vertices to the event time and kicks their momenta
+ *  by -h grad V (h = the clock's step). Elastic and gravity clocks tick at k h, k >= 0;
+ *  tick 0 gives half an impulse (the velocity-Verlet start). A step(dt) processes every
+ *  event up to t + dt and reports x(t+dt) = X + (t+dt - TV) V and V for every vertex.
+ *  Element steps are fixed at create: h = safety * 2 / omega, with omega^2 the largest
+ *  over the stencil of n_i K_i / m_i (K_i the element's Gershgorin row sum for vertex i,
+ *  n_i the number of elements of that kind at i): on a uniform mesh this is the explicit
+ *  stability bound; small elements (small masses) get proportionally smaller steps.
+ *  Discrete penalty layers (layers.h): for each close pair (vertex-triangle,
+ *  edge-edge, vertex-collider) layers l = 1..n are active; layer l ticks at k h(l) with
+ *  h(l) = penalty_safety * 2 / sqrt(r(l) sum of the stencil's inverse masses) and kicks
+ *  with -h(l) grad 1/2 r(l) (d - eta(l))^2 when d < eta(l), along the closest-point
+ *  direction, weighted by the closest point's barycentric weights (momentum is conserved
+ *  exactly for self pairs). Layers are activated by certificate failures and deactivated
+ *  lazily: at a tick of the deepest layer n, if d >= A(n) and the pair separates.
+ *  Kinetic separating slabs (contact/certificate.h) give each self pair a conservative
+ *  time before which its distance stays >= C(n); vertex-collider pairs use kinetic.h.
+ *  A certificate failure computes the distance and activates every layer l with
+ *  d < A(l), then rebuilds the certificate. A layer with nonzero impulse is therefore
+ *  never active late, and a crossing would need infinitely many layer activations
+ *  (eta(l) -> 0): the simulation can stall (Zeno) but never interpenetrate.
+ *  Stencil, support, rescheduling. Force events change velocities of their stencil;
+ *  certificates and k-DOP box exits depend on the trajectories of their support. After
+ *  an event, every certificate of a pair containing a kicked vertex and the kicked
+ *  vertices' box exits are recomputed (per-vertex lists of pairs: the dependency graph;
+ *  gravity, whose stencil is every vertex, reschedules everything).
+ *  Kinetic k-DOP broad phase. Each vertex owns a k-DOP box of half width box_radius
+ *  around its position at the last rebuild; its exit time is a kinetic event. A rebuild
+ *  (at t = 0 and at every box exit) refits the k-DOP BVH of contact/bvh.h on the box
+ *  centres with margin box_radius + A(1)/2 and takes every vertex-triangle and edge-edge
+ *  candidate: while all vertices stay in their boxes, a pair that is not a candidate is
+ *  farther apart than A(1). New pairs get certificates; pairs that are no candidate any
+ *  more and have no active layer are dropped. Vertex-collider pairs are permanent.
+ *  Restitution and friction (after the full paper): a penalty impulse applied while the
+ *  pair separates is scaled by cor^2 (a single layer then returns a fraction cor of the
+ *  approach speed); each penalty impulse J is accompanied by a Coulomb friction impulse
+ *  min(mu J, m_eff |v_t|) against the tangential relative velocity v_t (never reversing
+ *  it). Colliders use their own friction and restitution; self contact uses the
+ *  parameters `friction` and `restitution`.
+ *
+ * Mapping from the shared cloth model: stretch springs and discrete-shell hinges are
+ * exactly core/model.c's energies (same gradients), lumped masses and gravity as in the
+ * world. The penalty potential is reported as contact_energy; solver_energy is NaN.
+ * eta(1) defaults to the cloth thickness (1 mm if it is 0). Velocities are the AVI's
+ * piecewise-constant velocities (half a clock step off the synchronous ones).
+ * external_impulse: attachments (impulses on pinned vertices), collider penalty and
+ * friction impulses, and the difference between the impulse the gravity clock gave in
+ * this step and the M g dt the run loop adds, so the momentum balance closes exactly.
+ *
+ * What it does not do: no triangle-mesh colliders (rejected at create: rotating and
+ * keyframed surfaces would need a surface-speed bound in the collider certificate);
+ * no damping; no rebuild of the BVH topology beyond median
+ * re-splitting at each rebuild; collider-collider and pinned-pinned pairs are not
+ * handled; a pair at distance 0 (an intersecting start) is an error; a pair needing
+ * more than max_layers layers stops the run with CB_ERR_NUMERIC (no progress, never a
+ * crossing). Pools (pairs, queue) grow amortised at rebuilds.
+ *
+ * Stages (cb_step_info): "elastic+gravity", "penalty" (layer ticks), "slab" (certificate
+ * failures), "kdop" (box exits and rebuilds), "reschedule" (certificates and box exits
+ * recomputed after kicks). events = events processed; contacts = pairs with an active
+ * layer at the end of the step.
+ *
+ * Parameters (solvers.acm): safety (elastic clocks, default 0.5), penalty_safety (0.5),
+ * eta (m, default thickness), stiffness (r(1), N/m, default k_stretch or 1000),
+ * gravity_step (s, default scene dt / 4), box_radius (m, default 0.12 x mean rest edge
+ * length), kdop (aabb|kdop14|kdop18|kdop26, default kdop18), restitution (self, 1),
+ * friction (self, 0), horizon (certificate horizon, s, 1), max_layers (100000),
+ * profile (per-stage wall times, true).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/bvh.h"
+#include "contact/certificate.h"
+#include "contact/distance.h"
+#include "core/solver.h"
+#include "core/vec3.h"
+#include "solvers/acm/acm.h"
+#include "solvers/acm/kinetic.h"
+#include "solvers/acm/layers.h"
+#include "solvers/acm/queue.h"
+
+typedef struct acm_pair {
+    int kind, a, b;
+    int v[4], nvtx;
+    int layers;
+    int live, seen;
+    uint64_t stamp;
+    double h1;        /* layer 1 clock step */
+    double t_last;    /* every layer tick <= t_last has been processed */
+    double cor2, mu;
+} acm_pair;
+
+typedef struct acm_solver {
+    const cb_world *w;
+    const cb_mesh *m;
+    int nv, ne, nh, nf, nc;
+    /* parameters */
+    double safety, psafety, eta1, r1, hg, rho, horizon;
+    double self_cor, self_mu;
+    int max_layers, profile;
+    cb_bv_kind kdop;
+    /* vertex state */
+    double (*X)[3], (*V)[3], *TV;
+    double (*center)[3];
+    uint64_t *vstamp;
+    int *touched, ntouched;
+    /* clocks */
+    double *h_edge, *h_hinge;
+    long *tick_edge, *tick_hinge, tick_gravity;
+    int has_gravity;
+    double free_mass;
+    /* queue ids */
+    int base_edge, base_hinge, base_box, base_pair;
+    cb_acm_queue q;
+    double now;
+    /* pairs */
+    acm_pair *pairs;
+    int npairs, cap_pairs;
+    int *free_ids, nfree;
+    int *slot_next, *slot_prev, *vhead;
+    int *order;                    /* live self pair ids, scratch */
+    uint64_t stamp;
+    /* hash of self pairs: key -> id */
+    uint64_t *hkey;
+    int *hval;
+    int hcap;
+    /* broad phase */
+    const double (*dirs)[3];
+    double dirlen[CB_BV_MAX_SLABS];
+    int ndir;
+    cb_bvh *bvh;
+    cb_bvh_result *res;
+    /* accounting */
+    double ext[3], grav_imp[3];
+    long events_step;
+    cb_acm_stats st;
+    cb_acm_trace_entry *trace;
+    long trace_cap, *trace_n;
+    cb_error *err;
+    int fail;
+} acm_solver;
+
+static const char *const allowed_keys[] = {"safety", "penalty_safety", "eta", "stiffness",
+                                           "gravity_step", "box_radius", "kdop", "restitution",
+                                           "friction", "horizon", "max_layers", "profile", NULL};
+static const char *const kdop_names[] = {"aabb", "kdop14", "kdop18", "kdop26", NULL};
+static const cb_bv_kind kdop_kinds[] = {CB_BV_AABB, CB_BV_KDOP14, CB_BV_KDOP18, CB_BV_KDOP26};
+
+/* ---------------------------------------------------------------- vertices */
+
+static inline void pos_at(const acm_solver *s, int i, double t, double out[3])
+{
+    double dt = t - s->TV[i];
+    for (int k = 0; k < 3; k++) out[k] = s->X[i][k] + dt * s->V[i][k];
+}
+
+static inline void advance(acm_solver *s, int i, double t)
+{
+    if (s->TV[i] == t) return;
+    if (s->w->inv_mass[i] == 0.0 && s->w->pinned[i]) cb_world_pin_target(s->w, i, t, s->X[i]);
+    else pos_at(s, i, t, s->X[i]);
+    s->TV[i] = t;
+}
+
+static inline void touch(acm_solver *s, int i)
+{
+    if (s->vstamp[i] == s->stamp) return;
+    s->vstamp[i] = s->stamp;
+    s->touched[s->ntouched++] = i;
+}
+
+/* Apply impulse J (N s) to vertex i; pinned vertices pass it to their attachment. */
+static inline void kick(acm_solver *s, int i, const double J[3])
+{
+    double im = s->w->inv_mass[i];
+    if (im == 0.0) {
+        for (int k = 0; k < 3; k++) s->ext[k] -= J[k];
+        return;
+    }
+    cb_v3_axpy(s->V[i], im, J);
+    touch(s, i);
+}
+
+static void record(acm_solver *s, double t, int kind, int index, const acm_pair *p, double d, double J)
+{
+    if (!s->trace_n) return;
+    long n = (*s->trace_n)++;
+    if (!s->trace || n >= s->trace_cap) return;
+    cb_acm_trace_entry *e = &s->trace[n];
+    e->t = t;
+    e->kind = kind;
+    e->index = index;
+    e->pair_kind = p ? p->kind : -1;
+    e->a = p ? p->a : -1;
+    e->b = p ? p->b : -1;
+    e->layers = p ? p->layers : 0;
+    e->distance = d;
+    e->impulse = J;
+}
+
+/* ---------------------------------------------------------------- pair geometry */
+
+/* Distance d, unit normal n (from side B to side A) and weights w (impulse J n w_k on
+ * vertex v[k], sum w_k = 0 for self pairs) of pair p at time t. Returns d (NaN if
+ * degenerate). For VC pairs, vc gets the collider velocity. */
+static double pair_geometry(const acm_solver *s, const acm_pair *p, double t, double n[3],
+                            double w[4], double vc[3])
+{
+    double x[4][3];
+    for (int k = 0; k < p->nvtx; k++) pos_at(s, p->v[k], t, x[k]);
+    double d;
+    if (p->kind == CB_ACM_PAIR_VC) {
+        const cb_collider *c = &s->w->colliders[p->b];
+        d = cb_collider_query(c, t, x[0], n, NULL);
+        if (vc) cb_collider_velocity(c, t, x[0], vc);
+        w[0] = 1.0;
+        return d;
+    }
+    if (vc) cb_v3_zero(vc);
+    double ca[3], cbp[3];
+    if (p->kind == CB_ACM_PAIR_VT) {
+        double bary[3];
+        d = sqrt(cb_point_triangle_distance2(x[0], x[1], x[2], x[3], bary, cbp));
+        cb_v3_copy(ca, x[0]);
+        w[0] = 1.0;
+        w[1] = -bary[0];
+        w[2] = -bary[1];
+        w[3] = -bary[2];
+    } else {
+        double sa, sb;
+        d = sqrt(cb_edge_edge_distance2(x[0], x[1], x[2], x[3], &sa, &sb, ca, cbp));
+        w[0] = 1.0 - sa;
+        w[1] = sa;
+        w[2] = -(1.0 - sb);
+        w[3] = -sb;
+    }
+    cb_v3_sub(n, ca, cbp);
+    if (d > 0) cb_v3_scale(n, n, 1.0 / d);
+    return d;
+}
+
+static double pair_step_inv_mass(const acm_solver *s, const acm_pair *p)
+{
+    double sum = 0;
+    for (int k = 0; k < p->nvtx; k++) sum += s->w->inv_mass[p->v[k]];
+    return sum;
+}
+
+/* ---------------------------------------------------------------- scheduling */
+
+static inline int id_cert(const acm_solver *s, int p) { return s->base_pair + 2 * p; }
+static inline int id_layer(const acm_solver *s, int p) { return s->base_pair + 2 * p + 1; }
+
+static void schedule_box(acm_solver *s, int i, double t)
+{
+    double x[3];
+    pos_at(s, i, t, x);
+    double ds = cb_acm_box_exit(s->dirs, s->dirlen, s->ndir, s->center[i], s->rho, x, s->V[i]);
+    int id = s->base_box + i;
+    if (isfinite(ds)) cb_acm_queue_set(&s->q, id, t + ds, cb_acm_qkey(CB_ACM_EV_KDOP, i));
+    else cb_acm_queue_remove(&s->q, id);
+}
+
+/* Certificate failure time of pair p from time t, for guard C(layers). */
+static double certificate(const acm_solver *s, const acm_pair *p, double t)
+{
+    double guard = cb_acm_guard(s->eta1, p->layers);
+    double x[4][3];
+    for (int k = 0; k < p->nvtx; k++) pos_at(s, p->v[k], t, x[k]);
+    const double (*V)[3] = (const double (*)[3])s->V;
+    if (p->kind == CB_ACM_PAIR_VC)
+        return cb_acm_collider_certificate(&s->w->colliders[p->b], t, x[0], V[p->v[0]], guard, s->horizon);
+    if (p->kind == CB_ACM_PAIR_VT)
+        return cb_certificate_vertex_triangle(x[0], V[p->v[0]], x[1], V[p->v[1]], x[2], V[p->v[2]], x[3],
+                                              V[p->v[3]], guard, s->horizon);
+    return cb_certificate_edge_edge(x[0], V[p->v[0]], x[1], V[p->v[1]], x[2], V[p->v[2]], x[3], V[p->v[3]],
+                                    guard, s->horizon);
+}
+
+static void schedule_cert(acm_solver *s, int pid, double t)
+{
+    double ds = certificate(s, &s->pairs[pid], t);
+    cb_acm_queue_set(&s->q, id_cert(s, pid), t + ds, cb_acm_qkey(CB_ACM_EV_CERT, pid));
+}
+
+static double next_layer_tick(const acm_pair *p, double after)
+{
+    double best = INFINITY;
+    for (int l = 1; l <= p->layers; l++) {
+        double tl = cb_acm_next_tick(p->h1 * cb_acm_step_scale(l), after);
+        if (tl < best) best = tl;
+    }
+    return best;
+}
+
+static void schedule_layer(acm_solver *s, int pid)
+{
+    acm_pair *p = &s->pairs[pid];
+    if (p->layers == 0) {
+        cb_acm_queue_remove(&s->q, id_layer(s, pid));
+        return;
+    }
+    cb_acm_queue_set(&s->q, id_layer(s, pid), next_layer_tick(p, p->t_last),
+                     cb_acm_qkey(CB_ACM_EV_LAYER, pid));
+}
+
+/* Recompute what depends on the trajectories of the touched vertices. */
+static void reschedule_touched(acm_solver *s, double t)
+{
+    for (int k = 0; k < s->ntouched; k++) {
+        int i = s->touched[k];
+        schedule_box(s, i, t);
+        for (int sl = s->vhead[i]; sl >= 0; sl = s->slot_next[sl]) {
+            int pid = sl >> 2;
+            acm_pair *p = &s->pairs[pid];
+            if (p->stamp == s->stamp) continue;
+            p->stamp = s->stamp;
+            schedule_cert(s, pid, t);
+        }
+    }
+    s->ntouched = 0;
+}
+
+/* ---------------------------------------------------------------- pairs */
+
+static int grow_pairs(acm_solver *s, int need)
+{
+    if (need <= s->cap_pairs) return CB_OK;
+    int ncap = s->cap_pairs ? s->cap_pairs : 1024;
+    while (ncap < need) ncap *= 2;
+    acm_pair *p = realloc(s->pairs, (size_t)ncap * sizeof *p);
+    if (!p) return CB_ERR_NOMEM;
+    s->pairs = p;
+    int *fi = realloc(s->free_ids, (size_t)ncap * sizeof *fi);
+    if (!fi) return CB_ERR_NOMEM;
+    s->free_ids = fi;
+    int *od = realloc(s->order, (size_t)ncap * sizeof *od);
+    if (!od) return CB_ERR_NOMEM;
+    s->order = od;
+    int *sn = realloc(s->slot_next, (size_t)ncap * 4 * sizeof *sn);
+    if (!sn) return CB_ERR_NOMEM;
+    s->slot_next = sn;
+    int *sp = realloc(s->slot_prev, (size_t)ncap * 4 * sizeof *sp);
+    if (!sp) return CB_ERR_NOMEM;
+    s->slot_prev = sp;
+    if (cb_acm_queue_reserve(&s->q, s->base_pair + 2 * ncap)) return CB_ERR_NOMEM;
+    s->cap_pairs = ncap;
+    return CB_OK;
+}
+
+static uint64_t pair_key(int kind, int a, int b)
+{
+    return ((uint64_t)kind << 62) | ((uint64_t)(unsigned)a << 31) | (uint64_t)(unsigned)b;
+}
+
+static inline size_t hash64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (size_t)k;
+}
+
+static int hash_find(const acm_solver *s, uint64_t key)
+{
+    if (!s->hcap) return -1;
+    size_t mask = (size_t)s->hcap - 1;
+    for (size_t h = hash64(key) & mask;; h = (h + 1) & mask) {
+        if (s->hval[h] < 0) return -1;
+        if (s->hkey[h] == key) return s->hval[h];
+    }
+}
+
+static void hash_insert(acm_solver *s, uint64_t key, int id)
+{
+    size_t mask = (size_t)s->hcap - 1;
+    size_t h = hash64(key) & mask;
+    while (s->hval[h] >= 0) h = (h + 1) & mask;
+    s->hkey[h] = key;
+    s->hval[h] = id;
+}
+
+/* Create a pair (returns its id, -1 when it has no free vertex, < -1 on no memory). */
+static int pair_create(acm_solver *s, int kind, int a, int b, double t)
+{
+    acm_pair np;
+    memset(&np, 0, sizeof np);
+    np.kind = kind;
+    np.a = a;
+    np.b = b;
+    const cb_mesh *m = s->m;
+    if (kind == CB_ACM_PAIR_VC) {
+        np.nvtx = 1;
+        np.v[0] = a;
+        np.cor2 = s->w->colliders[b].restitution * s->w->colliders[b].restitution;
+        np.mu = s->w->colliders[b].friction;
+    } else {
+        np.nvtx = 4;
+        if (kind == CB_ACM_PAIR_VT) {
+            np.v[0] = a;
+            for (int k = 0; k < 3; k++) np.v[k + 1] = m->f[b][k];
+        } else {
+            np.v[0] = m->e[a][0];
+            np.v[1] = m->e[a][1];
+            np.v[2] = m->e[b][0];
+            np.v[3] = m->e[b][1];
+        }
+        np.cor2 = s->self_cor * s->self_cor;
+        np.mu = s->self_mu;
+    }
+    double sim = pair_step_inv_mass(s, &np);
+    if (!(sim > 0)) return -1;
+    np.h1 = s->psafety * 2.0 / sqrt(s->r1 * sim);
+    np.live = 1;
+    np.seen = 1;
+    np.t_last = t;
+    np.stamp = 0;
+    int id;
+    if (s->nfree) id = s->free_ids[--s->nfree];
+    else {
+        if (grow_pairs(s, s->npairs + 1)) return -2;
+        id = s->npairs++;
+    }
+    s->pairs[id] = np;
+    for (int k = 0; k < np.nvtx; k++) {
+        int sl = 4 * id + k, i = np.v[k];
+        s->slot_prev[sl] = -1;
+        s->slot_next[sl] = s->vhead[i];
+        if (s->vhead[i] >= 0) s->slot_prev[s->vhead[i]] = sl;
+        s->vhead[i] = sl;
+    }
+    schedule_cert(s, id, t);
+    return id;
+}
+
+static void pair_destroy(acm_solver *s, int id)
+{
+    acm_pair *p = &s->pairs[id];
+    for (int k = 0; k < p->nvtx; k++) {
+        int sl = 4 * id + k, i = p->v[k];
+        int pr = s->slot_prev[sl], nx = s->slot_next[sl];
+        if (pr >= 0) s->slot_next[pr] = nx;
+        else s->vhead[i] = nx;
+        if (nx >= 0) s->slot_prev[nx] = pr;
+    }
+    cb_acm_queue_remove(&s->q, id_cert(s, id));
+    cb_acm_queue_remove(&s->q, id_layer(s, id));
+    p->live = 0;
+    s->free_ids[s->nfree++] = id;
+}
+
+/* ---------------------------------------------------------------- broad phase */
+
+/* Narrow filter of a broad-phase candidate: distance between the primitives at the box
+ * centres below `reach`. */
+static int pair_near(const acm_solver *s, int kind, int a, int b, double reach)
+{
+    const double (*c)[3] = (const double (*)[3])s->center;
+    const cb_mesh *m = s->m;
+    double d2;
+    if (kind == CB_ACM_PAIR_VT)
+        d2 = cb_point_triangle_distance2(c[a], c[m->f[b][0]], c[m->f[b][1]], c[m->f[b][2]], NULL, NULL);
+    else
+        d2 = cb_edge_edge_distance2(c[m->e[a][0]], c[m->e[a][1]], c[m->e[b][0]], c[m->e[b][1]], NULL, NULL,
+                                    NULL, NULL);
+    return !(d2 >= reach * reach);
+}
+
+static int rebuild(acm_solver *s, double t)
+{
+    s->st.rebuilds++;
+    for (int i = 0; i < s->nv; i++) {
+        advance(s, i, t);
+        cb_v3_copy(s->center[i], s->X[i]);
+    }
+    if (s->bvh) {
+        double margin = s->rho + 0.5 * cb_acm_activation(s->eta1, 1);
+        int rc = cb_bvh_build(s->bvh, (const double (*)[3])s->center, margin, s->err);
+        if (!rc) rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, s->err);
+        if (rc) return rc;
+        for (int id = 0; id < s->npairs; id++) s->pairs[id].seen = 0;
+        /* every vertex stays in its box, inside a ball of radius rho sqrt(3) (the axis
+         * slabs alone bound it), so a pair's distance moves by at most 2 sqrt(3) rho */
+        double reach = cb_acm_activation(s->eta1, 1) + 2.0 * sqrt(3.0) * s->rho;
+        for (int pass = 0; pass < 2; pass++) {
+            const cb_pair_list *L = pass == 0 ? &s->res->vt : &s->res->ee;
+            int kind = pass == 0 ? CB_ACM_PAIR_VT : CB_ACM_PAIR_EE;
+            for (long c = 0; c < L->n; c++) {
+                int a = L->p[c][0], b = L->p[c][1];
+                if (!pair_near(s, kind, a, b, reach)) continue;
+                int id = hash_find(s, pair_key(kind, a, b));
+                if (id >= 0) {
+                    s->pairs[id].seen = 1;
+                    continue;
+                }
+                id = pair_create(s, kind, a, b, t);
+                if (id < -1) return CB_FAIL(s->err, CB_ERR_NOMEM, "acm: out of memory (pairs)");
+            }
+        }
+        int nlive = 0;
+        for (int id = 0; id < s->npairs; id++) {
+            acm_pair *p = &s->pairs[id];
+            if (!p->live || p->kind == CB_ACM_PAIR_VC) continue;
+            if (!p->seen && p->layers == 0) pair_destroy(s, id);
+            else s->order[nlive++] = id;
+        }
+        /* rebuild the hash over the live self pairs */
+        int need = 16;
+        while (need < 2 * nlive + 16) need *= 2;
+        if (need > s->hcap) {
+            uint64_t *hk = realloc(s->hkey, (size_t)need * sizeof *hk);
+            if (!hk) return CB_FAIL(s->err, CB_ERR_NOMEM, "acm: out of memory (hash)");
+            s->hkey = hk;
+            int *hv = realloc(s->hval, (size_t)need * sizeof *hv);
+            if (!hv) return CB_FAIL(s->err, CB_ERR_NOMEM, "acm: out of memory (hash)");
+            s->hval = hv;
+            s->hcap = need;
+        }
+        for (int h = 0; h < s->hcap; h++) s->hval[h] = -1;
+        for (int k = 0; k < nlive; k++) {
+            const acm_pair *p = &s->pairs[s->order[k]];
+            hash_insert(s, pair_key(p->kind, p->a, p->b), s->order[k]);
+        }
+    }
+    for (int i = 0; i < s->nv; i++) schedule_box(s, i, t);
+    return CB_OK;
+}
+
+/* ---------------------------------------------------------------- events */
+
+static void event_stretch(acm_solver *s, int e, double t)
+{
+    const int *ed = s->m->e[e];
+    int a = ed[0], b = ed[1];
+    double h = s->h_edge[e] * (s->tick_edge[e] == 0 ? 0.5 : 1.0);
+    advance(s, a, t);
+    advance(s, b, t);
+    double d[3];
+    cb_v3_sub(d, s->X[a], s->X[b]);
+    double l = cb_v3_norm(d);
+    if (l > 0) {
+        double f = -s->w->model.k_stretch * (l - s->w->model.rest_length[e]) / l; /* force on a per unit d */
+        double J[3];
+        cb_v3_scale(J, d, h * f);
+        kick(s, a, J);
+        cb_v3_scale(J, J, -1.0);
+        kick(s, b, J);
+    }
+    s->tick_edge[e]++;
+    cb_acm_queue_set(&s->q, s->base_edge + e, (double)s->tick_edge[e] * s->h_edge[e],
+                     cb_acm_qkey(CB_ACM_EV_STRETCH, e));
+}
+
+static void event_bend(acm_solver *s, int hi, double t)
+{
+    const int *hv = s->m->h[hi];
+    double h = s->h_hinge[hi] * (s->tick_hinge[hi] == 0 ? 0.5 : 1.0);
+    for (int k = 0; k < 4; k++) advance(s, hv[k], t);
+    double g[4][3];
+    double th = cb_dihedral_angle(s->X[hv[0]], s->X[hv[1]], s->X[hv[2]], s->X[hv[3]], g);
+    double c = -2.0 * s->w->model.k_bend * s->w->model.hinge_weight[hi] * (th - s->w->model.hinge_rest_angle[hi]);
+    if (c != 0.0 && isfinite(th))
+        for (int k = 0; k < 4; k++) {
+            double J[3];
+            cb_v3_scale(J, g[k], h * c);
+            kick(s, hv[k], J);
+        }
+    s->tick_hinge[hi]++;
+    cb_acm_queue_set(&s->q, s->base_hinge + hi, (double)s->tick_hinge[hi] * s->h_hinge[hi],
+                     cb_acm_qkey(CB_ACM_EV_BEND, hi));
+}
+
+static void event_gravity(acm_solver *s, double t)
+{
+    double h = s->hg * (s->tick_gravity == 0 ? 0.5 : 1.0);
+    for (int i = 0; i < s->nv; i++) {
+        if (s->w->inv_mass[i] == 0.0) continue;
+        advance(s, i, t);
+        cb_v3_axpy(s->V[i], h, s->w->gravity);
+    }
+    cb_v3_axpy(s->grav_imp, h * s->free_mass, s->w->gravity);
+    s->tick_gravity++;
+    cb_acm_queue_set(&s->q, 0, (double)s->tick_gravity * s->hg, cb_acm_qkey(CB_ACM_EV_GRAVITY, 0));
+}
+
+/* Everything depends on the trajectories after a gravity kick. */
+static void reschedule_all(acm_solver *s, double t)
+{
+    for (int i = 0; i < s->nv; i++) schedule_box(s, i, t);
+    for (int id = 0; id < s->npairs; id++)
+        if (s->pairs[id].live) schedule_cert(s, id, t);
+}
+
+static int event_cert(acm_solver *s, int pid, double t)
+{
+    acm_pair *p = &s->pairs[pid];
+    double n[3], w[4];
+    double d = pair_geometry(s, p, t, n, w, NULL);
+    if (!(d > 0))
+        return CB_FAIL(s->err, CB_ERR_NUMERIC,
+                       "acm: %s pair (%d, %d) at distance %g at t = %.17g: the configuration intersects",
+                       p->kind == CB_ACM_PAIR_VT ? "vertex-triangle" : p->kind == CB_ACM_PAIR_EE ? "edge-edge"
+                                                                                                 : "vertex-collider",
+                       p->a, p->b, d, t);
+    int old = p->layers;
+    while (d < cb_acm_activation(s->eta1, p->layers + 1)) {
+        if (++p->layers > s->max_layers) goto too_deep;
+    }
+    double ds = certificate(s, p, t);
+    while (!(ds > 0)) { /* rounding at the guard: one more layer is always safe */
+        if (++p->layers > s->max_layers) goto too_deep;
+        ds = certificate(s, p, t);
+    }
+    if (p->layers != old) {
+        if (p->t_last < t) p->t_last = t;
+        schedule_layer(s, pid);
+    }
+    if (p->layers > s->st.max_layers) s->st.max_layers = p->layers;
+    cb_acm_queue_set(&s->q, id_cert(s, pid), t + ds, cb_acm_qkey(CB_ACM_EV_CERT, pid));
+    record(s, t, CB_ACM_EV_CERT, pid, p, d, 0.0);
+    return CB_OK;
+too_deep:
+    return CB_FAIL(s->err, CB_ERR_NUMERIC,
+                   "acm: pair (%d, %d) needs more than max_layers = %d penalty layers at distance %g "
+                   "(t = %g): no progress (eta or stiffness too small for the velocities)",
+                   p->a, p->b, s->max_layers, d, t);
+}
+
+static void event_layer(acm_solver *s, int pid, double t)
+{
+    acm_pair *p = &s->pairs[pid];
+    for (int k = 0; k < p->nvtx; k++) advance(s, p->v[k], t);
+    double n[3], w[4], vc[3];
+    double d = pair_geometry(s, p, t, n, w, vc);
+    double J = 0.0;
+    int deepest_ticks = 0;
+    for (int l = 1; l <= p->layers; l++) {
+        double hl = p->h1 * cb_acm_step_scale(l);
+        if (cb_acm_next_tick(hl, p->t_last) != t) continue;
+        if (l == p->layers) deepest_ticks = 1;
+        double g = cb_acm_eta(s->eta1, l) - d;
+        if (g > 0) J += hl * cb_acm_stiffness(s->r1, l) * g;
+    }
+    double vrel[3];
+    cb_v3_scale(vrel, vc, -1.0);
+    double wim = 0.0;
+    for (int k = 0; k < p->nvtx; k++) {
+        cb_v3_axpy(vrel, w[k], s->V[p->v[k]]);
+        wim += w[k] * w[k] * s->w->inv_mass[p->v[k]];
+    }
+    double vn = cb_v3_dot(vrel, n);
+    if (J > 0) {
+        if (vn > 0) J *= p->cor2;
+        double Jt[3] = {0, 0, 0};
+        if (p->mu > 0 && wim > 0) {
+            double vt[3];
+            cb_v3_copy(vt, vrel);
+            cb_v3_axpy(vt, -vn, n);
+            double lt = cb_v3_norm(vt);
+            if (lt > 0) {
+                double jt = fmin(p->mu * J, lt / wim);
+                cb_v3_scale(Jt, vt, -jt / lt);
+            }
+        }
+        for (int k = 0; k < p->nvtx; k++) {
+            double Jk[3];
+            for (int c = 0; c < 3; c++) Jk[c] = w[k] * (J * n[c] + Jt[c]);
+            kick(s, p->v[k], Jk);
+            if (p->kind == CB_ACM_PAIR_VC && s->w->inv_mass[p->v[k]] > 0) cb_v3_add(s->ext, s->ext, Jk);
+        }
+    }
+    int deactivated = 0;
+    if (deepest_ticks && d >= cb_acm_activation(s->eta1, p->layers) && vn > 0) {
+        p->layers--;
+        deactivated = 1;
+    }
+    p->t_last = t;
+    schedule_layer(s, pid);
+    if (deactivated && p->stamp != s->stamp) {
+        p->stamp = s->stamp;
+        schedule_cert(s, pid, t);
+    }
+    record(s, t, CB_ACM_EV_LAYER, pid, p, d, J);
+}
+
+/* Process every event with time <= t_end. */
+static int run_until(acm_solver *s, double t_end, cb_step_info *info)
+{
+    double stage[5] = {0, 0, 0, 0, 0};
+    int rc = CB_OK;
+    while (!cb_acm_queue_empty(&s->q)) {
+        const cb_acm_qentry *top = cb_acm_queue_top(&s->q);
+        if (!(top->t <= t_end)) break;
+        double t = top->t;
+        int id = top->id;
+        cb_acm_queue_pop(&s->q);
+        s->now = t;
+        s->stamp++;
+        double c0 = s->profile ? cb_wall_time() : 0.0;
+        int kind, st;
+        if (id == 0) {
+            kind = CB_ACM_EV_GRAVITY;
+            st = 0;
+            event_gravity(s, t);
+            record(s, t, kind, 0, NULL, NAN, 0.0);
+        } else if (id < s->base_hinge) {
+            kind = CB_ACM_EV_STRETCH;
+            st = 0;
+            event_stretch(s, id - s->base_edge, t);
+            if (s->trace_n) record(s, t, kind, id - s->base_edge, NULL, NAN, 0.0);
+        } else if (id < s->base_box) {
+            kind = CB_ACM_EV_BEND;
+            st = 0;
+            event_bend(s, id - s->base_hinge, t);
+            if (s->trace_n) record(s, t, kind, id - s->base_hinge, NULL, NAN, 0.0);
+        } else if (id < s->base_pair) {
+            kind = CB_ACM_EV_KDOP;
+            st = 3;
+            record(s, t, kind, id - s->base_box, NULL, NAN, 0.0);
+            rc = rebuild(s, t);
+        } else if (((id - s->base_pair) & 1) == 0) {
+            kind = CB_ACM_EV_CERT;
+            st = 2;
+            rc = event_cert(s, (id - s->base_pair) >> 1, t);
+        } else {
+            kind = CB_ACM_EV_LAYER;
+            st = 1;
+            event_layer(s, (id - s->base_pair) >> 1, t);
+        }
+        double c1 = s->profile ? cb_wall_time() : 0.0;
+        if (rc) break;
+        if (kind == CB_ACM_EV_GRAVITY) {
+            s->ntouched = 0;
+            reschedule_all(s, t);
+        } else if (s->ntouched) {
+            reschedule_touched(s, t);
+        }
+        double c2 = s->profile ? cb_wall_time() : 0.0;
+        stage[st] += c1 - c0;
+        stage[4] += c2 - c1;
+        s->st.events[kind]++;
+        s->events_step++;
+    }
+    if (s->profile && info) {
+        cb_step_info_stage(info, "elastic+gravity", stage[0]);
+        cb_step_info_stage(info, "penalty", stage[1]);
+        cb_step_info_stage(info, "slab", stage[2]);
+        cb_step_info_stage(info, "kdop", stage[3]);
+        cb_step_info_stage(info, "reschedule", stage[4]);
+        info->wall_contact_s += stage[1] + stage[2] + stage[3] + stage[4];
+    }
+    return rc;
+}
+
+/* ---------------------------------------------------------------- create */
+
+/* Element steps (see the header comment). */
+static int compute_clocks(acm_solver *s, cb_error *err)
+{
+    const cb_mesh *m = s->m;
+    const cb_world *w = s->w;
+    int *deg = cb_calloc((size_t)s->nv, sizeof *deg), *hdeg = cb_calloc((size_t)s->nv, sizeof *hdeg);
+    if (!deg || !hdeg) {
+        free(deg);
+        free(hdeg);
+        return CB_FAIL(err, CB_ERR_NOMEM, "acm: out of memory");
+    }
+    for (int e = 0; e < m->ne; e++) {
+        deg[m->e[e][0]]++;
+        deg[m->e[e][1]]++;
+    }
+    for (int h = 0; h < m->nh; h++)
+        for (int k = 0; k < 4; k++) hdeg[m->h[h][k]]++;
+    double k = w->model.k_stretch;
+    for (int e = 0; e < m->ne; e++) {
+        double om2 = 0;
+        for (int c = 0; c < 2; c++) {
+            int i = m->e[e][c];
+            om2 = fmax(om2, deg[i] * 2.0 * k * w->inv_mass[i]);
+        }
+        s->h_edge[e] = om2 > 0 ? s->safety * 2.0 / sqrt(om2) : INFINITY;
+    }
+    const double (*x)[3] = (const double (*)[3])m->x;
+    for (int h = 0; h < m->nh; h++) {
+        const int *hv = m->h[h];
+        double g[4][3], om2 = 0;
+        cb_dihedral_angle(x[hv[0]], x[hv[1]], x[hv[2]], x[hv[3]], g);
+        for (int c = 0; c < 4; c++) {
+            int i = hv[c];
+            om2 = fmax(om2, hdeg[i] * 8.0 * w->model.k_bend * w->model.hinge_weight[h] * cb_v3_norm2(g[c]) *
+                                w->inv_mass[i]);
+        }
+        s->h_hinge[h] = om2 > 0 && isfinite(om2) ? s->safety * 2.0 / sqrt(om2) : INFINITY;
+    }
+    free(deg);
+    free(hdeg);
+    return CB_OK;
+}
+
+static void acm_destroy(void *self);
+
+static int acm_create(const cb_world *w, const cb_params *p, void **self, cb_error *err)
+{
+    if (!w || !self) return CB_FAIL(err, CB_ERR_INPUT, "acm: NULL argument");
+    acm_solver *s = cb_calloc(1, sizeof *s);
+    if (!s) return CB_FAIL(err, CB_ERR_NOMEM, "acm: out of memory");
+    s->w = w;
+    s->m = w->mesh;
+    s->nv = w->nv;
+    s->ne = s->m->ne;
+    s->nh = s->m->nh;
+    s->nf = s->m->nf;
+    s->nc = w->ncolliders;
+    s->err = err;
+    double mean_edge = 0;
+    for (int e = 0; e < s->ne; e++) mean_edge += w->model.rest_length[e];
+    mean_edge = s->ne ? mean_edge / s->ne : 0.0;
+    double eta_def = w->thickness > 0 ? w->thickness : 1e-3;
+    double r_def = w->model.k_stretch > 0 ? w->model.k_stretch : 1000.0;
+    double hg_def = w->scene ? 0.25 * w->scene->dt : 1e-3;
+    int kd = 2;
+    int rc = cb_params_double(p, "safety", 0.5, 1e-6, 1.0, &s->safety, err);
+    if (!rc) rc = cb_params_double(p, "penalty_safety", 0.5, 1e-6, 1.0, &s->psafety, err);
+    if (!rc) rc = cb_params_double(p, "eta", eta_def, 1e-12, 1e3, &s->eta1, err);
+    if (!rc) rc = cb_params_double(p, "stiffness", r_def, 1e-12, 1e15, &s->r1, err);
+    if (!rc) rc = cb_params_double(p, "gravity_step", hg_def, 1e-12, 1e3, &s->hg, err);
+    double rho_def = fmax(0.12 * mean_edge, 0.5 * s->eta1);
+    if (!rc) rc = cb_params_double(p, "box_radius", rho_def, 1e-12, 1e3, &s->rho, err);
+    if (!rc) rc = cb_params_choice(p, "kdop", kdop_names, 2, &kd, err);
+    if (!rc) rc = cb_params_double(p, "restitution", 1.0, 0.0, 1.0, &s->self_cor, err);
+    if (!rc) rc = cb_params_double(p, "friction", 0.0, 0.0, 1e3, &s->self_mu, err);
+    if (!rc) rc = cb_params_double(p, "horizon", 1.0, 1e-9, 1e6, &s->horizon, err);
+    if (!rc) rc = cb_params_int(p, "max_layers", 100000, 1, 100000000, &s->max_layers, err);
+    if (!rc) rc = cb_params_bool(p, "profile", 1, &s->profile, err);
+    if (!rc) rc = cb_params_check(p, allowed_keys, err);
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    s->kdop = kdop_kinds[kd];
+    s->ndir = cb_bv_directions(s->kdop, &s->dirs);
+    for (int j = 0; j < s->ndir; j++) s->dirlen[j] = cb_v3_norm(s->dirs[j]);
+    int nv = s->nv;
+    s->X = cb_calloc((size_t)nv, sizeof *s->X);
+    s->V = cb_calloc((size_t)nv, sizeof *s->V);
+    s->TV = cb_calloc((size_t)nv, sizeof *s->TV);
+    s->center = cb_calloc((size_t)nv, sizeof *s->center);
+    s->vstamp = cb_calloc((size_t)nv, sizeof *s->vstamp);
+    s->touched = cb_calloc((size_t)nv, sizeof *s->touched);
+    s->vhead = cb_calloc((size_t)nv, sizeof *s->vhead);
+    s->h_edge = cb_calloc((size_t)s->ne + 1, sizeof *s->h_edge);
+    s->tick_edge = cb_calloc((size_t)s->ne + 1, sizeof *s->tick_edge);
+    s->h_hinge = cb_calloc((size_t)s->nh + 1, sizeof *s->h_hinge);
+    s->tick_hinge = cb_calloc((size_t)s->nh + 1, sizeof *s->tick_hinge);
+    if (!s->X || !s->V || !s->TV || !s->center || !s->vstamp || !s->touched || !s->vhead || !s->h_edge ||
+        !s->tick_edge || !s->h_hinge || !s->tick_hinge) {
+        acm_destroy(s);
+        return CB_FAIL(err, CB_ERR_NOMEM, "acm: out of memory");
+    }
+    for (int i = 0; i < nv; i++) {
+        cb_v3_copy(s->X[i], w->state.x[i]);
+        cb_v3_copy(s->V[i], w->state.v[i]);
+        if (w->pinned[i]) {
+            cb_world_pin_target(w, i, w->state.t, s->X[i]);
+            cb_v3_copy(s->V[i], w->pin_velocity[i]);
+        }
+        s->TV[i] = w->state.t;
+        s->vhead[i] = -1;
+        if (w->inv_mass[i] > 0) s->free_mass += w->mass[i];
+    }
+    s->now = w->state.t;
+    if ((rc = compute_clocks(s, err))) {
+        acm_destroy(s);
+        return rc;
+    }
+    s->base_edge = 1;
+    s->base_hinge = 1 + s->ne;
+    s->base_box = 1 + s->ne + s->nh;
+    s->base_pair = s->base_box + nv;
+    if (cb_acm_queue_reserve(&s->q, s->base_pair + 2048) || grow_pairs(s, 1024)) {
+        acm_destroy(s);
+        return CB_FAIL(err, CB_ERR_NOMEM, "acm: out of memory");
+    }
+    if (s->nf > 0) {
+        rc = cb_bvh_create(s->m, s->kdop, &s->bvh, err);
+        if (!rc) rc = cb_bvh_result_create(&s->res, err);
+        if (rc) {
+            acm_destroy(s);
+            return rc;
+        }
+    }
+    /* clocks start at the current time with a half kick (tick 0) */
+    double t0 = s->now;
+    s->has_gravity = cb_v3_norm2(w->gravity) > 0 && s->free_mass > 0;
+    if (s->has_gravity) cb_acm_queue_set(&s->q, 0, t0, cb_acm_qkey(CB_ACM_EV_GRAVITY, 0));
+    for (int e = 0; e < s->ne; e++)
+        if (isfinite(s->h_edge[e]) && w->model.k_stretch > 0)
+            cb_acm_queue_set(&s->q, s->base_edge + e, t0, cb_acm_qkey(CB_ACM_EV_STRETCH, e));
+    for (int h = 0; h < s->nh; h++)
+        if (isfinite(s->h_hinge[h]) && w->model.k_bend > 0)
+            cb_acm_queue_set(&s->q, s->base_hinge + h, t0, cb_acm_qkey(CB_ACM_EV_BEND, h));
+    /* the collider certificates need a translating rigid surface (kinetic.h) */
+    for (int c = 0; c < s->nc; c++)
+        if (w->colliders[c].type == CB_COLLIDER_MESH) {
+            rc = CB_FAIL(err, CB_ERR_INPUT,
+                         "acm: collider %d (line %d) is a triangle-mesh collider, which acm does not support "
+                         "yet (its certificates assume analytic translating colliders)",
+                         c, w->colliders[c].line);
+            acm_destroy(s);
+            return rc;
+        }
+    /* vertex-collider pairs are permanent */
+    for (int i = 0; i < nv; i++) {
+        if (w->inv_mass[i] == 0.0) continue;
+        for (int c = 0; c < s->nc; c++) {
+            double d = cb_collider_query(&w->colliders[c], t0, s->X[i], NULL, NULL);
+            if (!(d > 0)) {
+                rc = CB_FAIL(err, CB_ERR_INPUT,
+                             "acm: vertex %d starts inside collider %d (line %d) at distance %g: "
+                             "acm needs a non-penetrating start",
+                             i, c, w->colliders[c].line, d);
+                acm_destroy(s);
+                return rc;
+            }
+            if (pair_create(s, CB_ACM_PAIR_VC, i, c, t0) < -1) {
+                acm_destroy(s);
+                return CB_FAIL(err, CB_ERR_NOMEM, "acm: out of memory");
+            }
+        }
+    }
+    if ((rc = rebuild(s, t0))) {
+        acm_destroy(s);
+        return rc;
+    }
+    double hmin = INFINITY, hmax = 0;
+    for (int e = 0; e < s->ne; e++) {
+        hmin = fmin(hmin, s->h_edge[e]);
+        hmax = fmax(hmax, s->h_edge[e]);
+    }
+    s->st.min_stretch_dt = hmin;
+    s->st.max_stretch_dt = hmax;
+    s->err = NULL;
+    *self = s;
+    return CB_OK;
+}
+
+static int acm_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
+{
+    acm_solver *s = self;
+    if (!s || !w || !info) return CB_FAIL(err, CB_ERR_INPUT, "acm: NULL argument");
+    if (!(dt > 0)) return CB_FAIL(err, CB_ERR_INPUT, "acm: dt must be > 0 (got %g)", dt);
+    double t1 = w->state.t + dt;
+    s->err = err;
+    cb_v3_zero(s->ext);
+    cb_v3_zero(s->grav_imp);
+    s->events_step = 0;
+    int rc = run_until(s, t1, info);
+    s->err = NULL;
+    info->events = s->events_step;
+    if (rc) return rc;
+    double energy = 0;
+    int active = 0;
+    for (int id = 0; id < s->npairs; id++) {
+        const acm_pair *p = &s->pairs[id];
+        if (!p->live || p->layers == 0) continue;
+        double n[3], wt[4];
+        double d = pair_geometry(s, p, t1, n, wt, NULL);
+        energy += cb_acm_layer_energy(s->eta1, s->r1, p->layers, d);
+        active++;
+    }
+    for (int i = 0; i < s->nv; i++) {
+        if (w->pinned[i]) {
+            cb_world_pin_target(w, i, t1, w->state.x[i]);
+            cb_v3_copy(w->state.v[i], w->pin_velocity[i]);
+            continue;
+        }
+        pos_at(s, i, t1, w->state.x[i]);
+        cb_v3_copy(w->state.v[i], s->V[i]);
+    }
+    for (int k = 0; k < 3; k++)
+        info->external_impulse[k] = s->ext[k] + s->grav_imp[k] - s->free_mass * w->gravity[k] * dt;
+    info->contact_energy = energy;
+    info->contacts = active;
+    info->iterations = 0;
+    s->st.active_pairs = active;
+    return CB_OK;
+}
+
+static void acm_destroy(void *self)
+{
+    acm_solver *s = self;
+    if (!s) return;
+    free(s->X);
+    free(s->V);
+    free(s->TV);
+    free(s->center);
+    free(s->vstamp);
+    free(s->touched);
+    free(s->vhead);
+    free(s->h_edge);
+    free(s->tick_edge);
+    free(s->h_hinge);
+    free(s->tick_hinge);
+    free(s->pairs);
+    free(s->free_ids);
+    free(s->order);
+    free(s->slot_next);
+    free(s->slot_prev);
+    free(s->hkey);
+    free(s->hval);
+    cb_acm_queue_release(&s->q);
+    cb_bvh_free(&s->bvh);
+    cb_bvh_result_free(&s->res);
+    free(s);
+}
+
+/* ---------------------------------------------------------------- introspection */
+
+void cb_acm_set_trace(void *solver, cb_acm_trace_entry *buf, long cap, long *n)
+{
+    acm_solver *s = solver;
+    if (!s) return;
+    s->trace = buf;
+    s->trace_cap = buf ? cap : 0;
+    s->trace_n = buf ? n : NULL;
+    if (n) *n = 0;
+}
+
+void cb_acm_get_stats(const void *solver, cb_acm_stats *out)
+{
+    const acm_solver *s = solver;
+    if (!s || !out) return;
+    *out = s->st;
+    int live = 0, active = 0;
+    for (int id = 0; id < s->npairs; id++)
+        if (s->pairs[id].live) {
+            live++;
+            if (s->pairs[id].layers > 0) active++;
+        }
+    out->live_pairs = live;
+    out->active_pairs = active;
+}
+
+long cb_acm_element_ticks(const void *solver, int kind, int index)
+{
+    const acm_solver *s = solver;
+    if (!s) return -1;
+    if (kind == CB_ACM_EV_STRETCH && index >= 0 && index < s->ne) return s->tick_edge[index];
+    if (kind == CB_ACM_EV_BEND && index >= 0 && index < s->nh) return s->tick_hinge[index];
+    return -1;
+}
+
+double cb_acm_element_step(const void *solver, int kind, int index)
+{
+    const acm_solver *s = solver;
+    if (!s) return NAN;
+    if (kind == CB_ACM_EV_STRETCH && index >= 0 && index < s->ne) return s->h_edge[index];
+    if (kind == CB_ACM_EV_BEND && index >= 0 && index < s->nh) return s->h_hinge[index];
+    return NAN;
+}
+
+const cb_solver_class cb_solver_acm = {
+    .name = "acm",
+    .summary = "asynchronous contact mechanics (Harmon 2009): AVI clocks, discrete penalty layers, "
+               "kinetic separating slabs and k-DOP boxes; never interpenetrates",
+    .create = acm_create,
+    .step = acm_step,
+    .destroy = acm_destroy,
+};

@@ -1,0 +1,104 @@
+/* solvers/acm/queue.c — indexed binary min-heap of events (see queue.h). */
+#include "solvers/acm/queue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+int cb_acm_queue_reserve(cb_acm_queue *q, int cap)
+{
+    if (cap <= q->cap) return CB_OK;
+    int ncap = q->cap > 0 ? q->cap : 64;
+    while (ncap < cap) ncap *= 2;
+    cb_acm_qentry *h = realloc(q->heap, (size_t)ncap * sizeof *h);
+    if (!h) return CB_ERR_NOMEM;
+    q->heap = h;
+    int *p = realloc(q->pos, (size_t)ncap * sizeof *p);
+    if (!p) return CB_ERR_NOMEM;
+    for (int i = q->cap; i < ncap; i++) p[i] = -1;
+    q->pos = p;
+    q->cap = ncap;
+    return CB_OK;
+}
+
+void cb_acm_queue_release(cb_acm_queue *q)
+{
+    free(q->heap);
+    free(q->pos);
+    memset(q, 0, sizeof *q);
+}
+
+static inline int less(const cb_acm_qentry *a, const cb_acm_qentry *b)
+{
+    return a->t < b->t || (a->t == b->t && a->key < b->key);
+}
+
+static void sift_up(cb_acm_queue *q, int i)
+{
+    cb_acm_qentry e = q->heap[i];
+    while (i > 0) {
+        int parent = (i - 1) >> 1;
+        if (!less(&e, &q->heap[parent])) break;
+        q->heap[i] = q->heap[parent];
+        q->pos[q->heap[i].id] = i;
+        i = parent;
+    }
+    q->heap[i] = e;
+    q->pos[e.id] = i;
+}
+
+static void sift_down(cb_acm_queue *q, int i)
+{
+    cb_acm_qentry e = q->heap[i];
+    int n = q->n;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && less(&q->heap[c + 1], &q->heap[c])) c++;
+        if (!less(&q->heap[c], &e)) break;
+        q->heap[i] = q->heap[c];
+        q->pos[q->heap[i].id] = i;
+        i = c;
+    }
+    q->heap[i] = e;
+    q->pos[e.id] = i;
+}
+
+void cb_acm_queue_set(cb_acm_queue *q, int id, double t, uint64_t key)
+{
+    CB_ASSERT(id >= 0 && id < q->cap);
+    cb_acm_qentry e = {t, key, id};
+    int i = q->pos[id];
+    if (i < 0) {
+        i = q->n++;
+        q->heap[i] = e;
+        sift_up(q, i);
+        return;
+    }
+    int up = less(&e, &q->heap[i]);
+    q->heap[i] = e;
+    if (up) sift_up(q, i);
+    else sift_down(q, i);
+}
+
+void cb_acm_queue_remove(cb_acm_queue *q, int id)
+{
+    int i = q->pos[id];
+    if (i < 0) return;
+    q->pos[id] = -1;
+    int last = --q->n;
+    if (i == last) return;
+    cb_acm_qentry e = q->heap[last];
+    q->heap[i] = e;
+    q->pos[e.id] = i;
+    if (i > 0 && less(&e, &q->heap[(i - 1) >> 1])) sift_up(q, i);
+    else sift_down(q, i);
+}
+
+cb_acm_qentry cb_acm_queue_pop(cb_acm_queue *q)
+{
+    cb_acm_qentry top = q->heap[0];
+    cb_acm_queue_remove(q, top.id);
+    return top;
+}

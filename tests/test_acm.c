@@ -1,0 +1,464 @@
+/* tests/test_acm.c — asynchronous contact mechanics (solvers/acm): the paper's falling
+ * particle walkthrough (event sequence and resting contact), safety (no crossing with
+ * good and deliberately bad parameters, checked by CCD between steps), exact momentum
+ * conservation in a sheet-sheet collision, bounded energy error over 10^4 periods,
+ * asynchrony on a graded mesh, determinism. */
+#include "cb_test.h"
+
+#include "contact/bvh.h"
+#include "contact/ccd.h"
+#include "contact/selfcheck.h"
+#include "core/scene.h"
+#include "core/solver.h"
+#include "core/vec3.h"
+#include "core/world.h"
+#include "solvers/acm/acm.h"
+#include "solvers/acm/layers.h"
+
+typedef struct sim {
+    cb_scene *scene;
+    cb_world *w;
+    const cb_solver_class *cls;
+    void *solver;
+    cb_step_info info;
+} sim;
+
+static int sim_world(sim *s, const char *path, const char *dir, const char *text, const char *const *sets, int nsets)
+{
+    memset(s, 0, sizeof *s);
+    cb_error e;
+    int rc = text ? cb_scene_load_string(text, "test.yaml", dir, sets, nsets, &s->scene, &e)
+                  : cb_scene_load(path, sets, nsets, &s->scene, &e);
+    if (!rc) rc = cb_world_create(s->scene, &s->w, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    s->cls = cb_solver_find("acm");
+    return rc || !s->cls;
+}
+
+static int sim_solver(sim *s)
+{
+    cb_error e;
+    cb_params p = cb_scene_params(s->scene, "acm");
+    int rc = s->cls->create(s->w, &p, &s->solver, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    return rc;
+}
+
+static int sim_open(sim *s, const char *path, const char *const *sets, int nsets)
+{
+    int rc = sim_world(s, path, NULL, NULL, sets, nsets);
+    return rc ? rc : sim_solver(s);
+}
+
+static int sim_step_dt(sim *s, double dt)
+{
+    cb_error e;
+    cb_step_info_reset(&s->info);
+    int rc = s->cls->step(s->solver, s->w, dt, &s->info, &e);
+    s->w->state.t += dt;
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    return rc;
+}
+
+static int sim_step(sim *s) { return sim_step_dt(s, s->scene->dt); }
+
+static void sim_close(sim *s)
+{
+    if (s->solver) s->cls->destroy(s->solver);
+    cb_world_free(&s->w);
+    cb_scene_free(&s->scene);
+}
+
+/* ------------------------------------------------------------------ walkthrough */
+
+/* Figure 6 of the paper: one particle falls on a fixed floor. Gravity events, a
+ * certificate failure that activates layer 1 (never late: the distance is still >=
+ * eta(1)), layer-1 impulses, and resting contact in which layer 1 alone carries the
+ * weight (impulses over a window = m g T), with no deeper layer ever activated. */
+static void test_walkthrough_falling_particle(void)
+{
+    cb_mesh mesh;
+    memset(&mesh, 0, sizeof mesh);
+    double rest[1][3] = {{0, 0, 0.03}};
+    mesh.nv = 1;
+    mesh.x = rest;
+    double x[1][3] = {{0, 0, 0.03}}, v[1][3] = {{0, 0, 0}};
+    double mass = 1e-3, inv_mass = 1e3;
+    unsigned char pinned = 0;
+    cb_collider floor = cb_default_collider(CB_COLLIDER_PLANE);
+    cb_v3_set(floor.center, 0, 0, 0);
+    cb_v3_set(floor.normal, 0, 0, 1);
+    floor.restitution = 0.0;
+    cb_world w;
+    memset(&w, 0, sizeof w);
+    w.mesh = &mesh;
+    w.nv = 1;
+    w.state.x = x;
+    w.state.v = v;
+    w.mass = &mass;
+    w.inv_mass = &inv_mass;
+    w.pinned = &pinned;
+    cb_v3_set(w.gravity, 0, 0, -9.81);
+    w.thickness = 0.01;
+    w.ncolliders = 1;
+    w.colliders = &floor;
+    w.model.mesh = &mesh;
+
+    cb_scene *sc = NULL;
+    cb_error e;
+    int rc;
+    const char *text = "name: p\nduration: 1\ndt: 0.01\ncloth:\n  grid: {nx: 2, ny: 2, size: [1, 1]}\n"
+                       "solvers:\n  acm: {stiffness: 3000, gravity_step: 0.001}\n";
+    rc = cb_scene_load_string(text, "p.yaml", ".", NULL, 0, &sc, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    CU_ASSERT_EQUAL_FATAL(rc, CB_OK);
+    cb_params p = cb_scene_params(sc, "acm");
+    const cb_solver_class *cls = cb_solver_find("acm");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cls);
+    void *solver = NULL;
+    rc = cls->create(&w, &p, &solver, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    CU_ASSERT_EQUAL_FATAL(rc, CB_OK);
+    long cap = 400000, n = 0;
+    cb_acm_trace_entry *tr = calloc((size_t)cap, sizeof *tr);
+    cb_acm_set_trace(solver, tr, cap, &n);
+    double dt = 0.01, eta1 = 0.01;
+    for (int k = 0; k < 100; k++) {
+        cb_step_info info;
+        cb_step_info_reset(&info);
+        CU_ASSERT_EQUAL_FATAL(cls->step(solver, &w, dt, &info, &e), CB_OK);
+        w.state.t += dt;
+    }
+    CU_ASSERT_FATAL(n > 0 && n <= cap);
+    /* (a) the first event is gravity at t = 0 */
+    CU_ASSERT_EQUAL(tr[0].kind, CB_ACM_EV_GRAVITY);
+    CU_ASSERT_EQUAL(tr[0].t, 0.0);
+    /* (b) the first certificate failure activates layer 1, not late, not deeper */
+    long first_cert = -1, first_layer = -1, first_impulse = -1;
+    for (long i = 0; i < n; i++) {
+        if (tr[i].kind == CB_ACM_EV_CERT && first_cert < 0) first_cert = i;
+        if (tr[i].kind == CB_ACM_EV_LAYER && first_layer < 0) first_layer = i;
+        if (tr[i].kind == CB_ACM_EV_LAYER && tr[i].impulse > 0 && first_impulse < 0) first_impulse = i;
+    }
+    CU_ASSERT_FATAL(first_cert > 0 && first_layer > first_cert && first_impulse >= first_layer);
+    fprintf(stderr, "  certificate failure at t = %.6f s, d = %.6g m (eta1 %g, A1 %g), first impulse t = %.6f\n",
+            tr[first_cert].t, tr[first_cert].distance, eta1, cb_acm_activation(eta1, 1), tr[first_impulse].t);
+    CU_ASSERT_EQUAL(tr[first_cert].layers, 1);
+    CU_ASSERT(tr[first_cert].distance >= eta1);
+    CU_ASSERT(tr[first_cert].distance < cb_acm_activation(eta1, 1));
+    /* the free fall up to the failure is the leapfrog trajectory of gravity kicks:
+       it crosses the guard C(0) within one gravity step of the analytic free-fall time */
+    double tfall = sqrt(2.0 * (0.03 - cb_acm_guard(eta1, 0)) / 9.81);
+    CU_ASSERT(fabs(tr[first_cert].t - tfall) < 2e-3);
+    /* before the failure only gravity kicks and k-DOP box exits happen */
+    for (long i = 0; i < first_cert; i++)
+        CU_ASSERT(tr[i].kind == CB_ACM_EV_GRAVITY || tr[i].kind == CB_ACM_EV_KDOP);
+    /* (c) layer 1 alone: no deeper layer, distance between eta(2) and eta(1) at the end */
+    cb_acm_stats st;
+    cb_acm_get_stats(solver, &st);
+    CU_ASSERT_EQUAL(st.max_layers, 1);
+    double z = w.state.x[0][2];
+    fprintf(stderr, "  resting at z = %.9f (eta1 - z = %.3g, m g / r1 = %.3g), v = %.3g, %ld events\n", z, eta1 - z,
+            mass * 9.81 / 3000, w.state.v[0][2], n);
+    CU_ASSERT(z > cb_acm_eta(eta1, 2) && z < eta1);
+    /* (d) resting contact: layer-1 impulses over the last 0.5 s balance the weight */
+    double Jsum = 0;
+    for (long i = 0; i < n; i++)
+        if (tr[i].kind == CB_ACM_EV_LAYER && tr[i].t > 0.5) Jsum += tr[i].impulse;
+    fprintf(stderr, "  layer impulse over the last 0.5 s = %.6g N s, m g T = %.6g N s\n", Jsum, mass * 9.81 * 0.5);
+    CB_ASSERT_REL(Jsum / (mass * 9.81 * 0.5), 1.0, 0.02);
+    CU_ASSERT(fabs(w.state.v[0][2]) < 0.05);
+    cls->destroy(solver);
+    cb_scene_free(&sc);
+    free(tr);
+}
+
+/* ------------------------------------------------------------------ safety */
+
+/* Count vertex-triangle and edge-edge pairs (no shared vertex) whose linear trajectories
+ * from x0 to x1 touch (CCD with eta = 0). */
+static long ccd_crossings(const cb_mesh *m, cb_bvh *b, cb_bvh_result *r, const double (*x0)[3],
+                          const double (*x1)[3])
+{
+    cb_error e;
+    if (cb_bvh_refit_swept(b, x0, x1, 0.0, &e) || cb_bvh_self_query(b, CB_BVH_VT | CB_BVH_EE, r, &e)) return -1;
+    long hits = 0;
+    cb_ccd_opts o = cb_default_ccd_opts();
+    for (long k = 0; k < r->vt.n; k++) {
+        int v = r->vt.p[k][0], t = r->vt.p[k][1];
+        const int *f = m->f[t];
+        double toi;
+        hits += cb_ccd_vertex_triangle(x0[v], x1[v], x0[f[0]], x1[f[0]], x0[f[1]], x1[f[1]], x0[f[2]], x1[f[2]],
+                                       &o, &toi);
+    }
+    for (long k = 0; k < r->ee.n; k++) {
+        const int *a = m->e[r->ee.p[k][0]], *c = m->e[r->ee.p[k][1]];
+        double toi;
+        hits += cb_ccd_edge_edge(x0[a[0]], x1[a[0]], x0[a[1]], x1[a[1]], x0[c[0]], x1[c[0]], x0[c[1]], x1[c[1]], &o,
+                                 &toi);
+    }
+    return hits;
+}
+
+/* Run a scene and check at every step: no vertex inside a collider, no self
+ * intersection, no CCD crossing since the previous step. Returns events processed. */
+static long run_safely(const char *path, const char *const *sets, int nsets, int steps, int *min_ok)
+{
+    sim s;
+    if (sim_open(&s, path, sets, nsets)) {
+        CU_FAIL("scene did not open");
+        return -1;
+    }
+    cb_error e;
+    cb_bvh *b = NULL;
+    cb_bvh_result *r = NULL;
+    cb_selfcheck *sc = NULL;
+    CU_ASSERT_FATAL(!cb_bvh_create(s.w->mesh, CB_BV_DEFAULT, &b, &e) && !cb_bvh_result_create(&r, &e) &&
+                    !cb_selfcheck_create(s.w->mesh, CB_BV_DEFAULT, &sc, &e));
+    CU_ASSERT_FATAL(!cb_bvh_build(b, (const double (*)[3])s.w->state.x, 0.0, &e));
+    size_t bytes = (size_t)s.w->nv * sizeof(double[3]);
+    double (*prev)[3] = malloc(bytes);
+    memcpy(prev, s.w->state.x, bytes);
+    long events = 0, crossings = 0, inters = 0, inside = 0;
+    double min_dist = INFINITY;
+    int ok = 1;
+    for (int k = 0; k < steps && ok; k++) {
+        if (sim_step(&s)) {
+            ok = 0;
+            break;
+        }
+        events += s.info.events;
+        const double (*x)[3] = (const double (*)[3])s.w->state.x;
+        for (int i = 0; i < s.w->nv; i++) {
+            double d = cb_world_collider_distance(s.w, s.w->state.t, x[i], NULL, NULL, NULL);
+            if (d <= 0) inside++;
+            if (d < min_dist) min_dist = d;
+        }
+        long c = ccd_crossings(s.w->mesh, b, r, (const double (*)[3])prev, x);
+        long ni = 0;
+        cb_selfcheck_intersections(sc, x, &ni, &e);
+        crossings += c != 0;
+        inters += ni;
+        memcpy(prev, x, bytes);
+    }
+    fprintf(stderr, "  %s: %ld events, %ld inside colliders, %ld self intersections, %ld steps with CCD crossings, "
+                    "min collider distance %.3g\n",
+            path, events, inside, inters, crossings, min_dist);
+    CU_ASSERT(ok);
+    CU_ASSERT_EQUAL(inside, 0);
+    CU_ASSERT_EQUAL(inters, 0);
+    CU_ASSERT_EQUAL(crossings, 0);
+    if (min_ok) *min_ok = ok;
+    free(prev);
+    cb_selfcheck_free(&sc);
+    cb_bvh_result_free(&r);
+    cb_bvh_free(&b);
+    sim_close(&s);
+    return events;
+}
+
+static void test_safety_shipped_scenes(void)
+{
+    const char *drape[] = {"duration=0.6"};
+    run_safely("data/scenes/acm_drape_small.yaml", drape, 1, 120, NULL);
+    run_safely("data/scenes/acm_two_sheets.yaml", NULL, 0, 300, NULL);
+}
+
+/* Deliberately bad parameters: tiny eta(1), tiny r(1), a huge impact velocity. Still no
+ * crossing; only more events per simulated second. */
+static void test_safety_bad_parameters(void)
+{
+    const char *base[] = {"duration=0.3", "cloth.grid.nx=10", "cloth.grid.ny=10"};
+    long ev_good = run_safely("data/scenes/acm_drape_small.yaml", base, 3, 60, NULL);
+    const char *tiny_eta[] = {"duration=0.3", "cloth.grid.nx=10", "cloth.grid.ny=10", "solvers.acm.eta=1e-5"};
+    long ev_eta = run_safely("data/scenes/acm_drape_small.yaml", tiny_eta, 4, 60, NULL);
+    const char *soft[] = {"duration=0.3", "cloth.grid.nx=10", "cloth.grid.ny=10", "solvers.acm.stiffness=1e-2"};
+    long ev_soft = run_safely("data/scenes/acm_drape_small.yaml", soft, 4, 60, NULL);
+    fprintf(stderr, "  events over 0.3 s: normal %ld, eta 1e-5 %ld, stiffness 1e-2 %ld\n", ev_good, ev_eta, ev_soft);
+    const char *fast[] = {"duration=0.05", "cloth.grid.nx=10", "cloth.grid.ny=10", "cloth.velocity=[0,0,-30]"};
+    long ev_fast = run_safely("data/scenes/acm_drape_small.yaml", fast, 4, 10, NULL);
+    fprintf(stderr, "  events: normal %ld (20 steps), 30 m/s impact %ld (10 steps)\n", ev_good, ev_fast);
+}
+
+/* ------------------------------------------------------------------ conservation */
+
+static void momentum(const cb_world *w, double P[3], double *scale)
+{
+    cb_v3_zero(P);
+    *scale = 0;
+    for (int i = 0; i < w->nv; i++) {
+        cb_v3_axpy(P, w->mass[i], w->state.v[i]);
+        *scale += w->mass[i] * cb_v3_norm(w->state.v[i]);
+    }
+}
+
+/* Two sheets thrown at each other without gravity: linear momentum is conserved to
+ * round-off through the collision (which really happens: layers are activated). */
+static void test_two_sheets_momentum(void)
+{
+    sim s;
+    CU_ASSERT_EQUAL_FATAL(sim_world(&s, "data/scenes/acm_two_sheets.yaml", NULL, NULL, NULL, 0), 0);
+    int half = s.w->nv / 2;
+    for (int i = 0; i < s.w->nv; i++) s.w->state.v[i][2] += i < half ? -0.6 : 0.6;
+    CU_ASSERT_EQUAL_FATAL(sim_solver(&s), CB_OK);
+    double P0[3], P[3], scale;
+    momentum(s.w, P0, &scale);
+    double worst = 0, PA0 = 0, PA = 0;
+    for (int i = 0; i < half; i++) PA0 += s.w->mass[i] * s.w->state.v[i][2];
+    for (int k = 0; k < 300; k++) {
+        CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        if (k == 59)
+            for (int i = 0; i < half; i++) PA += s.w->mass[i] * s.w->state.v[i][2];
+        momentum(s.w, P, &scale);
+        double d[3];
+        cb_v3_sub(d, P, P0);
+        worst = fmax(worst, cb_v3_norm(d));
+    }
+    cb_acm_stats st;
+    cb_acm_get_stats(s.solver, &st);
+    double sep;
+    cb_error e;
+    CU_ASSERT_EQUAL(cb_min_separation(s.w->mesh, (const double (*)[3])s.w->state.x, &sep, &e), CB_OK);
+    fprintf(stderr, "  |dP| max %.3g (scale %.3g), layer events %ld, max layers %d, final min separation %.4g, z "
+                    "momentum of sheet A %.3g -> %.3g at t = 0.06 s\n",
+            worst, scale, st.events[CB_ACM_EV_LAYER], st.max_layers, sep, PA0, PA);
+    CU_ASSERT(st.events[CB_ACM_EV_LAYER] > 0 && st.max_layers >= 1);
+    CU_ASSERT(worst <= 1e-14 * scale);
+    CU_ASSERT(sep > 0);
+    CU_ASSERT(PA - PA0 > 0.2 * fabs(PA0)); /* the contact impulse pushed sheet A back */
+    sim_close(&s);
+}
+
+/* One spring, 10^4 periods: the energy error stays bounded and does not drift. */
+static void test_spring_energy_long_run(void)
+{
+    const char *sets[] = {"dt=0.01", "duration=1000", "solvers.acm.safety=0.1"};
+    sim s;
+    CU_ASSERT_EQUAL_FATAL(sim_open(&s, "data/scenes/single_spring.yaml", sets, 3), 0);
+    double k = s.scene->cloth.stretch, L = s.w->model.rest_length[0];
+    double mu = s.w->mass[0] * s.w->mass[1] / (s.w->mass[0] + s.w->mass[1]);
+    double T = 2 * M_PI / sqrt(k / mu);
+    long nsteps = (long)ceil(1e4 * T / 0.01);
+    double E0 = NAN, maxdev = 0, maxdev_early = 0, st = 0, se = 0, stt = 0, ste = 0;
+    for (long n = 0; n < nsteps; n++) {
+        CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        const cb_world *w = s.w;
+        double l = cb_v3_dist(w->state.x[0], w->state.x[1]);
+        double E = 0.5 * k * (l - L) * (l - L);
+        for (int i = 0; i < 2; i++) E += 0.5 * w->mass[i] * cb_v3_norm2(w->state.v[i]);
+        if (n == 0) E0 = E;
+        double t = w->state.t;
+        maxdev = fmax(maxdev, fabs(E - E0));
+        if (n < nsteps / 10) maxdev_early = maxdev;
+        st += t;
+        se += E - E0;
+        stt += t * t;
+        ste += t * (E - E0);
+    }
+    double N = (double)nsteps, tend = s.w->state.t;
+    double slope = (N * ste - st * se) / (N * stt - st * st);
+    fprintf(stderr, "  %ld steps over %.0f periods: max |E - E0| / E0 = %.3g (first tenth %.3g), fitted drift over the "
+                    "run %.3g E0\n",
+            nsteps, tend / T, maxdev / E0, maxdev_early / E0, slope * tend / E0);
+    /* E uses the AVI's staggered (half-step) velocities: an O(omega h) oscillation */
+    CU_ASSERT(maxdev / E0 < 0.25);
+    CU_ASSERT(maxdev < 1.25 * maxdev_early); /* bounded: no growth after the first tenth */
+    CU_ASSERT(fabs(slope * tend) < 0.01 * maxdev + 1e-6 * E0);
+    sim_close(&s);
+}
+
+/* ------------------------------------------------------------------ asynchrony */
+
+/* A strip whose cells grow geometrically (ratio 8 from one end to the other): every
+ * element ticks at its own rate (ticks = elapsed / step), and the small elements take
+ * proportionally more steps. */
+static void test_asynchrony_graded_mesh(void)
+{
+    const char *dir = cb_test_tmpdir();
+    char path[600];
+    snprintf(path, sizeof path, "%s/graded.obj", dir);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    int nx = 12, ny = 4;
+    double xs[12], q = pow(8.0, 1.0 / 10.0), x = 0, h = 0.01;
+    for (int i = 0; i < nx; i++) {
+        xs[i] = x;
+        if (i < nx - 1) x += h * pow(q, i);
+    }
+    for (int j = 0; j < ny; j++)
+        for (int i = 0; i < nx; i++) fprintf(f, "v %.9f %.9f 0\n", xs[i], 0.01 * j);
+    for (int j = 0; j < ny - 1; j++)
+        for (int i = 0; i < nx - 1; i++) {
+            int a = 1 + i + nx * j, b = a + 1, c = a + nx + 1, d = a + nx;
+            fprintf(f, "f %d %d %d\nf %d %d %d\n", a, b, c, a, c, d);
+        }
+    fclose(f);
+    const char *text = "name: graded\nduration: 0.05\ndt: 0.001\ngravity: [0, 0, 0]\n"
+                       "cloth:\n  mesh: graded.obj\n  density: 0.1\n  stretch: 100\n  bend: 1e-5\n"
+                       "  initial_stretch: 1.02\n";
+    sim s;
+    CU_ASSERT_EQUAL_FATAL(sim_world(&s, NULL, dir, text, NULL, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(sim_solver(&s), CB_OK);
+    for (int k = 0; k < 50; k++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+    const cb_mesh *m = s.w->mesh;
+    double tend = s.w->state.t, hmin = INFINITY, hmax = 0, fine_ticks = 0, coarse_ticks = 0;
+    int nfine = 0, ncoarse = 0, bad = 0;
+    for (int e = 0; e < m->ne; e++) {
+        double he = cb_acm_element_step(s.solver, CB_ACM_EV_STRETCH, e);
+        long ticks = cb_acm_element_ticks(s.solver, CB_ACM_EV_STRETCH, e);
+        long expect = (long)floor(tend / he) + 1; /* ticks at 0, h, 2h, ... <= tend */
+        if (labs(ticks - expect) > 1) bad++;
+        hmin = fmin(hmin, he);
+        hmax = fmax(hmax, he);
+        /* horizontal edges of the finest and the coarsest column */
+        int a = m->e[e][0] % nx, b = m->e[e][1] % nx;
+        if (a + b == 1 && a != b) { fine_ticks += (double)ticks; nfine++; }
+        if (a + b == 2 * nx - 3 && a != b) { coarse_ticks += (double)ticks; ncoarse++; }
+    }
+    fine_ticks /= nfine;
+    coarse_ticks /= ncoarse;
+    fprintf(stderr, "  stretch steps %.3g .. %.3g s; mean ticks: finest column %.1f, coarsest %.1f (ratio %.2f)\n",
+            hmin, hmax, fine_ticks, coarse_ticks, fine_ticks / coarse_ticks);
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(hmax / hmin > 3.0);
+    /* masses scale with the cell width (ratio 8 end to end), steps with sqrt(mass):
+       the finest column must tick at least twice as often as the coarsest */
+    CU_ASSERT(fine_ticks > 2.0 * coarse_ticks);
+    sim_close(&s);
+}
+
+/* ------------------------------------------------------------------ determinism */
+
+static void test_determinism(void)
+{
+    const char *sets[] = {"duration=0.4", "cloth.grid.nx=12", "cloth.grid.ny=12"};
+    double (*xa)[3] = NULL;
+    long ev[2] = {0, 0};
+    int same = 1;
+    for (int run = 0; run < 2; run++) {
+        sim s;
+        CU_ASSERT_EQUAL_FATAL(sim_open(&s, "data/scenes/acm_drape_small.yaml", sets, 3), 0);
+        size_t bytes = (size_t)s.w->nv * sizeof(double[3]);
+        if (!xa) xa = calloc(80, bytes);
+        for (int k = 0; k < 80; k++) {
+            CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            ev[run] += s.info.events;
+            if (run == 0) memcpy(xa[(size_t)k * (size_t)s.w->nv], s.w->state.x, bytes);
+            else if (memcmp(xa[(size_t)k * (size_t)s.w->nv], s.w->state.x, bytes)) same = 0;
+        }
+        sim_close(&s);
+    }
+    fprintf(stderr, "  events %ld and %ld, frames identical: %d\n", ev[0], ev[1], same);
+    CU_ASSERT_EQUAL(ev[0], ev[1]);
+    CU_ASSERT(same);
+    free(xa);
+}
+
+CB_TEST_MAIN("acm",
+    CB_TEST(test_walkthrough_falling_particle),
+    CB_TEST(test_two_sheets_momentum),
+    CB_TEST(test_asynchrony_graded_mesh),
+    CB_TEST(test_determinism),
+    CB_TEST(test_spring_energy_long_run),
+    CB_TEST(test_safety_shipped_scenes),
+    CB_TEST(test_safety_bad_parameters))
