@@ -17,7 +17,7 @@ typedef struct cb_metrics {
     double collider_penetrations, collider_max_depth;
     double self_intersections, min_separation;
     double max_strain;
-    double iterations, residual;
+    double iterations, residual, events;
     double wall_step_s, wall_contact_s;
 } cb_metrics;
 

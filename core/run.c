@@ -169,6 +169,10 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     }
     res->frames = 1;
 
+    /* per-stage wall-time totals over the run, written to /stages at the end */
+    const char *stage_names[4 * CB_MAX_STAGES];
+    double stage_seconds[4 * CB_MAX_STAGES];
+    int nstage = 0;
     const char *final_status = "ok";
     char msg[1024] = "";
     int progress_on = def->progress && isatty(fileno(stderr));
@@ -186,6 +190,16 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
         double wall = cb_wall_time() - t0;
         res->wall_s += wall;
         world->state.t = (double)(step + 1) * scene->dt;
+        for (int k = 0; k < info.nstages; k++) {
+            int j = 0;
+            while (j < nstage && strcmp(stage_names[j], info.stage[k].name)) j++;
+            if (j == nstage) {
+                if (nstage == 4 * CB_MAX_STAGES) continue;
+                stage_names[nstage] = info.stage[k].name;
+                stage_seconds[nstage++] = 0.0;
+            }
+            stage_seconds[j] += info.stage[k].seconds;
+        }
         if (rc) {
             final_status = rc == CB_ERR_NUMERIC ? "diverged" : "error";
             cb_error_prefix(err, "step %ld (t = %g s): ", step + 1, world->state.t);
@@ -230,6 +244,8 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     set_result(res, final_status, msg);
     if (log) {
         cb_error e2;
+        if (cb_runlog_stages(log, nstage, stage_names, stage_seconds, &e2) && !rc)
+            rc = CB_FAIL(err, e2.status, "%s", e2.message);
         if (cb_runlog_status(log, final_status, msg, &e2) && !rc) rc = CB_FAIL(err, e2.status, "%s", e2.message);
     }
 

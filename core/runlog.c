@@ -632,6 +632,34 @@ int cb_runlog_frame(cb_runlog *log, double t, const double (*x)[3], cb_error *er
     return write_xdmf(log, err);
 }
 
+int cb_runlog_stages(cb_runlog *log, int n, const char *const *names, const double *seconds, cb_error *err)
+{
+    if (!log || n < 0 || (n > 0 && (!names || !seconds)))
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_runlog_stages: invalid arguments");
+    const char *where = "/stages";
+    if (H5Lexists(log->file, "/stages", H5P_DEFAULT) > 0 && H5Ldelete(log->file, "/stages", H5P_DEFAULT) < 0)
+        return H5_FAIL(err, CB_ERR_IO, log->path, "cannot replace /stages");
+    hid_t g = H5Gcreate2(log->file, "/stages", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0) return H5_FAIL(err, CB_ERR_IO, log->path, "cannot create /stages");
+    hsize_t dims[1] = {(hsize_t)n};
+    hid_t sp = H5Screate_simple(1, dims, NULL);
+    hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, H5T_VARIABLE);
+    H5Tset_cset(st, H5T_CSET_UTF8);
+    int rc = 0;
+    hid_t dn = H5Dcreate2(g, "names", st, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t ds = H5Dcreate2(g, "seconds", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (dn < 0 || ds < 0 || (n > 0 && (H5Dwrite(dn, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, names) < 0 ||
+                                       H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, seconds) < 0)))
+        rc = H5_FAIL(err, CB_ERR_IO, log->path, where);
+    if (dn >= 0) H5Dclose(dn);
+    if (ds >= 0) H5Dclose(ds);
+    H5Tclose(st);
+    H5Sclose(sp);
+    H5Gclose(g);
+    return rc;
+}
+
 int cb_runlog_status(cb_runlog *log, const char *status, const char *message, cb_error *err)
 {
     if (!log || !status)

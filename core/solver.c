@@ -51,6 +51,7 @@ void cb_step_info_reset(cb_step_info *info)
     info->residual = NAN;
     info->solver_energy = NAN;
     info->contact_energy = NAN;
+    info->events = -1; /* not an event-based method */
 }
 
 void cb_step_info_stage(cb_step_info *info, const char *name, double seconds)

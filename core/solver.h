@@ -41,7 +41,7 @@ typedef struct cb_step_info {
     double contact_energy;    /* penalty energy (NaN if none) */
     int contacts;             /* active contacts this step */
     int factorizations;       /* matrix factorizations this step */
-    long events;              /* asynchronous events processed this step */
+    long events;              /* asynchronous events processed this step (-1: not event-based) */
     double external_impulse[3]; /* impulse applied by colliders and attachments this
                                    step (the run loop adds gravity); NaN if unknown */
     double wall_contact_s;    /* wall time of contact work this step */
@@ -49,7 +49,8 @@ typedef struct cb_step_info {
     cb_stage_time stage[CB_MAX_STAGES];
 } cb_step_info;
 
-/* Reset to "nothing known": zero counts, NaN energies and residual, zero impulse. */
+/* Reset to "nothing known": zero counts, NaN energies and residual, zero impulse,
+ * events -1. */
 void cb_step_info_reset(cb_step_info *info);
 /* Add seconds to the named stage (created on first use). */
 void cb_step_info_stage(cb_step_info *info, const char *name, double seconds);

@@ -194,6 +194,23 @@ static void test_run_file_layout(void)
     double *E = ds_read(f, "/series/total_energy", H5T_NATIVE_DOUBLE, sizeof(double), NULL);
     CU_ASSERT(E && fabs(E[50] - E[0]) < 1e-3 * fabs(E[0]));
     free(E);
+    /* per-stage totals: explicit's stages, each within the total step time */
+    CU_ASSERT(ds_dims(f, "/stages/seconds", dims) == 1 && dims[0] == 3);
+    size_t ns = 0, nw = 0;
+    double *stage = ds_read(f, "/stages/seconds", H5T_NATIVE_DOUBLE, sizeof(double), &ns);
+    double *wall = ds_read(f, "/series/wall_step_s", H5T_NATIVE_DOUBLE, sizeof(double), &nw);
+    double ssum = 0, wsum = 0;
+    for (size_t i = 0; stage && i < ns; i++) {
+        CU_ASSERT(stage[i] >= 0);
+        ssum += stage[i];
+    }
+    for (size_t i = 0; wall && i < nw; i++) wsum += wall[i];
+    CU_ASSERT(ssum > 0 && ssum <= wsum * 1.0001);
+    free(stage);
+    free(wall);
+    double *ev = ds_read(f, "/series/events", H5T_NATIVE_DOUBLE, sizeof(double), NULL);
+    CU_ASSERT(ev && isnan(ev[1])); /* explicit is not event-based */
+    free(ev);
     /* frames: 0, 17, 34, 50 (frame_rate 60 at dt 1e-3 -> every 17 steps, and the last step) */
     CU_ASSERT(ds_dims(f, "/frames/positions", dims) == 3 && dims[0] == 4 && dims[1] == 400 && dims[2] == 3);
     double *ft = ds_read(f, "/frames/time", H5T_NATIVE_DOUBLE, sizeof(double), NULL);
