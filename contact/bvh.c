@@ -882,19 +882,25 @@ typedef struct cctx {
 } cctx;
 
 /* Lower bound on the squared distance from p to a volume. */
+/* A lower bound on the squared distance from the query point to a volume: the exact
+ * distance to the box of the three axis slabs (the first three directions of every
+ * kind, unit length), which contains the k-DOP, or the largest single-slab gap of the
+ * other directions, whichever is larger. */
 static double volume_dist2(const cctx *c, const double *bv)
 {
     const int ns = c->b->ns;
-    double d2 = 0.0;
+    double box2 = 0.0, d2 = 0.0;
     for (int j = 0; j < ns; j++) {
         double g = bv[j] - c->pp[j];
         double h = c->pp[j] - bv[ns + j];
         if (h > g) g = h;
         if (g > 0.0) {
             g /= c->b->dnorm[j];
-            if (g * g > d2) d2 = g * g;
+            if (j < 3) box2 += g * g;
+            else if (g * g > d2) d2 = g * g;
         }
     }
+    if (box2 > d2) d2 = box2;
     /* projections are rounded: shrink the bound slightly so it stays a lower bound */
     return d2 * (1.0 - 16 * DBL_EPSILON);
 }

@@ -7,12 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact/trimesh_collider.h"
 #include "core/vec3.h"
-
-/* Provided by contact/trimesh_collider.c once mesh colliders exist. */
-double cb_trimesh_collider_query(const struct cb_trimesh_collider *m, double t, const double x[3],
-                                 double normal[3], double closest[3]) __attribute__((weak));
-void cb_trimesh_collider_free(struct cb_trimesh_collider **m) __attribute__((weak));
 
 cb_collider cb_default_collider(cb_collider_type type)
 {
@@ -122,7 +118,7 @@ double cb_collider_query(const cb_collider *c, double t, const double x_in[3], d
     }
     case CB_COLLIDER_MESH:
         /* the mesh collider handles its own motion: pass the original point and time */
-        if (c->mesh && cb_trimesh_collider_query)
+        if (c->mesh)
             return cb_trimesh_collider_query(c->mesh, t, x_in, normal, closest);
         if (normal) cb_v3_set(normal, 0, 0, 1);
         if (closest) cb_v3_copy(closest, x_in);
@@ -138,14 +134,16 @@ double cb_collider_query(const cb_collider *c, double t, const double x_in[3], d
 
 void cb_collider_velocity(const cb_collider *c, double t, const double x[3], double v[3])
 {
-    (void)t;
-    (void)x;
+    if (c->type == CB_COLLIDER_MESH && c->mesh) { /* rotating or keyframed: depends on t, x */
+        cb_trimesh_collider_velocity(c->mesh, t, x, v);
+        return;
+    }
     cb_v3_copy(v, c->velocity);
 }
 
 void cb_collider_release(cb_collider *c)
 {
     if (!c) return;
-    if (c->mesh && cb_trimesh_collider_free) cb_trimesh_collider_free(&c->mesh);
+    cb_trimesh_collider_free(&c->mesh);
     c->mesh = NULL;
 }

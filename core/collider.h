@@ -1,9 +1,10 @@
-/* core/collider.h — analytic colliders: plane, sphere, box (axis-aligned or
- * oriented), capsule. Each is static or moves with a constant linear velocity:
- * its pose at time t is the pose at t = 0 translated by velocity * t.
- * Queries give the signed distance (negative inside), the outward normal and the
- * closest surface point. Triangle-mesh colliders (CB_COLLIDER_MESH) are provided by
- * contact/ and dispatched from cb_collider_query. */
+/* core/collider.h — colliders: plane, sphere, box (axis-aligned or oriented),
+ * capsule, and triangle meshes. An analytic collider is static or moves with a
+ * constant linear velocity: its pose at time t is the pose at t = 0 translated by
+ * velocity * t. A triangle-mesh collider (CB_COLLIDER_MESH, contact/trimesh_collider.h)
+ * may also rotate at a constant angular velocity about a pivot or follow keyframes.
+ * Queries give the signed distance (negative inside; unsigned for open meshes), the
+ * outward normal and the closest surface point. */
 #ifndef CB_COLLIDER_H
 #define CB_COLLIDER_H
 

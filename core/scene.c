@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact/trimesh_collider.h"
 #include "core/vec3.h"
 
 static const double PI = 3.14159265358979323846;
@@ -390,7 +391,93 @@ static void rotated_axes(const double k[3], double deg, double axes[3][3])
     }
 }
 
-static int read_collider(const ctx *c, const cb_yaml *node, int index, cb_collider *col)
+/* A mesh collider: {type: mesh, file: PATH (relative to the scene file), and either
+ * velocity [3] (m/s) + angular_velocity [3] (rad/s about pivot [3], default the mesh's
+ * surface centroid), or keyframes: [{time: t, translation: [3], rotation: {axis: [3],
+ * angle: DEGREES}}, ...] (strictly increasing times; translation piecewise linear,
+ * rotation slerped along the shorter arc, first/last pose held outside the key range;
+ * see contact/trimesh_collider.h), plus friction/restitution read by the caller}. */
+static int read_mesh_collider(const ctx *c, const cb_yaml *node, const char *P, const char *dir,
+                              cb_collider *col)
+{
+    static const char *const kkeys[] = { "time", "translation", "rotation", NULL };
+    static const char *const rkeys[] = { "axis", "angle", NULL };
+    char w[600], K[96], R[112];
+    int rc;
+    const cb_yaml *file, *keys;
+    cb_trimesh_motion mo = cb_trimesh_default_motion();
+    if ((rc = get_string(c, node, P, "file", &file)) ||
+        (rc = get_list(c, node, P, "keyframes", &keys)) ||
+        (rc = get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, mo.velocity)) ||
+        (rc = get_vec(c, node, P, "angular_velocity", 0, NULL, 3, R_ANY, mo.angular_velocity)) ||
+        (rc = get_vec(c, node, P, "pivot", 0, NULL, 3, R_ANY, mo.pivot)))
+        return rc;
+    mo.has_pivot = cb_yaml_get(node, "pivot") != NULL;
+    const cb_yaml *kn = cb_yaml_get(node, "keyframes");
+    if (kn && (cb_yaml_get(node, "velocity") || cb_yaml_get(node, "angular_velocity")))
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: give either keyframes or velocity/angular_velocity, "
+                       "not both", where(c, kn, w, sizeof w), P);
+    if (kn && (!keys || keys->n == 0))
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s.keyframes: expected a non-empty list of "
+                       "{time, translation, rotation}", where(c, kn, w, sizeof w), P);
+    cb_trimesh_keyframe *kf = NULL;
+    if (keys) {
+        mo.kind = CB_TRIMESH_KEYFRAMES;
+        kf = cb_calloc((size_t)keys->n, sizeof *kf);
+        if (!kf) return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+        mo.keys = kf;
+        mo.nkeys = keys->n;
+        for (int i = 0; i < keys->n && !rc; i++) {
+            const cb_yaml *k = keys->items[i], *rot = NULL;
+            snprintf(K, sizeof K, "%s.keyframes.%d", P, i);
+            snprintf(R, sizeof R, "%s.rotation", K);
+            if (k->kind != CB_YAML_MAP) {
+                rc = CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected a map like {time: 0, translation: "
+                             "[0, 0, 0], rotation: {axis: [0, 0, 1], angle: 0}}, got %s",
+                             where(c, k, w, sizeof w), K, kind_name(k));
+                break;
+            }
+            if ((rc = cb_yaml_check_keys(k, c->label, K, kkeys, c->err)) ||
+                (rc = get_double(c, k, K, "time", 1, 0.0, R_ANY, &kf[i].time)) ||
+                (rc = get_vec(c, k, K, "translation", 0, NULL, 3, R_ANY, kf[i].translation)) ||
+                (rc = get_map(c, k, K, "rotation", &rot)))
+                break;
+            if (i > 0 && !(kf[i].time > kf[i - 1].time)) {
+                rc = CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s.time: expected a time after the previous "
+                             "keyframe's %g (times must increase strictly), got %s",
+                             where(c, cb_yaml_get(k, "time"), w, sizeof w), K, kf[i - 1].time,
+                             cb_yaml_get(k, "time")->scalar);
+                break;
+            }
+            cb_v3_set(kf[i].axis, 0, 0, 1);
+            if (rot) {
+                double deg;
+                if ((rc = cb_yaml_check_keys(rot, c->label, R, rkeys, c->err)) ||
+                    (rc = get_vec(c, rot, R, "axis", 1, NULL, 3, R_ANY, kf[i].axis)) ||
+                    (rc = get_double(c, rot, R, "angle", 1, 0.0, R_ANY, &deg)))
+                    break;
+                if (!(cb_v3_normalize(kf[i].axis) > 0.0)) {
+                    rc = CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s.axis: expected a non-zero vector, got "
+                                 "[0, 0, 0]", where(c, cb_yaml_get(rot, "axis"), w, sizeof w), R);
+                    break;
+                }
+                kf[i].angle = deg * PI / 180.0;
+            }
+        }
+    } else if (cb_yaml_get(node, "velocity") || cb_yaml_get(node, "angular_velocity")) {
+        mo.kind = CB_TRIMESH_VELOCITY;
+    }
+    char *path = rc ? NULL : resolve_path(dir, file->scalar);
+    if (!rc && !path) rc = CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+    if (!rc && (rc = cb_trimesh_collider_load(path, &mo, &col->mesh, c->err)))
+        cb_error_prefix(c->err, "%s: %s.file: ", where(c, file, w, sizeof w), P);
+    free(path);
+    free(kf);
+    return rc;
+}
+
+static int read_collider(const ctx *c, const cb_yaml *node, int index, const char *dir,
+                         cb_collider *col)
 {
     static const char *const types[] = { "plane", "sphere", "box", "capsule", "mesh", NULL };
     static const cb_collider_type tcodes[] = { CB_COLLIDER_PLANE, CB_COLLIDER_SPHERE, CB_COLLIDER_BOX,
@@ -403,7 +490,8 @@ static int read_collider(const ctx *c, const cb_yaml *node, int index, cb_collid
                                          "friction", "restitution", NULL };
     static const char *const k_capsule[] = { "type", "p0", "p1", "radius", "velocity", "friction",
                                              "restitution", NULL };
-    static const char *const k_mesh[] = { "type", "file", "velocity", "friction", "restitution", NULL };
+    static const char *const k_mesh[] = { "type", "file", "velocity", "angular_velocity", "pivot",
+                                          "keyframes", "friction", "restitution", NULL };
     static const char *const *const kset[] = { k_plane, k_sphere, k_box, k_capsule, k_mesh };
     char P[48], w[600];
     int rc, t;
@@ -464,13 +552,15 @@ static int read_collider(const ctx *c, const cb_yaml *node, int index, cb_collid
             return rc;
         break;
     case CB_COLLIDER_MESH:
-        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: mesh colliders are not implemented yet",
-                       where(c, cb_yaml_get(node, "type"), w, sizeof w), P);
+        if ((rc = read_mesh_collider(c, node, P, dir, col))) return rc;
+        break;
     }
     if ((rc = get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, col->velocity)) ||
         (rc = get_double(c, node, P, "friction", 0, 0.0, R_NONNEG, &col->friction)) ||
-        (rc = get_double(c, node, P, "restitution", 0, 0.0, R_UNIT, &col->restitution)))
+        (rc = get_double(c, node, P, "restitution", 0, 0.0, R_UNIT, &col->restitution))) {
+        cb_collider_release(col); /* a mesh loaded above */
         return rc;
+    }
     return 0;
 }
 
@@ -515,7 +605,7 @@ static int interpret(const ctx *c, cb_scene *s)
         s->colliders = cb_calloc((size_t)cols->n, sizeof *s->colliders);
         if (!s->colliders) return CB_FAIL(c->err, CB_ERR_NOMEM, "out of memory");
         for (int i = 0; i < cols->n; i++) {
-            if ((rc = read_collider(c, cols->items[i], i, &s->colliders[i]))) return rc;
+            if ((rc = read_collider(c, cols->items[i], i, s->dir, &s->colliders[i]))) return rc;
             s->ncolliders = i + 1;
         }
     }
