@@ -5,6 +5,7 @@
 #include <string.h>
 
 extern const cb_solver_class cb_solver_explicit;
+extern const cb_solver_class cb_solver_avgforce;
 extern const cb_solver_class cb_solver_acm;
 extern const cb_solver_class cb_solver_pbd;
 extern const cb_solver_class cb_solver_xpbd;
@@ -13,6 +14,7 @@ extern const cb_solver_class cb_solver_newton;
 
 static const cb_solver_class *const registry[] = {
     &cb_solver_explicit,
+    &cb_solver_avgforce,
     &cb_solver_acm,
     &cb_solver_pbd,
     &cb_solver_xpbd,

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""analysis/figures/avgforce_penetration.py — Jin et al. 2020, Figures 6 and 7 as curves.
+
+Reads the output folder of `clothbench sweep experiments/figures/avgforce_penetration.yaml`
+(index.csv and one sphere_slide run per penetration response: sat, projection, none) and
+plots, against time, the number of vertices inside a collider (collider_penetrations, every
+step) and the number of intersecting edge-triangle pairs of the cloth (self_intersections,
+on frame steps) for each response. Writes avgforce_penetration.png and .pdf into the folder
+and prints the final and largest values.
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import cbrun  # noqa: E402
+
+KEY = "solvers.avgforce.response"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="Example: %(prog)s runs/figures/avgforce_penetration")
+    ap.add_argument("folder", help="output folder of the avgforce_penetration sweep (holds index.csv)")
+    args = ap.parse_args()
+    try:
+        cols, rows = cbrun.read_index(args.folder)
+        rows = cbrun.check_rows(args.folder, rows)
+    except cbrun.RunError as e:
+        cbrun.fail(str(e))
+    import numpy as np
+    if KEY not in cols:
+        cbrun.fail("%s/index.csv has no column %s: not an avgforce_penetration sweep" % (args.folder, KEY))
+    plt = cbrun.use_agg()
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    print("%-11s %-9s %12s %12s %12s %12s" % ("response", "status", "pen. final", "pen. max", "self final", "self max"))
+    for r in rows:
+        try:
+            f = cbrun.open_run(os.path.join(args.folder, r["file"]))
+        except cbrun.RunError as e:
+            cbrun.fail(str(e))
+        t = cbrun.series(f, "time")
+        pen = cbrun.series(f, "collider_penetrations")
+        si = cbrun.series(f, "self_intersections")
+        ok = np.isfinite(si)
+        name = r[KEY]
+        ax[0].plot(t, pen, label=name)
+        ax[1].plot(t[ok], si[ok], ".-", label=name)
+        last_si = si[ok][-1] if ok.any() else float("nan")
+        print("%-11s %-9s %12s %12s %12s %12s" % (name, cbrun.attr(f, "status"), cbrun.fmt(pen[-1]),
+                                                 cbrun.fmt(np.nanmax(pen)), cbrun.fmt(last_si),
+                                                 cbrun.fmt(np.nanmax(si) if ok.any() else float("nan"))))
+        f.close()
+    ax[0].set_xlabel("time (s)")
+    ax[0].set_ylabel("vertices inside a collider")
+    ax[1].set_xlabel("time (s)")
+    ax[1].set_ylabel("self-intersecting edge-triangle pairs")
+    for a in ax:
+        a.legend(title="response")
+        a.grid(True, alpha=0.3)
+    fig.suptitle("sphere_slide: penetrations with and without the separating-axis response")
+    png, pdf = cbrun.save(fig, os.path.join(args.folder, "avgforce_penetration.png"))
+    print("wrote %s and %s" % (png, pdf))
+
+
+if __name__ == "__main__":
+    main()
