@@ -321,11 +321,61 @@ static int read_pin(const ctx *c, const cb_yaml *node, int index, cb_pin_def *pi
     return get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, pin->velocity);
 }
 
+/* cloth.tets: a TetGen base name (string, relative to the scene file) or
+ * {box: {n: [3 ints >= 1], size: [3], origin: [3] (default 0), split: 5|6 (default 6)}}. */
+static int read_tets(const ctx *c, const cb_yaml *tn, const char *dir, cb_cloth_def *cl)
+{
+    static const char *const keys[] = { "box", NULL };
+    static const char *const bkeys[] = { "n", "size", "origin", "split", NULL };
+    const char *P = "cloth.tets.box";
+    char w[600];
+    int rc;
+    if (tn->kind == CB_YAML_SCALAR && tn->scalar[0] && !is_null(tn)) {
+        cl->use_tets = 2;
+        cl->tets_path = resolve_path(dir, tn->scalar);
+        if (!cl->tets_path) return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+        return 0;
+    }
+    if (tn->kind != CB_YAML_MAP)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth.tets: expected a TetGen file base name (body for "
+                       "body.node/body.ele) or {box: {n: [4, 4, 4], size: [0.2, 0.2, 0.2]}}, got %s",
+                       where(c, tn, w, sizeof w), tn->kind == CB_YAML_SCALAR ? "nothing" : kind_name(tn));
+    const cb_yaml *b;
+    if ((rc = cb_yaml_check_keys(tn, c->label, "cloth.tets", keys, c->err)) ||
+        (rc = get_map(c, tn, "cloth.tets", "box", &b)))
+        return rc;
+    if (!b) return missing(c, tn, "box", "cloth.tets");
+    cl->use_tets = 1;
+    cl->tet_box = cb_default_tet_box_def();
+    if ((rc = cb_yaml_check_keys(b, c->label, P, bkeys, c->err)) ||
+        (rc = get_vec(c, b, P, "size", 1, NULL, 3, R_POS, cl->tet_box.size)) ||
+        (rc = get_vec(c, b, P, "origin", 0, NULL, 3, R_ANY, cl->tet_box.origin)) ||
+        (rc = get_int(c, b, P, "split", 0, 6, 5, &cl->tet_box.split)))
+        return rc;
+    if (cl->tet_box.split != 5 && cl->tet_box.split != 6)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s.split: expected 5 or 6 (tets per cube), got %s",
+                       where(c, cb_yaml_get(b, "split"), w, sizeof w), P, cb_yaml_get(b, "split")->scalar);
+    const cb_yaml *n = cb_yaml_get(b, "n");
+    if (!n) return missing(c, b, "n", P);
+    if (n->kind != CB_YAML_SEQ || n->n != 3)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s.n: expected a list of 3 cube counts like [4, 4, 4], got %s",
+                       where(c, n, w, sizeof w), P, n->kind == CB_YAML_SEQ ? "a list of another length" : kind_name(n));
+    for (int k = 0; k < 3; k++) {
+        char item[64];
+        snprintf(item, sizeof item, "%s.n[%d]", P, k);
+        if ((rc = cb_yaml_int(n->items[k], c->label, item, &cl->tet_box.n[k], c->err))) return rc;
+        if (cl->tet_box.n[k] < 1 || cl->tet_box.n[k] > 1000)
+            return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected an integer in [1, 1000], got %s",
+                           where(c, n->items[k], w, sizeof w), item, n->items[k]->scalar);
+    }
+    return 0;
+}
+
 static int read_cloth(const ctx *c, const cb_yaml *root, const char *dir, cb_cloth_def *cl)
 {
     static const char *const keys[] = { "grid", "mesh", "density", "line_density", "stretch",
                                         "bend", "thickness", "velocity", "angular_velocity",
-                                        "initial_stretch", "pins", NULL };
+                                        "initial_stretch", "pins", "tets", "volume_density", NULL };
     char w[600], w2[600];
     int rc;
     const cb_yaml *cn = cb_yaml_get(root, "cloth");
@@ -336,14 +386,30 @@ static int read_cloth(const ctx *c, const cb_yaml *root, const char *dir, cb_clo
     if ((rc = cb_yaml_check_keys(cn, c->label, "cloth", keys, c->err))) return rc;
 
     const cb_yaml *grid = cb_yaml_get(cn, "grid"), *mesh = cb_yaml_get(cn, "mesh");
-    if (grid && mesh)
+    const cb_yaml *tets = cb_yaml_get(cn, "tets");
+    if (tets && (grid || mesh))
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth: give only one of 'grid', 'mesh' and 'tets' (%s at %s)",
+                       where(c, tets, w, sizeof w), grid ? "grid" : "mesh",
+                       where(c, grid ? grid : mesh, w2, sizeof w2));
+    if (!tets && cb_yaml_get(cn, "volume_density"))
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth.volume_density: only a tet body (cloth.tets) has a "
+                       "volume density; cloth takes density (kg/m^2)",
+                       where(c, cb_yaml_get(cn, "volume_density"), w, sizeof w));
+    if (tets && cb_yaml_get(cn, "density"))
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth.density: a tet body (cloth.tets) takes volume_density "
+                       "(kg/m^3), not the areal density", where(c, cb_yaml_get(cn, "density"), w, sizeof w));
+    if (tets) {
+        if ((rc = read_tets(c, tets, dir, cl)) ||
+            (rc = get_double(c, cn, "cloth", "volume_density", 0, 1000.0, R_POS, &cl->volume_density)))
+            return rc;
+    } else if (grid && mesh)
         return CB_FAIL(c->err, CB_ERR_INPUT,
                        "%s: cloth: give exactly one of 'grid' and 'mesh', not both (grid at %s)",
                        where(c, mesh, w, sizeof w), where(c, grid, w2, sizeof w2));
-    if (!grid && !mesh)
-        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth: give exactly one of 'grid' or 'mesh'",
-                       where(c, cn, w, sizeof w));
-    if (grid) {
+    else if (!grid && !mesh)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth: give exactly one of 'grid' or 'mesh' "
+                       "(or 'tets' for a soft body)", where(c, cn, w, sizeof w));
+    else if (grid) {
         const cb_yaml *g;
         if ((rc = get_map(c, cn, "cloth", "grid", &g))) return rc;
         cl->use_grid = 1;
@@ -720,6 +786,7 @@ void cb_scene_free(cb_scene **sp)
     for (int i = 0; i < s->cloth.npins; i++) free(s->cloth.pins[i].indices);
     free(s->cloth.pins);
     free(s->cloth.mesh_path);
+    free(s->cloth.tets_path);
     cb_yaml_free(&s->root);
     free(s->text);
     free(s->name);

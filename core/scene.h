@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/mesh.h"
+#include "core/tetmesh.h"
 #include "core/collider.h"
 #include "core/params.h"
 #include "core/yamltree.h"
@@ -38,6 +39,11 @@ typedef struct cb_cloth_def {
     int use_grid;            /* 1: grid, 0: mesh file */
     cb_grid_def grid;
     char *mesh_path;         /* resolved against the scene file's folder */
+    int use_tets;            /* cloth.tets, a soft body: 1 procedural box, 2 TetGen files, else 0
+                                (then use_grid = 0 and mesh_path = NULL) */
+    cb_tet_box_def tet_box;  /* use_tets == 1 */
+    char *tets_path;         /* use_tets == 2: TetGen base name (.node/.ele), resolved like mesh_path */
+    double volume_density;   /* kg/m^3, > 0 (default 1000): tet bodies' lumped mass */
     double density;          /* kg/m^2, > 0 */
     double line_density;     /* kg/m, >= 0 (default 0): mass of springs without a triangle */
     double stretch;          /* k_stretch, N/m, >= 0 */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/tetmesh.h"
 #include "core/vec3.h"
 
 void cb_world_free(cb_world **wp)
@@ -90,6 +91,31 @@ static int apply_pin_def(cb_world *w, const cb_scene *s, const cb_pin_def *p, cb
     return CB_OK;
 }
 
+/* cloth.tets: the tet mesh (box or TetGen) -> w->tets, and the mesh made of its
+ * boundary surface plus its interior edges as springs */
+static int load_tets(cb_world *w, const cb_scene *s, cb_error *err)
+{
+    cb_tetmesh *tm = NULL;
+    int rc;
+    if (s->cloth.use_tets == 1) {
+        rc = cb_tetmesh_box(&s->cloth.tet_box, &tm, err);
+        if (rc) cb_error_prefix(err, "%s: cloth.tets.box: ", s->path);
+    } else {
+        rc = cb_tetmesh_read_tetgen(s->cloth.tets_path, &tm, err);
+    }
+    if (!rc) rc = cb_tetmesh_to_mesh(tm, s->cloth.use_tets == 1 ? "tet box" : s->cloth.tets_path, &w->mesh, err);
+    if (!rc) {
+        w->tets = cb_calloc((size_t)tm->nt, sizeof *w->tets);
+        if (!w->tets) rc = CB_FAIL(err, CB_ERR_NOMEM, "world: out of memory for %d tets", tm->nt);
+        else {
+            memcpy(w->tets, tm->t, (size_t)tm->nt * sizeof *w->tets);
+            w->ntets = tm->nt;
+        }
+    }
+    cb_tetmesh_free(&tm);
+    return rc;
+}
+
 int cb_world_create(const cb_scene *s, cb_world **out, cb_error *err)
 {
     if (!s || !out) return CB_FAIL(err, CB_ERR_INPUT, "cb_world_create: NULL argument");
@@ -98,7 +124,9 @@ int cb_world_create(const cb_scene *s, cb_world **out, cb_error *err)
     if (!w) return CB_FAIL(err, CB_ERR_NOMEM, "world: out of memory");
     w->scene = s;
     int rc;
-    if (s->cloth.use_grid) {
+    if (s->cloth.use_tets) {
+        rc = load_tets(w, s, err);
+    } else if (s->cloth.use_grid) {
         rc = cb_mesh_grid(&s->cloth.grid, &w->mesh, err);
         if (rc) cb_error_prefix(err, "%s: cloth.grid: ", s->path);
     } else {
@@ -128,7 +156,12 @@ int cb_world_create(const cb_scene *s, cb_world **out, cb_error *err)
         cb_world_free(&w);
         return rc;
     }
-    cb_mesh_lumped_masses(w->mesh, s->cloth.density, s->cloth.line_density, w->mass);
+    if (w->ntets) {
+        cb_tetmesh body = { .nv = nv, .nt = w->ntets, .x = w->mesh->x, .t = w->tets };
+        cb_tetmesh_lumped_masses(&body, s->cloth.volume_density, w->mass);
+    } else {
+        cb_mesh_lumped_masses(w->mesh, s->cloth.density, s->cloth.line_density, w->mass);
+    }
     for (int k = 0; k < s->cloth.npins; k++) {
         rc = apply_pin_def(w, s, &s->cloth.pins[k], err);
         if (rc) {

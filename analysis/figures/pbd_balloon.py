@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""analysis/figures/pbd_balloon.py — Mueller et al. 2007, Figure 7: a closed mesh inflated
+by the overpressure constraint.
+
+Reads the output folder of `clothbench sweep experiments/figures/pbd_balloon.yaml`
+(index.csv and one balloon run per overpressure factor k_pressure, with /frames),
+renders the last frame of each and plots the enclosed volume V / V0 (divergence theorem
+over the mesh faces, from the frames) against time with the target k_pressure dashed.
+Writes pbd_balloon.png and .pdf into the folder.
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import cbrun  # noqa: E402
+import render  # noqa: E402
+
+KEY = "solvers.pbd.pressure"
+
+
+def volume(np, x, F):
+    return float(np.einsum("ij,ij->i", x[F[:, 0]], np.cross(x[F[:, 1]], x[F[:, 2]])).sum() / 6.0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="Example: %(prog)s runs/figures/pbd_balloon")
+    ap.add_argument("folder", help="output folder of the pbd_balloon sweep (holds index.csv)")
+    args = ap.parse_args()
+    try:
+        cols, rows = cbrun.read_index(args.folder)
+        rows = cbrun.check_rows(args.folder, rows)
+    except cbrun.RunError as e:
+        cbrun.fail(str(e))
+    if KEY not in cols:
+        cbrun.fail("%s/index.csv has no column %s: not a pbd_balloon sweep" % (args.folder, KEY))
+    import numpy as np
+    rows.sort(key=lambda r: cbrun.num(r[KEY]))
+    plt = cbrun.use_agg()
+    n = len(rows)
+    fig = plt.figure(figsize=(3.8 * (n + 1), 4.0))
+    axp = fig.add_subplot(1, n + 1, n + 1)
+    for i, r in enumerate(rows):
+        try:
+            run = render.Run(os.path.join(args.folder, r["file"]), False)
+        except cbrun.RunError as e:
+            cbrun.fail(str(e))
+        F = run.faces
+        V0 = volume(np, run.f["mesh/rest_positions"][()], F)
+        v = np.array([volume(np, run.X[k], F) for k in range(run.X.shape[0])]) / V0
+        ax = fig.add_subplot(1, n + 1, i + 1, projection="3d")
+        k = run.X.shape[0] - 1
+        run.draw(ax, k)
+        ax.set_title("k_pressure = %s: V / V0 = %.3f at t = %.2f s" % (r[KEY], v[-1], run.T[k]), fontsize=9)
+        line, = axp.plot(run.T, v, label="k_pressure = %s" % r[KEY])
+        axp.axhline(cbrun.num(r[KEY]), color=line.get_color(), ls="--", lw=0.8)
+        run.f.close()
+    axp.set_xlabel("time (s)")
+    axp.set_ylabel("enclosed volume V / V0")
+    axp.grid(alpha=0.3)
+    axp.legend(fontsize=8)
+    fig.suptitle("PBD (Mueller et al. 2007, Fig. 7): overpressure inflates a closed mesh", fontsize=11)
+    png, pdf = cbrun.save(fig, os.path.join(args.folder, "pbd_balloon.png"))
+    print("wrote %s and %s" % (png, pdf))
+
+
+if __name__ == "__main__":
+    main()

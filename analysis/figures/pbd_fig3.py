@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""analysis/figures/pbd_fig3.py — Mueller et al. 2007, Figure 3: stretching and bending
+stiffness chosen independently.
+
+Reads the output folder of `clothbench sweep experiments/figures/pbd_fig3.yaml` (index.csv
+and the drape_sphere runs of the 2 x 2 grid stretch_stiffness x bend_stiffness, with
+/frames) and renders the last frame of each run side by side: rows are the stretching
+stiffness, columns the bending stiffness, so the paper's pair (low stretch with high
+bending, and the reverse) sits on the anti-diagonal. Titles give the largest edge strain
+of the last frame. Writes pbd_fig3.png and .pdf into the folder.
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import cbrun  # noqa: E402
+import render  # noqa: E402
+
+KS, KB = "solvers.pbd.stretch_stiffness", "solvers.pbd.bend_stiffness"
+
+
+def last_strain(np, f, k):
+    x = f["frames/positions"][k]
+    e = f["mesh/edges"][()]
+    x0 = f["mesh/rest_positions"][()]
+    L = np.linalg.norm(x0[e[:, 0]] - x0[e[:, 1]], axis=1)
+    return float(np.max(np.abs(np.linalg.norm(x[e[:, 0]] - x[e[:, 1]], axis=1) - L) / L))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="Example: %(prog)s runs/figures/pbd_fig3")
+    ap.add_argument("folder", help="output folder of the pbd_fig3 sweep (holds index.csv)")
+    args = ap.parse_args()
+    try:
+        cols, rows = cbrun.read_index(args.folder)
+        rows = cbrun.check_rows(args.folder, rows)
+    except cbrun.RunError as e:
+        cbrun.fail(str(e))
+    if KS not in cols or KB not in cols:
+        cbrun.fail("%s/index.csv has no columns %s and %s: not a pbd_fig3 sweep" % (args.folder, KS, KB))
+    import numpy as np
+    ks = sorted({cbrun.num(r[KS]) for r in rows})
+    kb = sorted({cbrun.num(r[KB]) for r in rows})
+    plt = cbrun.use_agg()
+    fig = plt.figure(figsize=(4.0 * len(kb), 3.6 * len(ks)))
+    for r in rows:
+        if r["status"] != "ok":
+            cbrun.fail("%s: status %s (%s): rerun the sweep" % (r["file"], r["status"], r["message"]))
+        try:
+            run = render.Run(os.path.join(args.folder, r["file"]), False)
+        except cbrun.RunError as e:
+            cbrun.fail(str(e))
+        i, j = ks.index(cbrun.num(r[KS])), kb.index(cbrun.num(r[KB]))
+        ax = fig.add_subplot(len(ks), len(kb), i * len(kb) + j + 1, projection="3d")
+        k = run.X.shape[0] - 1
+        run.draw(ax, k)
+        ax.set_title("stretch k = %s, bend k = %s\nt = %.2f s, max strain %.3f"
+                     % (r[KS], r[KB], run.T[k], last_strain(np, run.f, k)), fontsize=9)
+        run.f.close()
+    fig.suptitle("PBD (Mueller et al. 2007, Fig. 3): stretching and bending stiffness are independent", fontsize=11)
+    png, pdf = cbrun.save(fig, os.path.join(args.folder, "pbd_fig3.png"))
+    print("wrote %s and %s" % (png, pdf))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""analysis/figures/pbd_iterations.py — constraint error against iterations, pbd and xpbd.
+
+Reads the output folder of `clothbench sweep experiments/figures/pbd_iterations.yaml`
+(index.csv and the hanging-cloth runs of pbd and xpbd at several iteration counts) and
+plots the largest edge strain |l - L| / L of the last logged step (/series/max_strain)
+against the iteration count on log-log axes, one line per solver; the maximum over the
+whole run is drawn thin. PBD with stretch_stiffness 1 approaches 0 as Gauss-Seidel
+converges; XPBD approaches the strain of the material itself (compliance 1/k_stretch).
+Writes pbd_iterations.png and .pdf, and pbd_iterations.csv (solver, iterations,
+final and maximum strain) into the folder.
+"""
+import argparse
+import csv
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import cbrun  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="Example: %(prog)s runs/figures/pbd_iterations")
+    ap.add_argument("folder", help="output folder of the pbd_iterations sweep (holds index.csv)")
+    args = ap.parse_args()
+    try:
+        cols, rows = cbrun.read_index(args.folder)
+        rows = cbrun.check_rows(args.folder, rows)
+    except cbrun.RunError as e:
+        cbrun.fail(str(e))
+    import numpy as np
+    data = {}
+    for r in rows:
+        key = "solvers.%s.iterations" % r["solver"]
+        if key not in cols or r[key] == "":
+            cbrun.fail("%s/index.csv: run %s has no %s column value: not a pbd_iterations sweep"
+                       % (args.folder, r["run"], key))
+        try:
+            f = cbrun.open_run(os.path.join(args.folder, r["file"]))
+        except cbrun.RunError as e:
+            cbrun.fail(str(e))
+        s = cbrun.series(f, "max_strain")
+        f.close()
+        if r["status"] != "ok":
+            sys.stderr.write("warning: %s: status %s, plotted as NaN\n" % (r["file"], r["status"]))
+            s = np.array([np.nan])
+        data.setdefault(r["solver"], []).append((int(cbrun.num(r[key])), float(s[-1]), float(np.nanmax(s))))
+    if not data:
+        cbrun.fail("%s/index.csv lists no runs" % args.folder)
+    plt = cbrun.use_agg()
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    out = os.path.join(args.folder, "pbd_iterations.csv")
+    with open(out, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["solver", "iterations", "final_max_strain", "max_strain_over_run"])
+        for solver in sorted(data):
+            pts = sorted(data[solver])
+            it = [p[0] for p in pts]
+            line, = ax.loglog(it, [p[1] for p in pts], "o-", label="%s (end of run)" % solver)
+            ax.loglog(it, [p[2] for p in pts], ":", color=line.get_color(), lw=1, label="%s (max over run)" % solver)
+            for p in pts:
+                w.writerow([solver, p[0], "%.6g" % p[1], "%.6g" % p[2]])
+    ax.set_xlabel("iterations per step")
+    ax.set_ylabel("max edge strain |l - L| / L")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    ax.set_title("Constraint error against iterations (hanging cloth)", fontsize=10)
+    png, pdf = cbrun.save(fig, os.path.join(args.folder, "pbd_iterations.png"))
+    print("wrote %s, %s and %s" % (png, pdf, out))
+
+
+if __name__ == "__main__":
+    main()

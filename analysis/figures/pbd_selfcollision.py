@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""analysis/figures/pbd_selfcollision.py — Mueller et al. 2007, Figure 6: the rest state
+of a piece of cloth with self collisions.
+
+Reads the output folder of `clothbench sweep experiments/figures/pbd_selfcollision.yaml`
+(index.csv and the pbd_folds runs with self_collision true and false, with /frames),
+renders the last frame of each side by side (self collision on first) and plots the
+self_intersections metric over time for both. Writes pbd_selfcollision.png and .pdf.
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import cbrun  # noqa: E402
+import render  # noqa: E402
+
+KEY = "solvers.pbd.self_collision"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="Example: %(prog)s runs/figures/pbd_selfcollision")
+    ap.add_argument("folder", help="output folder of the pbd_selfcollision sweep (holds index.csv)")
+    args = ap.parse_args()
+    try:
+        cols, rows = cbrun.read_index(args.folder)
+        rows = cbrun.check_rows(args.folder, rows)
+    except cbrun.RunError as e:
+        cbrun.fail(str(e))
+    if KEY not in cols:
+        cbrun.fail("%s/index.csv has no column %s: not a pbd_selfcollision sweep" % (args.folder, KEY))
+    import numpy as np
+    rows.sort(key=lambda r: r[KEY] != "true")
+    plt = cbrun.use_agg()
+    n = len(rows)
+    fig = plt.figure(figsize=(4.5 * (n + 1), 4.2))
+    axp = fig.add_subplot(1, n + 1, n + 1)
+    for i, r in enumerate(rows):
+        try:
+            run = render.Run(os.path.join(args.folder, r["file"]), False)
+        except cbrun.RunError as e:
+            cbrun.fail(str(e))
+        ax = fig.add_subplot(1, n + 1, i + 1, projection="3d")
+        k = run.X.shape[0] - 1
+        run.draw(ax, k)
+        ax.view_init(elev=35, azim=-60)
+        t = cbrun.series(run.f, "time")
+        si = cbrun.series(run.f, "self_intersections")
+        ok = ~np.isnan(si)
+        last = si[ok][-1] if ok.any() else float("nan")
+        ax.set_title("self collision %s, t = %.2f s\nself intersections: %s at the end, %s at most"
+                     % (r[KEY], run.T[k], cbrun.fmt(last), cbrun.fmt(np.nanmax(si) if ok.any() else float("nan"))),
+                     fontsize=9)
+        axp.plot(t[ok], si[ok], ".-", ms=3, label="self collision %s" % r[KEY])
+        run.f.close()
+    axp.set_xlabel("time (s)")
+    axp.set_ylabel("self intersections (edge-triangle pairs)")
+    axp.set_yscale("symlog")
+    axp.grid(alpha=0.3)
+    axp.legend(fontsize=8)
+    fig.suptitle("PBD (Mueller et al. 2007, Fig. 6): cloth falling in folds onto the floor", fontsize=11)
+    png, pdf = cbrun.save(fig, os.path.join(args.folder, "pbd_selfcollision.png"))
+    print("wrote %s and %s" % (png, pdf))
+
+
+if __name__ == "__main__":
+    main()
