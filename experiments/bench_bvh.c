@@ -5,9 +5,10 @@
  * (quick: 10k only), with AABB and 18-DOP volumes. Each time is the median of several
  * repetitions, single thread.
  *
- * The crumpled cloth: a unit grid displaced by six random sinusoidal modes (fixed seed,
- * wavelengths 1/3..1, amplitude 0.12 per component), which folds it through itself;
- * volumes are inflated by 1 mm (a 2 mm thick cloth). */
+ * The crumpled cloth (contact/testmesh.h): a unit grid displaced by six random
+ * sinusoidal modes (fixed generator state 12345, wavelengths 1/3..1, amplitude 0.12 per
+ * component), which folds it through itself; volumes are inflated by 1 mm (a 2 mm
+ * thick cloth). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,45 +16,11 @@
 
 #include "contact/bvh.h"
 #include "contact/selfcheck.h"
+#include "contact/testmesh.h"
 #include "core/error.h"
 #include "core/mesh.h"
 
 void cb_bench_bvh(FILE *out, int quick);
-
-static uint64_t bench_bvh_rng;
-
-static double bench_bvh_uniform(void)
-{
-    uint64_t z = (bench_bvh_rng += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static void crumple(const cb_mesh *m, double (*x)[3])
-{
-    const double two_pi = 6.283185307179586;
-    double k[6][2], ph[6], a[6][3];
-    bench_bvh_rng = 12345;
-    for (int i = 0; i < 6; i++) {
-        double ang = two_pi * bench_bvh_uniform(), mag = two_pi * (1.0 + 2.0 * bench_bvh_uniform());
-        k[i][0] = mag * cos(ang);
-        k[i][1] = mag * sin(ang);
-        ph[i] = two_pi * bench_bvh_uniform();
-        for (int c = 0; c < 3; c++) a[i][c] = 0.12 * (2 * bench_bvh_uniform() - 1);
-    }
-    for (int v = 0; v < m->nv; v++) {
-        double u = m->x[v][0], w = m->x[v][1];
-        x[v][0] = u;
-        x[v][1] = w;
-        x[v][2] = 0;
-        for (int i = 0; i < 6; i++) {
-            double s = sin(k[i][0] * u + k[i][1] * w + ph[i]);
-            for (int c = 0; c < 3; c++) x[v][c] += a[i][c] * s;
-        }
-    }
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -131,23 +98,17 @@ void cb_bench_bvh(FILE *out, int quick)
     const cb_bv_kind kinds[2] = {CB_BV_AABB, CB_BV_KDOP18};
     fprintf(out, "name,triangles,bv,seconds\n");
     for (int si = 0; si < (quick ? 1 : 3); si++) {
-        cb_grid_def d = cb_default_grid_def();
-        d.nx = d.ny = sizes[si];
-        d.size[0] = d.size[1] = 1.0;
-        d.origin[0] = d.origin[1] = d.origin[2] = 0.0;
-        d.plane = CB_PLANE_XY;
         cb_mesh *m = NULL;
+        double (*x)[3] = NULL;
+        uint64_t state = 12345;
         cb_error err = {0};
-        if (cb_mesh_grid(&d, &m, &err)) {
+        if (cb_testmesh_grid(sizes[si], sizes[si], 1.0, CB_DIAG_ALTERNATE, &m, &err) ||
+            cb_testmesh_crumple(m, 0.12, &state, &x, &err)) {
             fprintf(stderr, "bench_bvh: %s\n", err.message);
-            return;
-        }
-        double (*x)[3] = cb_calloc((size_t)m->nv, sizeof *x);
-        if (!x) {
+            free(x);
             cb_mesh_free(&m);
             return;
         }
-        crumple(m, x);
         for (int ki = 0; ki < 2; ki++) bench_one(out, m, (const double (*)[3])x, kinds[ki]);
         free(x);
         cb_mesh_free(&m);

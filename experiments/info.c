@@ -6,42 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int read_attr(hid_t file, const char *name, char *out, size_t n)
-{
-    out[0] = '\0';
-    if (H5Aexists(file, name) <= 0) return -1;
-    hid_t a = H5Aopen(file, name, H5P_DEFAULT);
-    if (a < 0) return -1;
-    hid_t t = H5Aget_type(a);
-    int rc = -1;
-    if (H5Tis_variable_str(t) > 0) {
-        char *s = NULL;
-        hid_t mt = H5Tcopy(H5T_C_S1);
-        H5Tset_size(mt, H5T_VARIABLE);
-        H5Tset_cset(mt, H5Tget_cset(t));
-        if (H5Aread(a, mt, &s) >= 0 && s) {
-            snprintf(out, n, "%s", s);
-            rc = 0;
-        }
-        if (s) H5free_memory(s);
-        H5Tclose(mt);
-    } else {
-        size_t sz = H5Tget_size(t);
-        char *buf = calloc(sz + 1, 1);
-        hid_t mt = H5Tcopy(H5T_C_S1);
-        H5Tset_size(mt, sz);
-        H5Tset_cset(mt, H5Tget_cset(t));
-        if (buf && H5Aread(a, mt, buf) >= 0) {
-            snprintf(out, n, "%s", buf);
-            rc = 0;
-        }
-        free(buf);
-        H5Tclose(mt);
-    }
-    H5Tclose(t);
-    H5Aclose(a);
-    return rc;
-}
+#include "core/h5attr.h"
 
 /* Reads /series/<name> (width 1 or 3) into a malloc'd array; returns rows or -1. */
 static long read_series(hid_t file, const char *name, int width, double **out)
@@ -79,14 +44,14 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     fclose(probe);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return CB_FAIL(err, CB_ERR_INPUT, "%s: not an HDF5 run file (or still being written)", path);
-    if (read_attr(f, "solver", s->solver, sizeof s->solver) < 0) {
+    if (cb_h5_read_string_attr(f, "solver", s->solver, sizeof s->solver) < 0) {
         H5Fclose(f);
         return CB_FAIL(err, CB_ERR_INPUT, "%s: not a clothbench run file (no 'solver' attribute)", path);
     }
-    read_attr(f, "scene_name", s->scene, sizeof s->scene);
-    read_attr(f, "status", s->status, sizeof s->status);
-    read_attr(f, "message", s->message, sizeof s->message);
-    read_attr(f, "created", s->created, sizeof s->created);
+    cb_h5_read_string_attr(f, "scene_name", s->scene, sizeof s->scene);
+    cb_h5_read_string_attr(f, "status", s->status, sizeof s->status);
+    cb_h5_read_string_attr(f, "message", s->message, sizeof s->message);
+    cb_h5_read_string_attr(f, "created", s->created, sizeof s->created);
     double *t = NULL, *dt = NULL, *E = NULL, *depth = NULL, *pen = NULL, *si = NULL, *ms = NULL, *strain = NULL,
            *wall = NULL, *P = NULL, *J = NULL;
     long n = read_series(f, "time", 1, &t);

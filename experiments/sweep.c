@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/h5attr.h"
 #include "core/run.h"
 #include "core/scene.h"
 #include "core/solver.h"
@@ -724,31 +725,7 @@ static char *read_str_attr(const char *path, const char *name)
     H5Eset_auto(H5E_DEFAULT, NULL, NULL);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return NULL;
-    char *out = NULL;
-    if (H5Aexists(f, name) > 0) {
-        hid_t a = H5Aopen(f, name, H5P_DEFAULT);
-        hid_t t = H5Aget_type(a);
-        if (H5Tis_variable_str(t) > 0) {
-            char *s = NULL;
-            hid_t mt = H5Tcopy(H5T_C_S1);
-            H5Tset_size(mt, H5T_VARIABLE);
-            H5Tset_cset(mt, H5Tget_cset(t));
-            if (H5Aread(a, mt, &s) >= 0 && s) out = cb_strdup(s);
-            if (s) H5free_memory(s);
-            H5Tclose(mt);
-        } else {
-            size_t sz = H5Tget_size(t);
-            char *buf = cb_calloc(sz + 1, 1);
-            hid_t mt = H5Tcopy(H5T_C_S1);
-            H5Tset_size(mt, sz);
-            H5Tset_cset(mt, H5Tget_cset(t));
-            if (buf && H5Aread(a, mt, buf) >= 0) out = buf;
-            else free(buf);
-            H5Tclose(mt);
-        }
-        H5Tclose(t);
-        H5Aclose(a);
-    }
+    char *out = cb_h5_string_attr(f, name);
     H5Fclose(f);
     return out;
 }

@@ -36,7 +36,8 @@
  *
  * Parameters (solvers.newton): tolerance (relative gradient, > 0, default 1e-8),
  * max_iterations (>= 1, default 50), damping, springs, self_collision, self_friction,
- * self_iterations, contact_offset, factor — as fms.
+ * self_iterations, contact_offset, factor — as fms (the parameters and the frame of the
+ * step are shared with fms in solvers/spring_solver.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -44,46 +45,24 @@
 
 #include "core/solver.h"
 #include "core/vec3.h"
-#include "solvers/cholmod_util.h"
-#include "solvers/springs.h"
-#include "solvers/step_contact.h"
+#include "solvers/spring_solver.h"
 
 typedef struct newton_solver {
     double tolerance;
     int max_iterations;
-    double damping;
-    cb_spring_set sp;
-    int nfree;
-    int *unk, *vert;
-    int *diag_pos, *spring_pos;
-    cb_chol *chol;
-    double (*x0)[3], (*y)[3], (*grad)[3], (*xt)[3];
-    double (*dx)[3], (*dxt)[3];  /* [nv] x - y, current and trial */
-    cb_step_contact *contact;
+    cb_spring_solver ss;   /* springs, unknowns, system (blocks 3 x 3), y, dx, contact */
+    double (*xt)[3];       /* [nv] trial positions */
+    double (*dxt)[3];      /* [nv] trial x - y */
 } newton_solver;
 
-static const char *const spring_names[] = {"model", "classic", NULL};
-static const char *const factor_names[] = {"auto", "simplicial", "supernodal", NULL};
-static const char *const allowed_keys[] = {"tolerance", "max_iterations", "damping", "springs",
-                                           "self_collision", "self_friction", "self_iterations",
-                                           "contact_offset", "factor", NULL};
+static const char *const own_keys[] = {"tolerance", "max_iterations", NULL};
 
 static void newton_destroy(void *self)
 {
     newton_solver *s = self;
     if (!s) return;
-    cb_springs_release(&s->sp);
-    cb_chol_free(&s->chol);
-    cb_step_contact_free(&s->contact);
-    free(s->unk);
-    free(s->vert);
-    free(s->diag_pos);
-    free(s->spring_pos);
-    free(s->x0);
-    free(s->y);
-    free(s->grad);
+    cb_spring_solver_release(&s->ss);
     free(s->xt);
-    free(s->dx);
     free(s->dxt);
     free(s);
 }
@@ -94,55 +73,22 @@ static int newton_create(const cb_world *w, const cb_params *p, void **self, cb_
     *self = NULL;
     newton_solver *s = cb_calloc(1, sizeof *s);
     if (!s) return CB_FAIL(err, CB_ERR_NOMEM, "newton: out of memory");
-    int kind = 0, factor = 0;
-    cb_step_contact_def cd;
     int rc = cb_params_double(p, "tolerance", 1e-8, 1e-300, 1.0, &s->tolerance, err);
     if (!rc) rc = cb_params_int(p, "max_iterations", 50, 1, 1000000, &s->max_iterations, err);
-    if (!rc) rc = cb_params_double(p, "damping", 0.0, 0.0, 1.0, &s->damping, err);
-    if (!rc) rc = cb_params_choice(p, "springs", spring_names, 0, &kind, err);
-    if (!rc) rc = cb_params_bool(p, "self_collision", 1, &cd.self_collision, err);
-    if (!rc) rc = cb_params_double(p, "self_friction", 0.1, 0.0, 1e3, &cd.self_friction, err);
-    if (!rc) rc = cb_params_int(p, "self_iterations", 2, 1, 1000, &cd.self_iterations, err);
-    if (!rc) rc = cb_params_double(p, "contact_offset", 0.5 * w->thickness, 0.0, 1e3, &cd.collider_offset, err);
-    if (!rc) rc = cb_params_choice(p, "factor", factor_names, 0, &factor, err);
-    if (!rc) rc = cb_params_check(p, allowed_keys, err);
-    cd.self_distance = w->thickness;
-    if (!rc) rc = cb_springs_build(w, (cb_spring_kind)kind, &s->sp, err);
-    if (!rc) rc = cb_step_contact_create(w, &cd, &s->contact, err);
+    if (!rc) rc = cb_spring_solver_configure(&s->ss, "newton", w, p, own_keys, err);
     if (rc) {
         if (rc != CB_ERR_NOMEM) cb_error_prefix(err, "newton: ");
         newton_destroy(s);
         return rc;
     }
     int nv = w->nv;
-    s->unk = cb_calloc((size_t)nv, sizeof *s->unk);
-    s->vert = cb_calloc((size_t)nv, sizeof *s->vert);
-    s->x0 = cb_calloc((size_t)nv, sizeof *s->x0);
-    s->y = cb_calloc((size_t)nv, sizeof *s->y);
-    s->grad = cb_calloc((size_t)nv, sizeof *s->grad);
     s->xt = cb_calloc((size_t)nv, sizeof *s->xt);
-    s->dx = cb_calloc((size_t)nv, sizeof *s->dx);
     s->dxt = cb_calloc((size_t)nv, sizeof *s->dxt);
-    if (!s->unk || !s->vert || !s->x0 || !s->y || !s->grad || !s->xt || !s->dx || !s->dxt) {
+    rc = s->xt && s->dxt ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "newton: out of memory for %d vertices", nv);
+    if (!rc) rc = cb_spring_solver_setup(&s->ss, w, 3, "newton: the Hessian M + h^2 H", err);
+    if (rc) {
         newton_destroy(s);
-        return CB_FAIL(err, CB_ERR_NOMEM, "newton: out of memory for %d vertices", nv);
-    }
-    for (int i = 0; i < nv; i++) {
-        s->unk[i] = w->inv_mass[i] > 0 ? s->nfree : -1;
-        if (s->unk[i] >= 0) s->vert[s->nfree++] = i;
-    }
-    if (s->nfree > 0) {
-        int *colptr = NULL, *rowidx = NULL;
-        rc = cb_springs_pattern(&s->sp, s->unk, s->nfree, 3, &colptr, &rowidx, &s->diag_pos, &s->spring_pos, err);
-        if (!rc)
-            rc = cb_chol_create(3 * s->nfree, colptr, rowidx, 1, (cb_chol_mode)factor,
-                                "newton: the Hessian M + h^2 H", &s->chol, err);
-        free(colptr);
-        free(rowidx);
-        if (rc) {
-            newton_destroy(s);
-            return rc;
-        }
+        return rc;
     }
     *self = s;
     return CB_OK;
@@ -151,59 +97,51 @@ static int newton_create(const cb_world *w, const cb_params *p, void **self, cb_
 /* H = M + h^2 sum H_i (projected) at x, and factor it. */
 static int assemble_factor(newton_solver *s, const cb_world *w, const double (*x)[3], double h, cb_error *err)
 {
-    double *A = cb_chol_values(s->chol), h2 = h * h;
-    for (int u = 0; u < s->nfree; u++)
+    const cb_spring_solver *ss = &s->ss;
+    const cb_spring_set *sp = &ss->sp;
+    double *A = cb_chol_values(ss->chol), h2 = h * h;
+    for (int u = 0; u < ss->nfree; u++)
         for (int r = 0; r < 3; r++)
-            for (int c = 0; c <= r; c++) A[s->diag_pos[u * 9 + r * 3 + c]] = r == c ? w->mass[s->vert[u]] : 0.0;
-    for (int i = 0; i < s->sp.n; i++)
-        if (s->spring_pos[9 * i] >= 0)
-            for (int q = 0; q < 9; q++) A[s->spring_pos[9 * i + q]] = 0.0;
-    for (int i = 0; i < s->sp.n; i++) {
-        int a = s->sp.ij[i][0], b = s->sp.ij[i][1], ua = s->unk[a], ub = s->unk[b];
+            for (int c = 0; c <= r; c++) A[ss->diag_pos[u * 9 + r * 3 + c]] = r == c ? w->mass[ss->vert[u]] : 0.0;
+    for (int i = 0; i < sp->n; i++)
+        if (ss->spring_pos[9 * i] >= 0)
+            for (int q = 0; q < 9; q++) A[ss->spring_pos[9 * i + q]] = 0.0;
+    for (int i = 0; i < sp->n; i++) {
+        int a = sp->ij[i][0], b = sp->ij[i][1], ua = ss->unk[a], ub = ss->unk[b];
         double e[3];
         cb_v3_sub(e, x[a], x[b]);
         double l = cb_v3_norm(e);
         double K[3][3];
         if (l > 0) {
             cb_v3_scale(e, e, 1.0 / l);
-            double tr = fmax(0.0, 1.0 - s->sp.rest[i] / l);
+            double tr = fmax(0.0, 1.0 - sp->rest[i] / l);
             for (int r = 0; r < 3; r++)
                 for (int c = 0; c < 3; c++)
-                    K[r][c] = h2 * s->sp.k[i] * ((1.0 - tr) * e[r] * e[c] + (r == c ? tr : 0.0));
+                    K[r][c] = h2 * sp->k[i] * ((1.0 - tr) * e[r] * e[c] + (r == c ? tr : 0.0));
         } else {
             for (int r = 0; r < 3; r++)
                 for (int c = 0; c < 3; c++) K[r][c] = 0.0;
         }
         for (int r = 0; r < 3; r++)
             for (int c = 0; c <= r; c++) {
-                if (ua >= 0) A[s->diag_pos[ua * 9 + r * 3 + c]] += K[r][c];
-                if (ub >= 0) A[s->diag_pos[ub * 9 + r * 3 + c]] += K[r][c];
+                if (ua >= 0) A[ss->diag_pos[ua * 9 + r * 3 + c]] += K[r][c];
+                if (ub >= 0) A[ss->diag_pos[ub * 9 + r * 3 + c]] += K[r][c];
             }
-        if (s->spring_pos[9 * i] >= 0)
-            for (int q = 0; q < 9; q++) A[s->spring_pos[9 * i + q]] -= K[q / 3][q % 3];
+        if (ss->spring_pos[9 * i] >= 0)
+            for (int q = 0; q < 9; q++) A[ss->spring_pos[9 * i + q]] -= K[q / 3][q % 3];
     }
-    int rc = cb_chol_factor(s->chol, err);
-    if (rc == CB_ERR_NUMERIC) {
-        int u = cb_chol_failed_unknown(s->chol) / 3;
-        if (u >= 0 && u < s->nfree) {
-            int v = s->vert[u];
-            char msg[sizeof err->message];
-            memcpy(msg, err->message, sizeof msg);
-            return CB_FAIL(err, CB_ERR_NUMERIC, "%s; it belongs to vertex %d (mass %g kg, dt %g s): "
-                           "a free vertex needs a positive mass", msg, v, w->mass[v], h);
-        }
-    }
-    return rc;
+    return cb_spring_solver_factor(&s->ss, w, h, err);
 }
 
 /* Trial point x = y + (dx + alpha step) on the free vertices (pins stay put). */
 static void trial(newton_solver *s, const double *step, double alpha)
 {
-    for (int u = 0; u < s->nfree; u++) {
-        int i = s->vert[u];
+    const cb_spring_solver *ss = &s->ss;
+    for (int u = 0; u < ss->nfree; u++) {
+        int i = ss->vert[u];
         for (int k = 0; k < 3; k++) {
-            s->dxt[i][k] = s->dx[i][k] + alpha * step[3 * u + k];
-            s->xt[i][k] = s->y[i][k] + s->dxt[i][k];
+            s->dxt[i][k] = ss->dx[i][k] + alpha * step[3 * u + k];
+            s->xt[i][k] = ss->y[i][k] + s->dxt[i][k];
         }
     }
 }
@@ -215,11 +153,11 @@ static double objective(const newton_solver *s, const cb_world *w, const double 
                         double h)
 {
     double g = 0.0, h2 = h * h;
-    for (int u = 0; u < s->nfree; u++) {
-        int i = s->vert[u];
+    for (int u = 0; u < s->ss.nfree; u++) {
+        int i = s->ss.vert[u];
         g += w->mass[i] * (0.5 * cb_v3_norm2(dx[i]) - h2 * cb_v3_dot(w->gravity, dx[i]));
     }
-    return g + h2 * cb_springs_energy(&s->sp, x);
+    return g + h2 * cb_springs_energy(&s->ss.sp, x);
 }
 
 static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
@@ -227,45 +165,34 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
     newton_solver *s = self;
     if (!s || !w || !info) return CB_FAIL(err, CB_ERR_INPUT, "newton: NULL argument");
     if (!(dt > 0) || !isfinite(dt)) return CB_FAIL(err, CB_ERR_INPUT, "newton: dt must be > 0 (got %g)", dt);
+    cb_spring_solver *ss = &s->ss;
+    const cb_spring_set *sp = &ss->sp;
     double h = dt, t1 = w->state.t + h;
-    double (*x)[3] = w->state.x, (*v)[3] = w->state.v;
-    const double (*cx)[3] = (const double (*)[3])x, (*cy)[3] = (const double (*)[3])s->y;
+    double (*x)[3] = w->state.x;
+    const double (*cx)[3] = (const double (*)[3])x, (*cy)[3] = (const double (*)[3])ss->y;
     double imp[3] = {0, 0, 0};
     double c0 = cb_wall_time();
-    memcpy(s->x0, x, (size_t)w->nv * sizeof *x);
-    cb_world_apply_pins(w, t1);
-    for (int i = 0; i < w->nv; i++) {
-        if (s->unk[i] < 0) {
-            cb_v3_copy(s->y[i], x[i]);
-            continue;
-        }
-        for (int k = 0; k < 3; k++) {
-            s->y[i][k] = s->x0[i][k] + (1.0 - s->damping) * h * v[i][k];
-            imp[k] -= s->damping * w->mass[i] * v[i][k];
-            x[i][k] = s->y[i][k];
-        }
-    }
+    cb_spring_solver_predict(ss, w, h, t1, imp);
     memcpy(s->xt, x, (size_t)w->nv * sizeof *x);
-    memset(s->dx, 0, (size_t)w->nv * sizeof *s->dx);
     int iters = 0, nfact = 0;
     double residual = NAN, tf = 0.0, ts = 0.0, tl = 0.0;
-    if (s->nfree > 0) {
-        double gn0 = cb_springs_gradient(&s->sp, w, cx, cy, h, s->grad), gn = gn0;
-        double g = objective(s, w, (const double (*)[3])s->dx, cx, h);
+    if (ss->nfree > 0) {
+        double gn0 = cb_springs_gradient(sp, w, cx, cy, h, ss->grad), gn = gn0;
+        double g = objective(s, w, (const double (*)[3])ss->dx, cx, h);
         /* round-off floor of the gradient: its terms M (x - y) and h^2 k (l - r) are
          * computed from positions of size |y|, so |grad g| cannot go much below
          * eps |D y|, D = diag(M + h^2 L) */
         double *kdeg = (double *)s->xt; /* scratch, overwritten by the first trial */
         for (int i = 0; i < w->nv; i++) kdeg[i] = 0.0;
-        for (int i = 0; i < s->sp.n; i++) {
-            kdeg[s->sp.ij[i][0]] += s->sp.k[i];
-            kdeg[s->sp.ij[i][1]] += s->sp.k[i];
+        for (int i = 0; i < sp->n; i++) {
+            kdeg[sp->ij[i][0]] += sp->k[i];
+            kdeg[sp->ij[i][1]] += sp->k[i];
         }
         double dy2 = 0.0;
-        for (int u = 0; u < s->nfree; u++) {
-            int i = s->vert[u];
+        for (int u = 0; u < ss->nfree; u++) {
+            int i = ss->vert[u];
             double dii = w->mass[i] + h * h * kdeg[i];
-            dy2 += dii * dii * cb_v3_norm2(s->y[i]);
+            dy2 += dii * dii * cb_v3_norm2(ss->y[i]);
         }
         memcpy(s->xt, x, (size_t)w->nv * sizeof *x);
         double floor_abs = 2e-16 * sqrt(dy2);
@@ -277,19 +204,19 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
                 info->factorizations += nfact;
                 return rc;
             }
-            double *B = cb_chol_rhs(s->chol);
-            for (int u = 0; u < s->nfree; u++)
-                for (int k = 0; k < 3; k++) B[3 * u + k] = -s->grad[s->vert[u]][k];
+            double *B = cb_chol_rhs(ss->chol);
+            for (int u = 0; u < ss->nfree; u++)
+                for (int k = 0; k < 3; k++) B[3 * u + k] = -ss->grad[ss->vert[u]][k];
             double a1 = cb_wall_time();
             const double *dx;
-            rc = cb_chol_solve(s->chol, &dx, err);
+            rc = cb_chol_solve(ss->chol, &dx, err);
             if (rc) {
                 info->factorizations += nfact;
                 return rc;
             }
             double a2 = cb_wall_time();
             double slope = 0.0;
-            for (int u = 0; u < s->nfree; u++)
+            for (int u = 0; u < ss->nfree; u++)
                 for (int k = 0; k < 3; k++) slope -= dx[3 * u + k] * B[3 * u + k];
             iters++;
             /* backtracking line search (Armijo) */
@@ -308,7 +235,7 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
                 /* g cannot resolve the decrease any more (round-off): take the full step
                  * if it halves the gradient, else stop */
                 trial(s, dx, 1.0);
-                double gnt = cb_springs_gradient(&s->sp, w, (const double (*)[3])s->xt, cy, h, s->grad);
+                double gnt = cb_springs_gradient(sp, w, (const double (*)[3])s->xt, cy, h, ss->grad);
                 if (gnt < 0.5 * gn) {
                     accepted = 1;
                     gt = objective(s, w, (const double (*)[3])s->dxt, (const double (*)[3])s->xt, h);
@@ -320,48 +247,35 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
             tl += a3 - a2;
             if (!accepted) break;
             memcpy(x, s->xt, (size_t)w->nv * sizeof *x);
-            memcpy(s->dx, s->dxt, (size_t)w->nv * sizeof *s->dx);
+            memcpy(ss->dx, s->dxt, (size_t)w->nv * sizeof *ss->dx);
             g = gt;
-            gn = cb_springs_gradient(&s->sp, w, cx, cy, h, s->grad);
+            gn = cb_springs_gradient(sp, w, cx, cy, h, ss->grad);
         }
         residual = gn0 > 0 ? gn / gn0 : 0.0;
     }
     /* attachment impulse: h times the spring forces from pinned on free vertices */
-    for (int i = 0; i < s->sp.n; i++) {
-        int a = s->sp.ij[i][0], b = s->sp.ij[i][1], ua = s->unk[a], ub = s->unk[b];
+    for (int i = 0; i < sp->n; i++) {
+        int a = sp->ij[i][0], b = sp->ij[i][1], ua = ss->unk[a], ub = ss->unk[b];
         if ((ua >= 0) == (ub >= 0)) continue;
         double e[3];
         cb_v3_sub(e, x[a], x[b]);
         double l = cb_v3_norm(e);
         if (!(l > 0)) continue;
-        double f = -s->sp.k[i] * (l - s->sp.rest[i]) / l; /* force on a is f e */
+        double f = -sp->k[i] * (l - sp->rest[i]) / l; /* force on a is f e */
         cb_v3_axpy(imp, (ua >= 0 ? 1.0 : -1.0) * h * f, e);
     }
-    /* v = (x - q_n)/h = (1 - damping) v_n + (x - y)/h, without the cancellation */
-    for (int u = 0; u < s->nfree; u++) {
-        int i = s->vert[u];
-        for (int k = 0; k < 3; k++) v[i][k] = (1.0 - s->damping) * v[i][k] + s->dx[i][k] / h;
-    }
-    double c2 = cb_wall_time();
-    int contacts = 0;
-    int rc = cb_step_contact_apply(s->contact, w, (const double (*)[3])s->x0, t1, imp, &contacts, err);
-    if (rc) {
-        cb_error_prefix(err, "newton: ");
-        return rc;
-    }
+    double tc = 0.0;
+    int rc = cb_spring_solver_finish(ss, w, h, t1, imp, info, &tc, err);
+    if (rc) return rc;
     double c3 = cb_wall_time();
     info->iterations = iters;
     info->residual = residual;
     info->factorizations += nfact;
-    info->solver_energy = cb_springs_energy(&s->sp, cx);
-    info->contacts += contacts;
-    info->wall_contact_s += c3 - c2;
-    for (int k = 0; k < 3; k++) info->external_impulse[k] = imp[k];
     cb_step_info_stage(info, "assemble+factor", tf);
     cb_step_info_stage(info, "solve", ts);
     cb_step_info_stage(info, "line_search", tl);
-    cb_step_info_stage(info, "setup", (c2 - c0) - tf - ts - tl);
-    cb_step_info_stage(info, "contact", c3 - c2);
+    cb_step_info_stage(info, "setup", (c3 - c0) - tf - ts - tl - tc);
+    cb_step_info_stage(info, "contact", tc);
     return CB_OK;
 }
 

@@ -9,6 +9,15 @@
  * which runs them in CUnit's basic mode and exits non-zero on any failure.
  * Tests run from the source root (meson sets workdir), so data/ paths work;
  * CLOTHBENCH names the built program and CB_PYTHON an interpreter with numpy/h5py.
+ *
+ * Helpers shared by the suites (use these rather than a copy of your own):
+ *  - a temporary folder and files in it: cb_test_tmpdir, cb_test_tmp_path,
+ *    cb_test_write_tmp;
+ *  - a deterministic xorshift64 random generator: cb_test_xorshift64, cb_test_uniform;
+ *  - running a shell command or the clothbench program with its output and exit
+ *    status captured: cb_test_capture, cb_test_shell, cb_test_clothbench;
+ *  - the grids, crumpled cloths and triangle soups of contact/testmesh.h, failing the
+ *    test on error: cb_test_grid, cb_test_crumple, cb_test_soup.
  */
 #ifndef CB_TEST_H
 #define CB_TEST_H
@@ -16,10 +25,15 @@
 #include <CUnit/Basic.h>
 #include <CUnit/CUnit.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "contact/testmesh.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -49,6 +63,131 @@ static inline const char *cb_test_tmpdir(void)
         if (!mkdtemp(dir)) { perror("mkdtemp"); exit(2); }
     }
     return dir;
+}
+
+/* The path of `name` in cb_test_tmpdir(). The result lives in one of 8 static slots
+ * used in turn: valid until the 8th call after it. */
+static inline const char *cb_test_tmp_path(const char *name)
+{
+    static char paths[8][1024];
+    static int k = 0;
+    char *p = paths[k++ % 8];
+    snprintf(p, sizeof paths[0], "%s/%s", cb_test_tmpdir(), name);
+    return p;
+}
+
+/* Writes `text` to the file `name` in cb_test_tmpdir() (replacing it) and returns its
+ * path (as cb_test_tmp_path); a file that cannot be created fails the test. */
+static inline const char *cb_test_write_tmp(const char *name, const char *text)
+{
+    const char *path = cb_test_tmp_path(name);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* xorshift64 (Marsaglia 2003, shifts 13, 7, 17): the next state of *state (which must
+ * not be 0), stored and returned. Each suite keeps its own state with its own seed. */
+static inline uint64_t cb_test_xorshift64(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
+
+/* Uniform in [0, 1) from the top 53 bits of the next xorshift64 state. */
+static inline double cb_test_uniform(uint64_t *state)
+{
+    return (double)(cb_test_xorshift64(state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Runs the shell command `cmd` and captures its standard output (at most cap - 1
+ * bytes, NUL-terminated) in out. Returns its exit status, -1 if it could not be
+ * started or did not exit normally (killed by a signal). */
+static inline int cb_test_capture(const char *cmd, char *out, size_t cap)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The clothbench program under test: $CLOTHBENCH, else build/clothbench. */
+static inline const char *cb_test_program(void)
+{
+    const char *exe = getenv("CLOTHBENCH");
+    return exe ? exe : "build/clothbench";
+}
+
+/* Runs the shell command made from fmt and its arguments (printf style) with its
+ * standard error joined to its output, captured in out[cap] (cb_test_capture). */
+static inline int cb_test_shell(char *out, size_t cap, const char *fmt, ...)
+{
+    char cmd[16384], full[16500];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    return cb_test_capture(full, out, cap);
+}
+
+/* Runs `clothbench ARGS` (ARGS made from fmt, printf style), its output captured in
+ * out[cap] (cb_test_capture); its standard error joined to the output when
+ * with_stderr, else dropped. Returns the exit status. */
+static inline int cb_test_clothbench(char *out, size_t cap, int with_stderr, const char *fmt, ...)
+{
+    char args[16384], cmd[16640];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s %s %s", cb_test_program(), args, with_stderr ? "2>&1" : "2>/dev/null");
+    return cb_test_capture(cmd, out, cap);
+}
+
+/* An nx x ny vertex grid of size x size in the xy plane at the origin, diagonals diag
+ * (contact/testmesh.h); an error fails the test. */
+static inline cb_mesh *cb_test_grid(int nx, int ny, double size, cb_diagonal diag)
+{
+    cb_mesh *m = NULL;
+    cb_error err = {0};
+    int rc = cb_testmesh_grid(nx, ny, size, diag, &m, &err);
+    if (rc) fprintf(stderr, "grid: %s\n", err.message);
+    CU_ASSERT_FATAL(rc == 0);
+    return m;
+}
+
+/* The crumpled positions of grid m (contact/testmesh.h) from the generator state
+ * cb_testmesh_seed(seed); malloc'd, the caller frees them. An error fails the test. */
+static inline double (*cb_test_crumple(const cb_mesh *m, uint64_t seed, double amp))[3]
+{
+    double (*x)[3] = NULL;
+    uint64_t state = cb_testmesh_seed(seed);
+    cb_error err = {0};
+    int rc = cb_testmesh_crumple(m, amp, &state, &x, &err);
+    if (rc) fprintf(stderr, "crumple: %s\n", err.message);
+    CU_ASSERT_FATAL(rc == 0);
+    return x;
+}
+
+/* A triangle soup (contact/testmesh.h) from the generator state cb_testmesh_seed(seed).
+ * An error fails the test. */
+static inline cb_mesh *cb_test_soup(int nf, int shared, double spread, uint64_t seed)
+{
+    cb_mesh *m = NULL;
+    uint64_t state = cb_testmesh_seed(seed);
+    cb_error err = {0};
+    int rc = cb_testmesh_soup(nf, shared, spread, &state, &m, &err);
+    if (rc) fprintf(stderr, "soup: %s\n", err.message);
+    CU_ASSERT_FATAL(rc == 0);
+    return m;
 }
 
 static inline int cb_test_run(const char *suite, const cb_test_entry *tests, int n)

@@ -14,28 +14,8 @@
 
 static char out[1 << 18];
 
-static int sh(const char *fmt, ...)
-{
-    char cmd[16384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    char full[16500];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    FILE *p = popen(full, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static const char *exe(void)
-{
-    const char *e = getenv("CLOTHBENCH");
-    return e ? e : "build/clothbench";
-}
+/* Runs a shell command (stdout+stderr into out); returns the exit status. */
+#define sh(...) cb_test_shell(out, sizeof out, __VA_ARGS__)
 
 static const char *py(void)
 {
@@ -56,17 +36,15 @@ static char sweep_dir[1024];
 static const char *tiny_sweep(void)
 {
     if (sweep_dir[0]) return sweep_dir;
-    char e[1024];
-    snprintf(e, sizeof e, "%s/tiny.yaml", cb_test_tmpdir());
-    FILE *f = fopen(e, "w");
-    fputs("name: tiny\n"
-          "scenes: [data/scenes/drape_sphere.yaml]\n"
-          "solvers: [explicit]\n"
-          "set: {duration: 0.1, cloth.grid.nx: 6, cloth.grid.ny: 6, cloth.grid.origin: [-0.5, -0.5, 0.805]}\n"
-          "grid: {solvers.explicit.damping: [0.1, 0.5, 2.0]}\n", f);
-    fclose(f);
+    const char *e = cb_test_write_tmp("tiny.yaml",
+                                      "name: tiny\n"
+                                      "scenes: [data/scenes/drape_sphere.yaml]\n"
+                                      "solvers: [explicit]\n"
+                                      "set: {duration: 0.1, cloth.grid.nx: 6, cloth.grid.ny: 6, "
+                                      "cloth.grid.origin: [-0.5, -0.5, 0.805]}\n"
+                                      "grid: {solvers.explicit.damping: [0.1, 0.5, 2.0]}\n");
     snprintf(sweep_dir, sizeof sweep_dir, "%s/tiny_out", cb_test_tmpdir());
-    int rc = sh("%s sweep %s -o %s -q", exe(), e, sweep_dir);
+    int rc = sh("%s sweep %s -o %s -q", cb_test_program(), e, sweep_dir);
     if (rc) fprintf(stderr, "%s\n", out);
     CU_ASSERT_EQUAL(rc, 0);
     return sweep_dir;
@@ -146,7 +124,7 @@ static void test_compare_matches_info(void)
         rows++;
         static char run[4096], info[1 << 18];
         snprintf(run, sizeof run, "%s/%s.h5", d, c[0]);
-        CU_ASSERT_EQUAL_FATAL(sh("%s info %s", exe(), run), 0);
+        CU_ASSERT_EQUAL_FATAL(sh("%s info %s", cb_test_program(), run), 0);
         snprintf(info, sizeof info, "%s", out);
         /* clothbench info prints %.4g (drift, strain, depth, ms) and %.3g (relative %, momentum) */
         CB_ASSERT_REL(atof(c[5]), after(info, "energy ", "drift "), 1e-3);
@@ -204,7 +182,7 @@ static void test_missing_and_unfinished(void)
     char e[1024], o[1024];
     snprintf(e, sizeof e, "%s/tiny.yaml", cb_test_tmpdir());
     snprintf(o, sizeof o, "%s/pending_out", cb_test_tmpdir());
-    CU_ASSERT_EQUAL(sh("%s sweep %s -o %s --index", exe(), e, o), 1);
+    CU_ASSERT_EQUAL(sh("%s sweep %s -o %s --index", cb_test_program(), e, o), 1);
     CU_ASSERT_NOT_EQUAL(sh("%s analysis/compare.py %s", py(), o), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "missing run file (status pending"));
     /* an unfinished run file: a copy of a finished one with its status set back to running */

@@ -10,22 +10,8 @@
 
 static char out[1 << 18];
 
-static int cb(const char *fmt, ...)
-{
-    char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    const char *exe = getenv("CLOTHBENCH");
-    snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null", exe ? exe : "build/clothbench", args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+/* Runs `clothbench ARGS` (stdout into out, stderr dropped); returns the exit status. */
+#define cb(...) cb_test_clothbench(out, sizeof out, 0, __VA_ARGS__)
 
 static int count_solvers(void)
 {

@@ -12,119 +12,13 @@
 #include "core/mesh.h"
 #include "core/vec3.h"
 
-#define PI 3.14159265358979323846
-
 static const cb_bv_kind kinds[4] = {CB_BV_AABB, CB_BV_KDOP14, CB_BV_KDOP18, CB_BV_KDOP26};
 
-/* ---- helpers: random numbers, meshes ---- */
+/* ---- random numbers (the meshes: contact/testmesh.h, through cb_test.h) ---- */
 
 static uint64_t rng_state;
-static void rng_seed(uint64_t s) { rng_state = s * 0x9E3779B97F4A7C15ull + 1; }
-static double urand(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static cb_mesh *grid_mesh(int nx, int ny, cb_diagonal diag)
-{
-    cb_grid_def d = cb_default_grid_def();
-    d.nx = nx;
-    d.ny = ny;
-    d.size[0] = d.size[1] = 1.0;
-    d.origin[0] = d.origin[1] = d.origin[2] = 0.0;
-    d.plane = CB_PLANE_XY;
-    d.diagonal = diag;
-    cb_mesh *m = NULL;
-    cb_error err = {0};
-    int rc = cb_mesh_grid(&d, &m, &err);
-    if (rc) fprintf(stderr, "grid: %s\n", err.message);
-    CU_ASSERT_FATAL(rc == 0);
-    return m;
-}
-
-/* Smooth random displacement of a unit grid, large enough to fold it onto itself. */
-static double (*crumple(const cb_mesh *m, uint64_t seed, double amp))[3]
-{
-    double (*x)[3] = cb_calloc((size_t)m->nv, sizeof *x);
-    rng_seed(seed);
-    double k[6][2], ph[6], a[6][3];
-    for (int i = 0; i < 6; i++) {
-        double ang = 2 * PI * urand(), mag = 2 * PI * (1.0 + 2.0 * urand());
-        k[i][0] = mag * cos(ang);
-        k[i][1] = mag * sin(ang);
-        ph[i] = 2 * PI * urand();
-        for (int c = 0; c < 3; c++) a[i][c] = amp * (2 * urand() - 1);
-    }
-    for (int v = 0; v < m->nv; v++) {
-        double u = m->x[v][0], w = m->x[v][1];
-        x[v][0] = u;
-        x[v][1] = w;
-        x[v][2] = 0;
-        for (int i = 0; i < 6; i++) {
-            double s = sin(k[i][0] * u + k[i][1] * w + ph[i]);
-            for (int c = 0; c < 3; c++) x[v][c] += a[i][c] * s;
-        }
-    }
-    return x;
-}
-
-/* Random triangles, either disjoint (shared = 0) or drawn from a pool of vertices
- * (shared = 1; non-manifold edges and repeated triangles rejected). */
-static cb_mesh *soup_mesh(int nf, int shared, uint64_t seed)
-{
-    rng_seed(seed);
-    int nv = shared ? nf / 2 + 3 : 3 * nf;
-    double (*x)[3] = cb_calloc((size_t)nv, sizeof *x);
-    int (*f)[3] = cb_calloc((size_t)nf, sizeof *f);
-    unsigned char *use = shared ? cb_calloc((size_t)nv * nv, 1) : NULL;
-    for (int v = 0; v < nv; v++)
-        for (int c = 0; c < 3; c++) x[v][c] = urand();
-    if (!shared) {
-        for (int t = 0; t < nf; t++) {
-            double c[3] = {urand(), urand(), urand()};
-            for (int k = 0; k < 3; k++) {
-                f[t][k] = 3 * t + k;
-                for (int j = 0; j < 3; j++) x[3 * t + k][j] = c[j] + 0.12 * (2 * urand() - 1);
-            }
-        }
-    } else {
-        int t = 0;
-        while (t < nf) {
-            int a = (int)(urand() * nv), b = (int)(urand() * nv), c = (int)(urand() * nv);
-            if (a == b || b == c || a == c) continue;
-            /* prefer local triangles: reject long ones most of the time */
-            double l = cb_v3_dist(x[a], x[b]) + cb_v3_dist(x[b], x[c]) + cb_v3_dist(x[c], x[a]);
-            if (l > 1.2 && urand() < 0.9) continue;
-            int e[3][2] = {{a, b}, {b, c}, {c, a}}, ok = 1;
-            for (int i = 0; i < 3; i++) {
-                int p = e[i][0] < e[i][1] ? e[i][0] : e[i][1], q = e[i][0] ^ e[i][1] ^ p;
-                if (use[p * nv + q] >= 1) ok = 0;  /* keep every edge on one triangle: no repeats */
-            }
-            if (!ok) continue;
-            for (int i = 0; i < 3; i++) {
-                int p = e[i][0] < e[i][1] ? e[i][0] : e[i][1], q = e[i][0] ^ e[i][1] ^ p;
-                use[p * nv + q]++;
-            }
-            f[t][0] = a;
-            f[t][1] = b;
-            f[t][2] = c;
-            t++;
-        }
-    }
-    cb_mesh *m = NULL;
-    cb_error err = {0};
-    int rc = cb_mesh_from_arrays(nv, (const double (*)[3])x, nf, (const int (*)[3])f, "soup", &m, &err);
-    if (rc) fprintf(stderr, "soup: %s\n", err.message);
-    free(x);
-    free(f);
-    free(use);
-    CU_ASSERT_FATAL(rc == 0);
-    return m;
-}
+static void rng_seed(uint64_t s) { rng_state = cb_testmesh_seed(s); }
+static double urand(void) { return cb_testmesh_uniform(&rng_state); }
 
 static double mean_edge(const cb_mesh *m, const double (*x)[3])
 {
@@ -448,14 +342,14 @@ static void check_self_all_kinds(const char *name, const cb_mesh *m, const doubl
 
 static void test_self_query_soup_disjoint(void)
 {
-    cb_mesh *m = soup_mesh(300, 0, 11);
+    cb_mesh *m = cb_test_soup(300, 0, 0.12, 11);
     check_self_all_kinds("soup-disjoint", m, (const double (*)[3])m->x, 0.01);
     cb_mesh_free(&m);
 }
 
 static void test_self_query_soup_shared(void)
 {
-    cb_mesh *m = soup_mesh(300, 1, 12);
+    cb_mesh *m = cb_test_soup(300, 1, 0.12, 12);
     check_self_all_kinds("soup-shared", m, (const double (*)[3])m->x, 0.01);
     cb_mesh_free(&m);
 }
@@ -464,7 +358,7 @@ static void test_self_query_grid(void)
 {
     /* a flat grid: every vertex-triangle pair across a cell diagonal is at h/sqrt(2);
      * margin 0.4 h makes those (and only nearby pairs) true pairs */
-    cb_mesh *m = grid_mesh(14, 12, CB_DIAG_ALTERNATE);
+    cb_mesh *m = cb_test_grid(14, 12, 1.0, CB_DIAG_ALTERNATE);
     double h = mean_edge(m, (const double (*)[3])m->x);
     check_self_all_kinds("grid", m, (const double (*)[3])m->x, 0.4 * h);
     cb_mesh_free(&m);
@@ -472,8 +366,8 @@ static void test_self_query_grid(void)
 
 static void test_self_query_crumpled(void)
 {
-    cb_mesh *m = grid_mesh(20, 20, CB_DIAG_RIGHT);
-    double (*x)[3] = crumple(m, 7, 0.12);
+    cb_mesh *m = cb_test_grid(20, 20, 1.0, CB_DIAG_RIGHT);
+    double (*x)[3] = cb_test_crumple(m, 7, 0.12);
     check_self_all_kinds("crumpled", m, (const double (*)[3])x, 0.2 * mean_edge(m, (const double (*)[3])x));
     free(x);
     cb_mesh_free(&m);
@@ -482,8 +376,8 @@ static void test_self_query_crumpled(void)
 /* Refit to new positions, then query == build at those positions, then query. */
 static void test_refit_equals_rebuild(void)
 {
-    cb_mesh *m = grid_mesh(24, 20, CB_DIAG_ALTERNATE);
-    double (*x)[3] = crumple(m, 21, 0.12);
+    cb_mesh *m = cb_test_grid(24, 20, 1.0, CB_DIAG_ALTERNATE);
+    double (*x)[3] = cb_test_crumple(m, 21, 0.12);
     double margin = 0.005;
     cb_bvh_result *r = NULL;
     CU_ASSERT_FATAL(cb_bvh_result_create(&r, NULL) == 0);
@@ -518,8 +412,8 @@ static void test_refit_equals_rebuild(void)
 /* Swept volumes: contain the triangle at x0, x1 and in between, and are tight. */
 static void test_swept_volumes(void)
 {
-    cb_mesh *m = grid_mesh(15, 15, CB_DIAG_ALTERNATE);
-    double (*x0)[3] = crumple(m, 3, 0.1), (*x1)[3] = crumple(m, 4, 0.1);
+    cb_mesh *m = cb_test_grid(15, 15, 1.0, CB_DIAG_ALTERNATE);
+    double (*x0)[3] = cb_test_crumple(m, 3, 0.1), (*x1)[3] = cb_test_crumple(m, 4, 0.1);
     double (*xt)[3] = cb_calloc((size_t)m->nv, sizeof *xt);
     for (int ki = 0; ki < 4; ki++) {
         cb_bvh *b = NULL;
@@ -569,9 +463,9 @@ static void test_swept_volumes(void)
 /* Two trees: a crumpled cloth vs a random soup; oracle and true pairs within mA + mB. */
 static void test_pair_query(void)
 {
-    cb_mesh *ma = grid_mesh(16, 16, CB_DIAG_ALTERNATE);
-    double (*xa)[3] = crumple(ma, 5, 0.1);
-    cb_mesh *mb = soup_mesh(200, 1, 77);
+    cb_mesh *ma = cb_test_grid(16, 16, 1.0, CB_DIAG_ALTERNATE);
+    double (*xa)[3] = cb_test_crumple(ma, 5, 0.1);
+    cb_mesh *mb = cb_test_soup(200, 1, 0.12, 77);
     const double (*xb)[3] = (const double (*)[3])mb->x;
     const double mar_a = 0.004, mar_b = 0.008, r = mar_a + mar_b;
     int *vowa = cb_calloc((size_t)ma->nv, sizeof(int)), *eowa = cb_calloc((size_t)ma->ne, sizeof(int));
@@ -683,7 +577,7 @@ static double vol_gap_bound(const vols *V, const double (*dirs)[3], int a, int b
 
 static void test_visit_radius(void)
 {
-    cb_mesh *m = soup_mesh(250, 1, 5);
+    cb_mesh *m = cb_test_soup(250, 1, 0.12, 5);
     for (int ki = 0; ki < 4; ki++) {
         cb_bvh *b = NULL;
         cb_error err = {0};
@@ -719,8 +613,8 @@ static void test_visit_radius(void)
 /* Closest triangle vs brute force, with and without an excluded vertex and a limit. */
 static void test_closest(void)
 {
-    cb_mesh *m = grid_mesh(18, 18, CB_DIAG_ALTERNATE);
-    double (*x)[3] = crumple(m, 9, 0.1);
+    cb_mesh *m = cb_test_grid(18, 18, 1.0, CB_DIAG_ALTERNATE);
+    double (*x)[3] = cb_test_crumple(m, 9, 0.1);
     for (int ki = 0; ki < 4; ki++) {
         cb_bvh *b = NULL;
         cb_error err = {0};
@@ -773,7 +667,7 @@ static void test_closest(void)
 static void test_build_structure(void)
 {
     for (int n = 1; n <= 40; n += 3) {
-        cb_mesh *m = soup_mesh(n, 0, 1000 + n);
+        cb_mesh *m = cb_test_soup(n, 0, 0.12, 1000 + n);
         cb_bvh *b = NULL;
         cb_error err = {0};
         CU_ASSERT_FATAL(cb_bvh_create(m, CB_BV_DEFAULT, &b, &err) == 0);
@@ -839,7 +733,7 @@ static void test_bad_input(void)
     CU_ASSERT(strstr(err.message, "empty") != NULL);
     CU_ASSERT(cb_bvh_create(NULL, CB_BV_AABB, &b, &err) == CB_ERR_INPUT);
 
-    cb_mesh *m = grid_mesh(6, 5, CB_DIAG_ALTERNATE);
+    cb_mesh *m = cb_test_grid(6, 5, 1.0, CB_DIAG_ALTERNATE);
     CU_ASSERT(cb_bvh_create(m, (cb_bv_kind)10, &b, &err) == CB_ERR_INPUT);
     CU_ASSERT(strstr(err.message, "10") != NULL);
     CU_ASSERT_FATAL(cb_bvh_create(m, CB_BV_KDOP18, &b, &err) == 0);

@@ -12,13 +12,7 @@
 #include "core/vec3.h"
 
 static uint64_t rng_state = 0xD1B54A32D192ED03ull;
-static double rng_uniform(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-    rng_state = x;
-    return (double)(x >> 11) * 0x1.0p-53;
-}
+static double rng_uniform(void) { return cb_test_uniform(&rng_state); }
 
 /* A pair: 4 vertices at t=0 and t=1; ee selects edge-edge (else vertex 0 vs triangle 1,2,3). */
 typedef struct { int ee; double x0[4][3], x1[4][3]; } pair;

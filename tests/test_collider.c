@@ -9,14 +9,8 @@
 #include "core/vec3.h"
 #include "core/world.h"
 
-static unsigned long long rng = 0x9E3779B97F4A7C15ULL;
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) * (1.0 / 9007199254740992.0);
-}
+static uint64_t rng = 0x9E3779B97F4A7C15ULL;
+static double urand(void) { return cb_test_uniform(&rng); }
 
 static cb_collider make(cb_collider_type type)
 {

@@ -9,13 +9,7 @@
 #include "core/vec3.h"
 
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-static double rng_uniform(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-    rng_state = x;
-    return (double)(x >> 11) * 0x1.0p-53;
-}
+static double rng_uniform(void) { return cb_test_uniform(&rng_state); }
 static void rng_point(double x[3], double lo, double hi)
 {
     for (int k = 0; k < 3; k++) x[k] = lo + (hi - lo) * rng_uniform();

@@ -5,20 +5,10 @@
 #include "core/mesh.h"
 #include "core/vec3.h"
 
-static const char *write_file(const char *name, const char *text)
-{
-    static char path[1024];
-    snprintf(path, sizeof path, "%s/%s", cb_test_tmpdir(), name);
-    FILE *f = fopen(path, "w");
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
-
 /* Expect an OBJ to be rejected with status and a message containing `needle`. */
 static void expect_obj_error(const char *name, const char *text, int status, const char *needle)
 {
-    const char *path = write_file(name, text);
+    const char *path = cb_test_write_tmp(name, text);
     cb_mesh *m = NULL;
     cb_error e;
     cb_error_clear(&e);
@@ -136,7 +126,7 @@ static void test_obj_disc(void)
 
 static void test_obj_forms(void)
 {
-    const char *path = write_file("forms.obj",
+    const char *path = cb_test_write_tmp("forms.obj",
                                   "# comment\n"
                                   "o thing\n"
                                   "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n"
@@ -174,7 +164,7 @@ static void test_obj_springs(void)
     CB_ASSERT_REL(mass[1], 1.0, 1e-15);
     cb_mesh_free(&m);
     /* a spring along a triangle edge does not duplicate the edge */
-    const char *path = write_file("tri_spring.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nl 1 2\n");
+    const char *path = cb_test_write_tmp("tri_spring.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nl 1 2\n");
     CU_ASSERT_EQUAL_FATAL(cb_mesh_read_obj(path, &m, NULL), CB_OK);
     CU_ASSERT_EQUAL(m->ne, 3);
     cb_mesh_free(&m);
@@ -186,7 +176,7 @@ static void test_obj_rejects_nonmanifold(void)
                      "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\n"
                      "f 1 2 3\nf 2 1 4\nf 1 2 5\n",
                      CB_ERR_INPUT, ":8: triangle 2");
-    const char *path = write_file("nm2.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\n"
+    const char *path = cb_test_write_tmp("nm2.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\n"
                                               "f 1 2 3\nf 2 1 4\nf 1 2 5\n");
     cb_mesh *m = NULL;
     cb_error e;

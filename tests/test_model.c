@@ -7,14 +7,8 @@
 #include "core/model.h"
 #include "core/vec3.h"
 
-static unsigned long long rng_state = 88172645463325252ULL;
-static double urand(void) /* xorshift64, uniform in [0,1) */
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) * (1.0 / 9007199254740992.0);
-}
+static uint64_t rng_state = 88172645463325252ULL;
+static double urand(void) { return cb_test_uniform(&rng_state); } /* xorshift64, uniform in [0,1) */
 
 typedef double (*energy_fn)(const cb_cloth_model *, const double (*)[3]);
 typedef void (*force_fn)(const cb_cloth_model *, const double (*)[3], double (*)[3]);

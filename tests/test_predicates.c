@@ -8,13 +8,8 @@
 #include "contact/predicates.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rng_next(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-    return rng_state = x;
-}
-static double rng_uniform(void) { return (double)(rng_next() >> 11) * 0x1.0p-53; }
+static uint64_t rng_next(void) { return cb_test_xorshift64(&rng_state); }
+static double rng_uniform(void) { return cb_test_uniform(&rng_state); }
 static int rng_int(int lo, int hi) { return lo + (int)(rng_next() % (uint64_t)(hi - lo + 1)); }
 
 /* ---- a small exact signed integer: base 2^32 limbs in __int128 ------------------ */

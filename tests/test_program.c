@@ -9,74 +9,13 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "core/h5attr.h"
 #include "core/mesh.h"
 
 static char out[65536];
 
 /* Runs `clothbench ARGS` (stdout+stderr into out); returns the exit status. */
-static int cb(const char *fmt, ...)
-{
-    char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    const char *exe = getenv("CLOTHBENCH");
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", exe ? exe : "build/clothbench", args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static const char *tmp(const char *name)
-{
-    static char paths[8][1024];
-    static int k = 0;
-    char *p = paths[k++ % 8];
-    snprintf(p, 1024, "%s/%s", cb_test_tmpdir(), name);
-    return p;
-}
-
-static const char *write_tmp(const char *name, const char *text)
-{
-    const char *path = tmp(name);
-    FILE *f = fopen(path, "w");
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
-
-static int read_str_attr(hid_t f, const char *name, char *buf, size_t n)
-{
-    buf[0] = 0;
-    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
-    if (a < 0) return -1;
-    hid_t t = H5Aget_type(a);
-    int rc = -1;
-    if (H5Tis_variable_str(t) > 0) {
-        char *s = NULL;
-        hid_t mt = H5Tcopy(H5T_C_S1);
-        H5Tset_size(mt, H5T_VARIABLE);
-        H5Tset_cset(mt, H5Tget_cset(t));
-        if (H5Aread(a, mt, &s) >= 0 && s) { snprintf(buf, n, "%s", s); rc = 0; H5free_memory(s); }
-        H5Tclose(mt);
-    } else {
-        size_t sz = H5Tget_size(t);
-        char *tmpb = calloc(sz + 1, 1);
-        hid_t mt = H5Tcopy(H5T_C_S1);
-        H5Tset_size(mt, sz);
-        H5Tset_cset(mt, H5Tget_cset(t));
-        if (H5Aread(a, mt, tmpb) >= 0) { snprintf(buf, n, "%s", tmpb); rc = 0; }
-        free(tmpb);
-        H5Tclose(mt);
-    }
-    H5Tclose(t);
-    H5Aclose(a);
-    return rc;
-}
+#define cb(...) cb_test_clothbench(out, sizeof out, 1, __VA_ARGS__)
 
 /* Dataset dims (returns rank) and, if data is non-NULL, its contents as doubles or ints. */
 static int ds_dims(hid_t f, const char *path, hsize_t dims[3])
@@ -119,7 +58,7 @@ static void test_list(void)
 /* A short free-flight run, read back field by field. */
 static void test_run_file_layout(void)
 {
-    const char *path = tmp("ff.h5");
+    const char *path = cb_test_tmp_path("ff.h5");
     int rc = cb("run data/scenes/free_flight.yaml --solver explicit -o %s --set duration=0.05 -q", path);
     if (rc) fprintf(stderr, "%s\n", out);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
@@ -129,16 +68,16 @@ static void test_run_file_layout(void)
     char buf[4096];
     const char *attrs[] = {"clothbench_version", "solver", "scene_name", "scene_text", "parameters",
                            "created", "status", "message"};
-    for (int i = 0; i < 8; i++) CU_ASSERT_EQUAL(read_str_attr(f, attrs[i], buf, sizeof buf), 0);
-    read_str_attr(f, "solver", buf, sizeof buf);
+    for (int i = 0; i < 8; i++) CU_ASSERT_EQUAL(cb_h5_read_string_attr(f, attrs[i], buf, sizeof buf), 0);
+    cb_h5_read_string_attr(f, "solver", buf, sizeof buf);
     CU_ASSERT_STRING_EQUAL(buf, "explicit");
-    read_str_attr(f, "status", buf, sizeof buf);
+    cb_h5_read_string_attr(f, "status", buf, sizeof buf);
     CU_ASSERT_STRING_EQUAL(buf, "ok");
-    read_str_attr(f, "scene_name", buf, sizeof buf);
+    cb_h5_read_string_attr(f, "scene_name", buf, sizeof buf);
     CU_ASSERT_STRING_EQUAL(buf, "free_flight");
-    read_str_attr(f, "scene_text", buf, sizeof buf);
+    cb_h5_read_string_attr(f, "scene_text", buf, sizeof buf);
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "duration: 0.05")); /* the override is recorded */
-    read_str_attr(f, "created", buf, sizeof buf);
+    cb_h5_read_string_attr(f, "created", buf, sizeof buf);
     CU_ASSERT(strlen(buf) >= 19 && buf[4] == '-' && buf[10] == 'T');
 
     /* mesh: the 20 x 20 grid of the scene */
@@ -224,7 +163,7 @@ static void test_run_file_layout(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "explicit"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "steps      50"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "ms per step"));
-    CU_ASSERT_EQUAL(cb("info %s", tmp("missing.h5")), 2);
+    CU_ASSERT_EQUAL(cb("info %s", cb_test_tmp_path("missing.h5")), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "missing.h5"));
 }
 
@@ -241,7 +180,7 @@ static int datasets_equal(hid_t a, hid_t b, const char *path)
 
 static void test_determinism(void)
 {
-    const char *a = tmp("det_a.h5"), *b = tmp("det_b.h5");
+    const char *a = cb_test_tmp_path("det_a.h5"), *b = cb_test_tmp_path("det_b.h5");
     const char *args = "data/scenes/drape_sphere.yaml --solver explicit -q --set duration=0.1 "
                        "--set cloth.grid.nx=12 --set cloth.grid.ny=12";
     CU_ASSERT_EQUAL_FATAL(cb("run %s -o %s", args, a), 0);
@@ -268,7 +207,7 @@ static void test_determinism(void)
 
 static void test_bad_input_exit_2(void)
 {
-    CU_ASSERT_EQUAL(cb("run %s --solver explicit", tmp("nope.yaml")), 2);
+    CU_ASSERT_EQUAL(cb("run %s --solver explicit", cb_test_tmp_path("nope.yaml")), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "nope.yaml"));
     CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver warp9"), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown solver 'warp9'"));
@@ -278,25 +217,25 @@ static void test_bad_input_exit_2(void)
     CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit --bogus"), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "--bogus"));
 
-    const char *bad = write_tmp("badkey.yaml", "name: x\nduration: 1\ndt: 0.01\ncloth:\n"
+    const char *bad = cb_test_write_tmp("badkey.yaml", "name: x\nduration: 1\ndt: 0.01\ncloth:\n"
                                                "  grid: {nx: 3, ny: 3, size: [1, 1], origin: [0, 0, 0]}\n"
                                                "  densty: 0.2\n");
-    CU_ASSERT_EQUAL(cb("run %s --solver explicit -o %s", bad, tmp("badkey.h5")), 2);
+    CU_ASSERT_EQUAL(cb("run %s --solver explicit -o %s", bad, cb_test_tmp_path("badkey.h5")), 2);
     char needle[1100];
     snprintf(needle, sizeof needle, "%s:6", bad);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, needle));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "densty"));
-    CU_ASSERT_EQUAL(access(tmp("badkey.h5"), F_OK), -1); /* no file for bad input */
+    CU_ASSERT_EQUAL(access(cb_test_tmp_path("badkey.h5"), F_OK), -1); /* no file for bad input */
 
-    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit --set dt=-1 -o %s", tmp("neg.h5")), 2);
+    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit --set dt=-1 -o %s", cb_test_tmp_path("neg.h5")), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "dt"));
-    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit --set nonsense -o %s", tmp("ns.h5")), 2);
+    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit --set nonsense -o %s", cb_test_tmp_path("ns.h5")), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "nonsense"));
 
     /* a scene whose OBJ mesh is non-manifold: the message names the OBJ and its line */
-    write_tmp("nm.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\nf 1 2 3\nf 2 1 4\nf 1 2 5\n");
-    const char *sc = write_tmp("nm.yaml", "name: nm\nduration: 1\ndt: 0.01\ncloth:\n  mesh: nm.obj\n");
-    CU_ASSERT_EQUAL(cb("run %s --solver explicit -o %s", sc, tmp("nm.h5")), 2);
+    cb_test_write_tmp("nm.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\nf 1 2 3\nf 2 1 4\nf 1 2 5\n");
+    const char *sc = cb_test_write_tmp("nm.yaml", "name: nm\nduration: 1\ndt: 0.01\ncloth:\n  mesh: nm.obj\n");
+    CU_ASSERT_EQUAL(cb("run %s --solver explicit -o %s", sc, cb_test_tmp_path("nm.h5")), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "nm.obj:8"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "non-manifold"));
 }
@@ -324,10 +263,10 @@ static void test_bad_input_table(void)
                "  pins: [{indices: [99]}]\n", "bad.yaml:6", "out of range"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (cases[i].obj) write_tmp("bad.obj", cases[i].obj);
-        const char *scene = write_tmp("bad.yaml", cases[i].scene ? cases[i].scene
+        if (cases[i].obj) cb_test_write_tmp("bad.obj", cases[i].obj);
+        const char *scene = cb_test_write_tmp("bad.yaml", cases[i].scene ? cases[i].scene
                                                                   : "name: x\nduration: 1\ndt: 0.01\ncloth:\n  mesh: bad.obj\n");
-        const char *run = tmp("bad_case.h5");
+        const char *run = cb_test_tmp_path("bad_case.h5");
         unlink(run);
         int rc = cb("run %s --solver explicit -q -o %s", scene, run);
         int ok = rc == 2 && strstr(out, cases[i].needle_file) && strstr(out, cases[i].needle);
@@ -342,10 +281,10 @@ static void check_status(const char *path, const char *status, const char *needl
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     CU_ASSERT_FATAL(f >= 0);
     char buf[2048];
-    read_str_attr(f, "status", buf, sizeof buf);
+    cb_h5_read_string_attr(f, "status", buf, sizeof buf);
     if (strcmp(buf, status)) fprintf(stderr, "  status '%s', expected '%s'\n", buf, status);
     CU_ASSERT_STRING_EQUAL(buf, status);
-    read_str_attr(f, "message", buf, sizeof buf);
+    cb_h5_read_string_attr(f, "message", buf, sizeof buf);
     if (needle && !strstr(buf, needle)) fprintf(stderr, "  message '%s' lacks '%s'\n", buf, needle);
     if (needle) CU_ASSERT_PTR_NOT_NULL(strstr(buf, needle));
     hsize_t dims[3];
@@ -356,7 +295,7 @@ static void check_status(const char *path, const char *status, const char *needl
 
 static void test_divergence_exit_1(void)
 {
-    const char *path = tmp("div.h5");
+    const char *path = cb_test_tmp_path("div.h5");
     int rc = cb("run data/scenes/hanging.yaml --solver explicit -q -o %s --set dt=0.01 --set duration=2 "
                 "--set solvers.explicit.substeps=1 --set cloth.grid.nx=10 --set cloth.grid.ny=10", path);
     CU_ASSERT_EQUAL(rc, 1);
@@ -366,7 +305,7 @@ static void test_divergence_exit_1(void)
 
 static void test_sigint_leaves_valid_file(void)
 {
-    const char *path = tmp("int.h5");
+    const char *path = cb_test_tmp_path("int.h5");
     const char *exe = getenv("CLOTHBENCH");
     pid_t pid = fork();
     if (pid == 0) {
@@ -397,10 +336,10 @@ static void test_h5py_and_xdmf(void)
         fprintf(stderr, "  CB_PYTHON not set: h5py check skipped\n");
         return;
     }
-    const char *path = tmp("py.h5");
+    const char *path = cb_test_tmp_path("py.h5");
     CU_ASSERT_EQUAL_FATAL(cb("run data/scenes/hanging.yaml --solver explicit -q -o %s --set duration=0.05 "
                              "--set cloth.grid.nx=8 --set cloth.grid.ny=8", path), 0);
-    const char *script = write_tmp("check.py",
+    const char *script = cb_test_write_tmp("check.py",
         "import sys, h5py, xml.etree.ElementTree as ET, os\n"
         "p = sys.argv[1]\n"
         "f = h5py.File(p, 'r')\n"

@@ -11,13 +11,7 @@
 #include "core/vec3.h"
 
 static uint64_t rng_state = 0x8CB92BA72F3D8DD7ull;
-static double rng_uniform(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-    rng_state = x;
-    return (double)(x >> 11) * 0x1.0p-53;
-}
+static double rng_uniform(void) { return cb_test_uniform(&rng_state); }
 
 static int brute_overlap(const double a[3][3], const double b[3][3])
 {

@@ -17,17 +17,6 @@
 #include "core/scene.h"
 #include "core/yamltree.h"
 
-static const char *write_scene(const char *name, const char *text)
-{
-    static char path[1024];
-    snprintf(path, sizeof path, "%s/%s", cb_test_tmpdir(), name);
-    FILE *f = fopen(path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
-
 /* 1-based line and column of the first `node` at or after the first `anchor` in text. */
 static void locate(const char *text, const char *anchor, const char *node, int *line, int *col)
 {
@@ -50,7 +39,7 @@ static void expect_fail_at(const char *file, const char *text, const char *const
                            int status, const char *anchor, const char *node, int check_col,
                            const char *want)
 {
-    const char *path = write_scene(file, text);
+    const char *path = cb_test_write_tmp(file, text);
     char full[1024];
     snprintf(full, sizeof full, "%s", path);
     cb_scene *s = NULL;
@@ -280,7 +269,7 @@ static void test_unreadable_file(void)
 static void test_bad_set(void)
 {
     const char *t = cat(BASE_HEAD, "cloth:\n  grid: {nx: 3, ny: 3, size: [1, 1]}\n");
-    const char *path = write_scene("set.yaml", t);
+    const char *path = cb_test_write_tmp("set.yaml", t);
     char file[1024];
     snprintf(file, sizeof file, "%s", path);
     cb_scene *s = NULL;
@@ -318,7 +307,7 @@ static void test_bad_set(void)
     CU_ASSERT_EQUAL(cb_yaml_set(NULL, bad_index[0], "x", &err), CB_ERR_INPUT);
     cb_error_clear(&err);
     const char *gt = cat(BASE_HEAD, "gravity: [0, 0, -1]\ncloth:\n  grid: {nx: 3, ny: 3, size: [1, 1]}\n");
-    path = write_scene("set2.yaml", gt);
+    path = cb_test_write_tmp("set2.yaml", gt);
     snprintf(file, sizeof file, "%s", path);
     CU_ASSERT_EQUAL(cb_scene_load(file, bad_index, 1, &s, &err), CB_ERR_INPUT);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "index 7 out of range"));
@@ -373,7 +362,7 @@ static const char *const FULL =
 
 static void test_full_scene(void)
 {
-    const char *path = write_scene("full.yaml", FULL);
+    const char *path = cb_test_write_tmp("full.yaml", FULL);
     char file[1024];
     snprintf(file, sizeof file, "%s", path);
     cb_scene *s = NULL;
@@ -570,7 +559,7 @@ static const cb_yaml *at(const cb_yaml *root, const char *a, const char *b, int 
 
 static void test_set_overrides(void)
 {
-    const char *path = write_scene("full_set.yaml", FULL);
+    const char *path = cb_test_write_tmp("full_set.yaml", FULL);
     char file[1024];
     snprintf(file, sizeof file, "%s", path);
     const char *sets[] = { "dt=0.001", "gravity=[0, 0, -1.5]", "colliders.1.radius=0.2",

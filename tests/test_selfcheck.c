@@ -12,103 +12,7 @@
 #include "core/mesh.h"
 #include "core/vec3.h"
 
-#define PI 3.14159265358979323846
-
 static const cb_bv_kind kinds[4] = {CB_BV_AABB, CB_BV_KDOP14, CB_BV_KDOP18, CB_BV_KDOP26};
-
-static uint64_t rng_state;
-static void rng_seed(uint64_t s) { rng_state = s * 0x9E3779B97F4A7C15ull + 1; }
-static double urand(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static cb_mesh *grid_mesh(int nx, int ny, double size, cb_diagonal diag)
-{
-    cb_grid_def d = cb_default_grid_def();
-    d.nx = nx;
-    d.ny = ny;
-    d.size[0] = d.size[1] = size;
-    d.origin[0] = d.origin[1] = d.origin[2] = 0.0;
-    d.plane = CB_PLANE_XY;
-    d.diagonal = diag;
-    cb_mesh *m = NULL;
-    cb_error err = {0};
-    int rc = cb_mesh_grid(&d, &m, &err);
-    if (rc) fprintf(stderr, "grid: %s\n", err.message);
-    CU_ASSERT_FATAL(rc == 0);
-    return m;
-}
-
-static double (*crumple(const cb_mesh *m, uint64_t seed, double amp))[3]
-{
-    double (*x)[3] = cb_calloc((size_t)m->nv, sizeof *x);
-    rng_seed(seed);
-    double k[6][2], ph[6], a[6][3];
-    for (int i = 0; i < 6; i++) {
-        double ang = 2 * PI * urand(), mag = 2 * PI * (1.0 + 2.0 * urand());
-        k[i][0] = mag * cos(ang);
-        k[i][1] = mag * sin(ang);
-        ph[i] = 2 * PI * urand();
-        for (int c = 0; c < 3; c++) a[i][c] = amp * (2 * urand() - 1);
-    }
-    for (int v = 0; v < m->nv; v++) {
-        double u = m->x[v][0], w = m->x[v][1];
-        x[v][0] = u;
-        x[v][1] = w;
-        x[v][2] = 0;
-        for (int i = 0; i < 6; i++) {
-            double s = sin(k[i][0] * u + k[i][1] * w + ph[i]);
-            for (int c = 0; c < 3; c++) x[v][c] += a[i][c] * s;
-        }
-    }
-    return x;
-}
-
-/* Random triangles from a pool of vertices (shared vertices, no shared edges). */
-static cb_mesh *soup_mesh(int nf, uint64_t seed)
-{
-    rng_seed(seed);
-    int nv = nf / 2 + 3;
-    double (*x)[3] = cb_calloc((size_t)nv, sizeof *x);
-    int (*f)[3] = cb_calloc((size_t)nf, sizeof *f);
-    unsigned char *use = cb_calloc((size_t)nv * nv, 1);
-    for (int v = 0; v < nv; v++)
-        for (int c = 0; c < 3; c++) x[v][c] = urand();
-    int t = 0;
-    while (t < nf) {
-        int a = (int)(urand() * nv), b = (int)(urand() * nv), c = (int)(urand() * nv);
-        if (a == b || b == c || a == c) continue;
-        double l = cb_v3_dist(x[a], x[b]) + cb_v3_dist(x[b], x[c]) + cb_v3_dist(x[c], x[a]);
-        if (l > 1.2 && urand() < 0.9) continue;
-        int e[3][2] = {{a, b}, {b, c}, {c, a}}, ok = 1;
-        for (int i = 0; i < 3; i++) {
-            int p = e[i][0] < e[i][1] ? e[i][0] : e[i][1], q = e[i][0] ^ e[i][1] ^ p;
-            if (use[p * nv + q]) ok = 0;
-        }
-        if (!ok) continue;
-        for (int i = 0; i < 3; i++) {
-            int p = e[i][0] < e[i][1] ? e[i][0] : e[i][1], q = e[i][0] ^ e[i][1] ^ p;
-            use[p * nv + q] = 1;
-        }
-        f[t][0] = a;
-        f[t][1] = b;
-        f[t][2] = c;
-        t++;
-    }
-    cb_mesh *m = NULL;
-    cb_error err = {0};
-    int rc = cb_mesh_from_arrays(nv, (const double (*)[3])x, nf, (const int (*)[3])f, "soup", &m, &err);
-    free(x);
-    free(f);
-    free(use);
-    CU_ASSERT_FATAL(rc == 0);
-    return m;
-}
 
 /* Edges that belong to a triangle (spring-only edges are not part of the checks). */
 static unsigned char *triangle_edges(const cb_mesh *m)
@@ -215,14 +119,14 @@ static void check_all_kinds(const char *name, const cb_mesh *m, const double (*x
 
 static void test_soup(void)
 {
-    cb_mesh *m = soup_mesh(400, 31);
+    cb_mesh *m = cb_test_soup(400, 1, 0.0, 31);
     check_all_kinds("soup", m, (const double (*)[3])m->x, 1);
     cb_mesh_free(&m);
 }
 
 static void test_grid(void)
 {
-    cb_mesh *m = grid_mesh(17, 13, 1.0, CB_DIAG_ALTERNATE);
+    cb_mesh *m = cb_test_grid(17, 13, 1.0, CB_DIAG_ALTERNATE);
     check_all_kinds("grid", m, (const double (*)[3])m->x, 0);
     /* a smooth, non-intersecting bend */
     double (*x)[3] = cb_calloc((size_t)m->nv, sizeof *x);
@@ -235,8 +139,8 @@ static void test_grid(void)
 static void test_crumpled(void)
 {
     for (int s = 0; s < 3; s++) {
-        cb_mesh *m = grid_mesh(24, 22, 1.0, s == 1 ? CB_DIAG_LEFT : CB_DIAG_ALTERNATE);
-        double (*x)[3] = crumple(m, 40 + s, 0.12);
+        cb_mesh *m = cb_test_grid(24, 22, 1.0, s == 1 ? CB_DIAG_LEFT : CB_DIAG_ALTERNATE);
+        double (*x)[3] = cb_test_crumple(m, 40 + s, 0.12);
         check_all_kinds("crumpled", m, (const double (*)[3])x, 1);
         free(x);
         cb_mesh_free(&m);
@@ -249,7 +153,7 @@ static void test_crumpled(void)
 static void test_flat_grid_analytic(void)
 {
     const double hx = 0.1, hy = 0.8 / 6;
-    cb_mesh *m = grid_mesh(9, 7, 0.8, CB_DIAG_RIGHT);  /* 8 x 6 cells over 0.8 x 0.8 */
+    cb_mesh *m = cb_test_grid(9, 7, 0.8, CB_DIAG_RIGHT);  /* 8 x 6 cells over 0.8 x 0.8 */
     double d;
     long n;
     CU_ASSERT(cb_min_separation(m, (const double (*)[3])m->x, &d, NULL) == 0);
@@ -354,11 +258,11 @@ static void test_stacked_sheets(void)
 /* A context reused over changing positions answers like fresh one-shot calls. */
 static void test_reuse(void)
 {
-    cb_mesh *m = grid_mesh(20, 20, 1.0, CB_DIAG_ALTERNATE);
+    cb_mesh *m = cb_test_grid(20, 20, 1.0, CB_DIAG_ALTERNATE);
     cb_selfcheck *s = NULL;
     CU_ASSERT_FATAL(cb_selfcheck_create(m, CB_BV_DEFAULT, &s, NULL) == 0);
     for (int i = 0; i < 4; i++) {
-        double (*x)[3] = crumple(m, 90 + i, 0.03 * (i + 1));
+        double (*x)[3] = cb_test_crumple(m, 90 + i, 0.03 * (i + 1));
         long n1, n2;
         double d1, d2;
         CU_ASSERT(cb_selfcheck_intersections(s, (const double (*)[3])x, &n1, NULL) == 0);
@@ -386,7 +290,7 @@ static void test_bad_input(void)
     CU_ASSERT(cb_min_separation(&empty, (const double (*)[3])dummy, &d, &err) == CB_ERR_INPUT);
     CU_ASSERT(cb_min_separation(NULL, (const double (*)[3])dummy, &d, &err) == CB_ERR_INPUT);
 
-    cb_mesh *m = grid_mesh(8, 8, 1.0, CB_DIAG_ALTERNATE);
+    cb_mesh *m = cb_test_grid(8, 8, 1.0, CB_DIAG_ALTERNATE);
     double (*x)[3] = cb_calloc((size_t)m->nv, sizeof *x);
     memcpy(x, m->x, (size_t)m->nv * sizeof *x);
     x[20][2] = NAN;
@@ -399,7 +303,7 @@ static void test_bad_input(void)
     CU_ASSERT(cb_min_separation(m, (const double (*)[3])x, &d, &err) == CB_ERR_INPUT);
 
     /* zero-area triangles: a warning naming the triangle, results still exact */
-    double (*y)[3] = crumple(m, 5, 0.1);
+    double (*y)[3] = cb_test_crumple(m, 5, 0.1);
     cb_v3_copy(y[10], y[11]);   /* collapses the triangles with edge (10, 11) */
     cb_error_clear(&err);
     CU_ASSERT(cb_self_intersections(m, (const double (*)[3])y, &n, &err) == CB_WARN);

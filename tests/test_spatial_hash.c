@@ -11,83 +11,6 @@
 #include "core/mesh.h"
 #include "core/vec3.h"
 
-#define PI 3.14159265358979323846
-
-static uint64_t rng_state;
-static void rng_seed(uint64_t s) { rng_state = s * 0x9E3779B97F4A7C15ull + 1; }
-static double urand(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static cb_mesh *grid_mesh(int nx, int ny)
-{
-    cb_grid_def d = cb_default_grid_def();
-    d.nx = nx;
-    d.ny = ny;
-    d.size[0] = d.size[1] = 1.0;
-    d.origin[0] = d.origin[1] = d.origin[2] = 0.0;
-    d.plane = CB_PLANE_XY;
-    d.diagonal = CB_DIAG_ALTERNATE;
-    cb_mesh *m = NULL;
-    cb_error err = {0};
-    int rc = cb_mesh_grid(&d, &m, &err);
-    if (rc) fprintf(stderr, "grid: %s\n", err.message);
-    CU_ASSERT_FATAL(rc == 0);
-    return m;
-}
-
-static double (*crumple(const cb_mesh *m, uint64_t seed, double amp))[3]
-{
-    double (*x)[3] = cb_calloc((size_t)m->nv, sizeof *x);
-    rng_seed(seed);
-    double k[6][2], ph[6], a[6][3];
-    for (int i = 0; i < 6; i++) {
-        double ang = 2 * PI * urand(), mag = 2 * PI * (1.0 + 2.0 * urand());
-        k[i][0] = mag * cos(ang);
-        k[i][1] = mag * sin(ang);
-        ph[i] = 2 * PI * urand();
-        for (int c = 0; c < 3; c++) a[i][c] = amp * (2 * urand() - 1);
-    }
-    for (int v = 0; v < m->nv; v++) {
-        double u = m->x[v][0], w = m->x[v][1];
-        x[v][0] = u;
-        x[v][1] = w;
-        x[v][2] = 0;
-        for (int i = 0; i < 6; i++) {
-            double s = sin(k[i][0] * u + k[i][1] * w + ph[i]);
-            for (int c = 0; c < 3; c++) x[v][c] += a[i][c] * s;
-        }
-    }
-    return x;
-}
-
-/* Disjoint random triangles in the unit cube. */
-static cb_mesh *soup_mesh(int nf, uint64_t seed)
-{
-    rng_seed(seed);
-    double (*x)[3] = cb_calloc(3 * (size_t)nf, sizeof *x);
-    int (*f)[3] = cb_calloc((size_t)nf, sizeof *f);
-    for (int t = 0; t < nf; t++) {
-        double c[3] = {urand(), urand(), urand()};
-        for (int k = 0; k < 3; k++) {
-            f[t][k] = 3 * t + k;
-            for (int j = 0; j < 3; j++) x[3 * t + k][j] = c[j] + 0.1 * (2 * urand() - 1);
-        }
-    }
-    cb_mesh *m = NULL;
-    cb_error err = {0};
-    int rc = cb_mesh_from_arrays(3 * nf, (const double (*)[3])x, nf, (const int (*)[3])f, "soup", &m, &err);
-    free(x);
-    free(f);
-    CU_ASSERT_FATAL(rc == 0);
-    return m;
-}
-
 static int cmp_ll(const void *a, const void *b)
 {
     long long x = *(const long long *)a, y = *(const long long *)b;
@@ -182,7 +105,7 @@ static double mean_edge(const cb_mesh *m, const double (*x)[3])
 
 static void test_grid_flat(void)
 {
-    cb_mesh *m = grid_mesh(20, 17);
+    cb_mesh *m = cb_test_grid(20, 17, 1.0, CB_DIAG_ALTERNATE);
     cb_spatial_hash *h = NULL;
     CU_ASSERT_FATAL(cb_spatial_hash_create(1.0, &h, NULL) == 0);
     double e = mean_edge(m, (const double (*)[3])m->x);
@@ -201,8 +124,8 @@ static void test_grid_flat(void)
 
 static void test_crumpled_scales(void)
 {
-    cb_mesh *m = grid_mesh(22, 22);
-    double (*x)[3] = crumple(m, 17, 0.12);
+    cb_mesh *m = cb_test_grid(22, 22, 1.0, CB_DIAG_ALTERNATE);
+    double (*x)[3] = cb_test_crumple(m, 17, 0.12);
     double e = mean_edge(m, (const double (*)[3])x);
     const double scales[] = {0.3, 1.0, 2.5};
     for (int i = 0; i < 3; i++) {
@@ -220,7 +143,7 @@ static void test_crumpled_scales(void)
 static void test_soup_negative_coordinates(void)
 {
     /* shifted so cells have negative indices too (the hash must handle them) */
-    cb_mesh *m = soup_mesh(250, 4);
+    cb_mesh *m = cb_test_soup(250, 0, 0.1, 4);
     double (*x)[3] = cb_calloc((size_t)m->nv, sizeof *x);
     for (int v = 0; v < m->nv; v++)
         for (int c = 0; c < 3; c++) x[v][c] = m->x[v][c] - 0.5 - 3.0 * (c == 1);
@@ -235,8 +158,8 @@ static void test_soup_negative_coordinates(void)
 /* A reused hash (other positions, a bigger then a smaller mesh) answers like a fresh one. */
 static void test_reuse(void)
 {
-    cb_mesh *a = grid_mesh(12, 12), *b = grid_mesh(25, 20);
-    double (*xa)[3] = crumple(a, 1, 0.1), (*xb)[3] = crumple(b, 2, 0.1);
+    cb_mesh *a = cb_test_grid(12, 12, 1.0, CB_DIAG_ALTERNATE), *b = cb_test_grid(25, 20, 1.0, CB_DIAG_ALTERNATE);
+    double (*xa)[3] = cb_test_crumple(a, 1, 0.1), (*xb)[3] = cb_test_crumple(b, 2, 0.1);
     cb_spatial_hash *h = NULL, *fresh = NULL;
     CU_ASSERT_FATAL(cb_spatial_hash_create(1.0, &h, NULL) == 0);
     const cb_mesh *ms[4] = {a, a, b, a};
@@ -272,7 +195,7 @@ static void test_bad_input(void)
     CU_ASSERT(cb_spatial_hash_query(h, &empty, (const double (*)[3])dummy, 0.1, &err) == CB_ERR_INPUT);
     CU_ASSERT(strstr(err.message, "empty") != NULL);
 
-    cb_mesh *m = grid_mesh(6, 6);
+    cb_mesh *m = cb_test_grid(6, 6, 1.0, CB_DIAG_ALTERNATE);
     double (*x)[3] = cb_calloc((size_t)m->nv, sizeof *x);
     memcpy(x, m->x, (size_t)m->nv * sizeof *x);
     CU_ASSERT(cb_spatial_hash_query(h, m, (const double (*)[3])x, -0.1, &err) == CB_ERR_INPUT);

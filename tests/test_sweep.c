@@ -16,40 +16,8 @@
 
 static char out[1 << 20];
 
-static int cb(const char *fmt, ...)
-{
-    char args[8192], cmd[16384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    const char *exe = getenv("CLOTHBENCH");
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", exe ? exe : "build/clothbench", args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static const char *tmp(const char *name)
-{
-    static char paths[8][1024];
-    static int k = 0;
-    char *p = paths[k++ % 8];
-    snprintf(p, 1024, "%s/%s", cb_test_tmpdir(), name);
-    return p;
-}
-
-static const char *write_tmp(const char *name, const char *text)
-{
-    const char *path = tmp(name);
-    FILE *f = fopen(path, "w");
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
+/* Runs `clothbench ARGS` (stdout+stderr into out); returns the exit status. */
+#define cb(...) cb_test_clothbench(out, sizeof out, 1, __VA_ARGS__)
 
 static int count_solvers(void)
 {
@@ -94,7 +62,7 @@ static void test_expansion_sizes_and_order(void)
 {
     int ns = count_solvers();
     CU_ASSERT_FATAL(ns >= 1);
-    const char *e = write_tmp("grid.yaml",
+    const char *e = cb_test_write_tmp("grid.yaml",
                               "name: grid\n"
                               "scenes: [data/scenes/hanging.yaml, data/scenes/free_flight.yaml]\n"
                               "solvers: all\n"
@@ -103,7 +71,7 @@ static void test_expansion_sizes_and_order(void)
                               "  solvers.explicit.damping: [0.1, 0.2, 0.3]\n"
                               "  cloth.stretch: [100, 200]\n"
                               "repeats: 2\n");
-    CU_ASSERT_EQUAL_FATAL(cb("sweep %s --dry-run -o %s", e, tmp("grid_out")), 0);
+    CU_ASSERT_EQUAL_FATAL(cb("sweep %s --dry-run -o %s", e, cb_test_tmp_path("grid_out")), 0);
     static long idx[4096];
     static char names[4096][512];
     int n = parse_dry(idx, names, 4096);
@@ -199,8 +167,8 @@ static void test_names_injective(void)
         yaml[k++] = '\'';
     }
     k += (size_t)snprintf(yaml + k, sizeof yaml - k, "]\n  frame_rate: [30, 60]\n");
-    const char *e = write_tmp("names.yaml", yaml);
-    int rc = cb("sweep %s --dry-run -o %s", e, tmp("names_out"));
+    const char *e = cb_test_write_tmp("names.yaml", yaml);
+    int rc = cb("sweep %s --dry-run -o %s", e, cb_test_tmp_path("names_out"));
     if (rc) fprintf(stderr, "%s\n", out);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     static long idx[1024];
@@ -223,14 +191,14 @@ static void test_names_injective(void)
 
 static void test_shards_cover_every_run_once(void)
 {
-    const char *e = write_tmp("shard.yaml",
+    const char *e = cb_test_write_tmp("shard.yaml",
                               "name: shard\n"
                               "scenes: [data/scenes/hanging.yaml]\n"
                               "solvers: [explicit]\n"
                               "set: {duration: 0.02, cloth.grid.nx: 5, cloth.grid.ny: 5}\n"
                               "grid:\n"
                               "  solvers.explicit.damping: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]\n");
-    const char *o = tmp("shard_out");
+    const char *o = cb_test_tmp_path("shard_out");
     for (int N = 1; N <= 4; N++) {
         int seen[7] = {0};
         for (int I = 0; I < N; I++) {
@@ -307,14 +275,14 @@ static double info_number(const char *key, const char *fmt_after)
 
 static void test_index_contents_and_failures(void)
 {
-    const char *e = write_tmp("index.yaml",
+    const char *e = cb_test_write_tmp("index.yaml",
                               "name: index\n"
                               "scenes: [data/scenes/hanging.yaml]\n"
                               "solvers: [explicit]\n"
                               "set: {duration: 0.05, cloth.grid.nx: 6, cloth.grid.ny: 6}\n"
                               "grid:\n"
                               "  cloth.stretch: [100, -5, 300]\n");
-    const char *o = tmp("index_out");
+    const char *o = cb_test_tmp_path("index_out");
     int rc = cb("sweep %s -o %s", e, o);
     CU_ASSERT_EQUAL(rc, 1); /* stretch -5 is rejected: one run fails, the sweep goes on */
     char path[1200];
@@ -402,14 +370,14 @@ static int count_in_index(const char *dir, const char *what)
 
 static void test_resume_after_kill(void)
 {
-    const char *e = write_tmp("resume.yaml",
+    const char *e = cb_test_write_tmp("resume.yaml",
                               "name: resume\n"
                               "scenes: [data/scenes/hanging.yaml]\n"
                               "solvers: [explicit]\n"
                               "set: {duration: 0.4, cloth.grid.nx: 14, cloth.grid.ny: 14}\n"
                               "grid:\n"
                               "  solvers.explicit.damping: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]\n");
-    const char *o = tmp("resume_out");
+    const char *o = cb_test_tmp_path("resume_out");
     const char *exe = getenv("CLOTHBENCH");
     fflush(NULL);
     pid_t pid = fork();
@@ -469,14 +437,14 @@ static void test_resume_after_kill(void)
 
 static void test_parallel_jobs(void)
 {
-    const char *e = write_tmp("jobs.yaml",
+    const char *e = cb_test_write_tmp("jobs.yaml",
                               "name: jobs\n"
                               "scenes: [data/scenes/hanging.yaml]\n"
                               "solvers: [explicit]\n"
                               "set: {duration: 0.05, cloth.grid.nx: 6, cloth.grid.ny: 6}\n"
                               "grid: {cloth.density: [0.1, 0.2, 0.3, 0.4, 0.5]}\n"
                               "repeats: 2\n");
-    const char *o = tmp("jobs_out");
+    const char *o = cb_test_tmp_path("jobs_out");
     CU_ASSERT_EQUAL(cb("sweep %s -o %s -j 3", e, o), 0);
     CU_ASSERT_EQUAL(count_in_index(o, ",ok,"), 10);
     /* both repeats of one combination give the same physics (determinism through the sweep) */
@@ -492,31 +460,31 @@ static void test_parallel_jobs(void)
 
 static void test_bad_experiment_files(void)
 {
-    const char *e1 = write_tmp("bad1.yaml", "name: bad\nscenes: [data/scenes/hanging.yaml]\nsolvers: all\ngird: {}\n");
+    const char *e1 = cb_test_write_tmp("bad1.yaml", "name: bad\nscenes: [data/scenes/hanging.yaml]\nsolvers: all\ngird: {}\n");
     CU_ASSERT_EQUAL(cb("sweep %s", e1), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "bad1.yaml:4"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "gird"));
-    const char *e2 = write_tmp("bad2.yaml", "scenes: [data/scenes/hanging.yaml]\nsolvers: [explicit, nosuch]\n");
+    const char *e2 = cb_test_write_tmp("bad2.yaml", "scenes: [data/scenes/hanging.yaml]\nsolvers: [explicit, nosuch]\n");
     CU_ASSERT_EQUAL(cb("sweep %s", e2), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "bad2.yaml:2"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "nosuch"));
-    const char *e3 = write_tmp("bad3.yaml", "scenes: [data/scenes/nothere.yaml]\nsolvers: all\n");
+    const char *e3 = cb_test_write_tmp("bad3.yaml", "scenes: [data/scenes/nothere.yaml]\nsolvers: all\n");
     CU_ASSERT_EQUAL(cb("sweep %s", e3), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "bad3.yaml:1"));
-    const char *e4 = write_tmp("bad4.yaml", "scenes: [data/scenes/hanging.yaml]\nsolvers: all\n"
+    const char *e4 = cb_test_write_tmp("bad4.yaml", "scenes: [data/scenes/hanging.yaml]\nsolvers: all\n"
                                             "grid:\n  cloth.stretch: [1, 2, 1]\n");
     CU_ASSERT_EQUAL(cb("sweep %s", e4), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "bad4.yaml:4"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "listed twice"));
-    const char *e5 = write_tmp("bad5.yaml", "scenes: [data/scenes/hanging.yaml, data/scenes/../scenes/hanging.yaml]\n"
+    const char *e5 = cb_test_write_tmp("bad5.yaml", "scenes: [data/scenes/hanging.yaml, data/scenes/../scenes/hanging.yaml]\n"
                                             "solvers: all\n");
     CU_ASSERT_EQUAL(cb("sweep %s", e5), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "same file name stem"));
-    const char *e6 = write_tmp("bad6.yaml", "scenes: [data/scenes/hanging.yaml]\nsolvers: [explicit]\n"
+    const char *e6 = cb_test_write_tmp("bad6.yaml", "scenes: [data/scenes/hanging.yaml]\nsolvers: [explicit]\n"
                                             "grid: {solvers.nosuch.iterations: [1, 2]}\n");
     CU_ASSERT_EQUAL(cb("sweep %s", e6), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "bad6.yaml:3"));
-    CU_ASSERT_EQUAL(cb("sweep %s", tmp("missing.yaml")), 2);
+    CU_ASSERT_EQUAL(cb("sweep %s", cb_test_tmp_path("missing.yaml")), 2);
     CU_ASSERT_EQUAL(cb("sweep"), 2);
     CU_ASSERT_EQUAL(cb("sweep %s -j 0", e2), 2);
 }

@@ -1,0 +1,48 @@
+/* core/h5attr.c — reading string attributes of HDF5 objects (h5attr.h). */
+#include "core/h5attr.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+
+char *cb_h5_string_attr(hid_t loc, const char *name)
+{
+    if (!name || H5Aexists(loc, name) <= 0) return NULL;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0) return NULL;
+    hid_t t = H5Aget_type(a);
+    char *out = NULL;
+    if (H5Tis_variable_str(t) > 0) {
+        char *s = NULL;
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, H5T_VARIABLE);
+        H5Tset_cset(mt, H5Tget_cset(t));
+        if (H5Aread(a, mt, &s) >= 0 && s) out = cb_strdup(s);
+        if (s) H5free_memory(s);
+        H5Tclose(mt);
+    } else {
+        size_t sz = H5Tget_size(t);
+        char *buf = cb_calloc(sz + 1, 1);
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, sz);
+        H5Tset_cset(mt, H5Tget_cset(t));
+        if (buf && H5Aread(a, mt, buf) >= 0) out = buf;
+        else free(buf);
+        H5Tclose(mt);
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+    return out;
+}
+
+int cb_h5_read_string_attr(hid_t loc, const char *name, char *buf, size_t n)
+{
+    CB_ASSERT(buf && n > 0);
+    buf[0] = '\0';
+    char *s = cb_h5_string_attr(loc, name);
+    if (!s) return CB_ERR_IO;
+    snprintf(buf, n, "%s", s);
+    free(s);
+    return CB_OK;
+}

@@ -1,0 +1,156 @@
+/* solvers/spring_solver.c — the frame shared by the implicit mass-spring solvers fms and
+ * newton (spring_solver.h): common parameters, unknowns, the CHOLMOD system, the
+ * inertial predictor, the velocity update and contact. */
+#include "solvers/spring_solver.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/vec3.h"
+
+static const char *const spring_names[] = {"model", "classic", NULL};
+static const char *const factor_names[] = {"auto", "simplicial", "supernodal", NULL};
+static const char *const common_keys[] = {"damping", "springs", "self_collision", "self_friction",
+                                          "self_iterations", "contact_offset", "factor", NULL};
+
+#define OWN_KEYS_MAX 8
+
+int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_world *w, const cb_params *p,
+                               const char *const *own_keys, cb_error *err)
+{
+    if (!s || !name || !w || !own_keys) return CB_FAIL(err, CB_ERR_INPUT, "cb_spring_solver_configure: NULL argument");
+    const char *keys[OWN_KEYS_MAX + sizeof common_keys / sizeof common_keys[0]];
+    int nk = 0;
+    for (; own_keys[nk]; nk++) {
+        CB_ASSERT(nk < OWN_KEYS_MAX);
+        keys[nk] = own_keys[nk];
+    }
+    for (int i = 0; common_keys[i]; i++) keys[nk++] = common_keys[i];
+    keys[nk] = NULL;
+    s->name = name;
+    int kind = 0;
+    cb_step_contact_def cd;
+    int rc = cb_params_double(p, "damping", 0.0, 0.0, 1.0, &s->damping, err);
+    if (!rc) rc = cb_params_choice(p, "springs", spring_names, 0, &kind, err);
+    if (!rc) rc = cb_params_bool(p, "self_collision", 1, &cd.self_collision, err);
+    if (!rc) rc = cb_params_double(p, "self_friction", 0.1, 0.0, 1e3, &cd.self_friction, err);
+    if (!rc) rc = cb_params_int(p, "self_iterations", 2, 1, 1000, &cd.self_iterations, err);
+    if (!rc) rc = cb_params_double(p, "contact_offset", 0.5 * w->thickness, 0.0, 1e3, &cd.collider_offset, err);
+    if (!rc) rc = cb_params_choice(p, "factor", factor_names, 0, &s->factor, err);
+    if (!rc) rc = cb_params_check(p, keys, err);
+    cd.self_distance = w->thickness;
+    if (!rc) rc = cb_springs_build(w, (cb_spring_kind)kind, &s->sp, err);
+    if (!rc) rc = cb_step_contact_create(w, &cd, &s->contact, err);
+    return rc;
+}
+
+int cb_spring_solver_setup(cb_spring_solver *s, const cb_world *w, int bs, const char *what, cb_error *err)
+{
+    if (!s || !w || !what) return CB_FAIL(err, CB_ERR_INPUT, "cb_spring_solver_setup: NULL argument");
+    if (bs != 1 && bs != 3) return CB_FAIL(err, CB_ERR_INPUT, "cb_spring_solver_setup: block size %d (1 or 3)", bs);
+    s->bs = bs;
+    int nv = w->nv;
+    s->unk = cb_calloc((size_t)nv, sizeof *s->unk);
+    s->vert = cb_calloc((size_t)nv, sizeof *s->vert);
+    s->x0 = cb_calloc((size_t)nv, sizeof *s->x0);
+    s->y = cb_calloc((size_t)nv, sizeof *s->y);
+    s->grad = cb_calloc((size_t)nv, sizeof *s->grad);
+    s->dx = cb_calloc((size_t)nv, sizeof *s->dx);
+    if (!s->unk || !s->vert || !s->x0 || !s->y || !s->grad || !s->dx)
+        return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d vertices", s->name, nv);
+    for (int i = 0; i < nv; i++) {
+        s->unk[i] = w->inv_mass[i] > 0 ? s->nfree : -1;
+        if (s->unk[i] >= 0) s->vert[s->nfree++] = i;
+    }
+    if (s->nfree == 0) return CB_OK;
+    int *colptr = NULL, *rowidx = NULL;
+    int rc = cb_springs_pattern(&s->sp, s->unk, s->nfree, bs, &colptr, &rowidx, &s->diag_pos, &s->spring_pos, err);
+    /* bs = 1: one matrix for x, y and z, three right-hand sides; bs = 3: one */
+    if (!rc) rc = cb_chol_create(bs * s->nfree, colptr, rowidx, bs == 1 ? 3 : 1, (cb_chol_mode)s->factor, what,
+                                 &s->chol, err);
+    free(colptr);
+    free(rowidx);
+    return rc;
+}
+
+void cb_spring_solver_release(cb_spring_solver *s)
+{
+    if (!s) return;
+    cb_springs_release(&s->sp);
+    cb_chol_free(&s->chol);
+    cb_step_contact_free(&s->contact);
+    free(s->unk);
+    free(s->vert);
+    free(s->diag_pos);
+    free(s->spring_pos);
+    free(s->x0);
+    free(s->y);
+    free(s->grad);
+    free(s->dx);
+    memset(s, 0, sizeof *s);
+}
+
+int cb_spring_solver_factor(cb_spring_solver *s, const cb_world *w, double h, cb_error *err)
+{
+    if (!s || !s->chol || !w) return CB_FAIL(err, CB_ERR_INPUT, "cb_spring_solver_factor: no system to factor");
+    int rc = cb_chol_factor(s->chol, err);
+    if (rc != CB_ERR_NUMERIC) return rc;
+    int q = cb_chol_failed_unknown(s->chol), u = q / s->bs;
+    if (q < 0 || u >= s->nfree) return rc;
+    int v = s->vert[u];
+    char msg[sizeof err->message];
+    memcpy(msg, err->message, sizeof msg);
+    if (s->bs == 1)
+        return CB_FAIL(err, CB_ERR_NUMERIC, "%s; unknown %d is vertex %d (mass %g kg, dt %g s): "
+                       "a free vertex needs a positive mass", msg, u, v, w->mass[v], h);
+    return CB_FAIL(err, CB_ERR_NUMERIC, "%s; it belongs to vertex %d (mass %g kg, dt %g s): "
+                   "a free vertex needs a positive mass", msg, v, w->mass[v], h);
+}
+
+void cb_spring_solver_predict(cb_spring_solver *s, cb_world *w, double h, double t1, double imp[3])
+{
+    CB_ASSERT(s && w && imp);
+    double (*x)[3] = w->state.x, (*v)[3] = w->state.v;
+    memcpy(s->x0, x, (size_t)w->nv * sizeof *x);
+    cb_world_apply_pins(w, t1);
+    for (int i = 0; i < w->nv; i++) {
+        if (s->unk[i] < 0) {
+            cb_v3_copy(s->y[i], x[i]);
+            continue;
+        }
+        for (int k = 0; k < 3; k++) {
+            s->y[i][k] = s->x0[i][k] + (1.0 - s->damping) * h * v[i][k];
+            imp[k] -= s->damping * w->mass[i] * v[i][k];
+            x[i][k] = s->y[i][k];
+        }
+    }
+    memset(s->dx, 0, (size_t)w->nv * sizeof *s->dx);
+}
+
+int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t1, double imp[3],
+                            cb_step_info *info, double *contact_s, cb_error *err)
+{
+    if (!s || !w || !imp || !info || !contact_s)
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_spring_solver_finish: NULL argument");
+    /* v = (x - q_n)/h = (1 - damping) v_n + (x - y)/h, the second form without the
+     * cancellation of x - q_n (keeps linear momentum exact to round-off) */
+    double (*v)[3] = w->state.v;
+    for (int u = 0; u < s->nfree; u++) {
+        int i = s->vert[u];
+        for (int k = 0; k < 3; k++) v[i][k] = (1.0 - s->damping) * v[i][k] + s->dx[i][k] / h;
+    }
+    double c0 = cb_wall_time();
+    int contacts = 0;
+    int rc = cb_step_contact_apply(s->contact, w, (const double (*)[3])s->x0, t1, imp, &contacts, err);
+    if (rc) {
+        cb_error_prefix(err, "%s: ", s->name);
+        return rc;
+    }
+    double c1 = cb_wall_time();
+    *contact_s = c1 - c0;
+    info->solver_energy = cb_springs_energy(&s->sp, (const double (*)[3])w->state.x);
+    info->contacts += contacts;
+    info->wall_contact_s += c1 - c0;
+    for (int k = 0; k < 3; k++) info->external_impulse[k] = imp[k];
+    return CB_OK;
+}

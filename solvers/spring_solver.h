@@ -1,0 +1,78 @@
+/* solvers/spring_solver.h — the frame shared by the two implicit-Euler mass-spring
+ * solvers, fms and newton: their common parameters, the spring set (springs.h), the
+ * numbering of the free vertices as unknowns, the CHOLMOD system over them, the
+ * inertial predictor, the velocity update and the contact stage (step_contact.h).
+ *
+ * Common parameters (solvers.<name>, read after the solver's own): damping (in [0,1],
+ * default 0), springs (model | classic), self_collision (bool, default true),
+ * self_friction (>= 0, default 0.1), self_iterations (>= 1, default 2),
+ * contact_offset (>= 0, m, default thickness/2), factor (auto | simplicial |
+ * supernodal). Allowed keys: the solver's own, then these, in this order.
+ *
+ * A step with this frame:
+ *   cb_spring_solver_predict   x0 = x, pins moved to t+h, y = x0 + (1 - damping) h v on
+ *                              free vertices (x = y there), y = x on pinned ones, dx = 0,
+ *                              damping impulse -damping m v added to imp;
+ *   (the solver's own iterations, leaving x - y of free vertex i in dx[i]);
+ *   cb_spring_solver_finish    v = (1 - damping) v + dx/h on free vertices, contact,
+ *                              solver_energy = E(x), contacts, wall_contact_s and
+ *                              external_impulse into the step info.
+ */
+#ifndef CB_SPRING_SOLVER_H
+#define CB_SPRING_SOLVER_H
+
+#include "core/error.h"
+#include "core/params.h"
+#include "core/solver.h"
+#include "core/world.h"
+#include "solvers/cholmod_util.h"
+#include "solvers/springs.h"
+#include "solvers/step_contact.h"
+
+typedef struct cb_spring_solver {
+    const char *name;      /* "fms", "newton": the prefix of its messages */
+    double damping;
+    cb_spring_set sp;
+    int nfree;
+    int factor;            /* cb_chol_mode, from the `factor` parameter */
+    int bs;                /* scalars per unknown in the system: 1 (fms) or 3 (newton) */
+    int *unk;              /* [nv] unknown of each vertex, -1 when pinned */
+    int *vert;             /* [nv] vertex of each unknown (the first nfree used) */
+    int *diag_pos;         /* [nfree bs^2] from cb_springs_pattern */
+    int *spring_pos;       /* [nsprings bs^2], -1 when an end is pinned */
+    cb_chol *chol;         /* NULL when every vertex is pinned */
+    double (*x0)[3];       /* [nv] positions at the start of the step */
+    double (*y)[3];        /* [nv] inertial target */
+    double (*grad)[3];     /* [nv] gradient of g (scratch for the residual) */
+    double (*dx)[3];       /* [nv] x - y on the free vertices */
+    cb_step_contact *contact;
+} cb_spring_solver;
+
+/* Read the common parameters of p (own_keys: the solver's own, NULL-terminated, at
+ * most 8), check that p has no other key, build the spring set and the contact stage.
+ * Messages are not prefixed with the solver's name: the caller adds it (as for its own
+ * parameters). s must be zeroed; release it with cb_spring_solver_release also on error. */
+int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_world *w, const cb_params *p,
+                               const char *const *own_keys, cb_error *err);
+
+/* Allocate the per-vertex arrays, number the free vertices and, when there is one,
+ * create the CHOLMOD system M + h^2 (...) with blocks of bs x bs (its pattern from
+ * cb_springs_pattern); `what` names the matrix in messages. */
+int cb_spring_solver_setup(cb_spring_solver *s, const cb_world *w, int bs, const char *what, cb_error *err);
+
+void cb_spring_solver_release(cb_spring_solver *s);
+
+/* Factor the assembled values of s->chol; a matrix that is not positive definite is
+ * reported with the vertex of the failing unknown, its mass and the step h. */
+int cb_spring_solver_factor(cb_spring_solver *s, const cb_world *w, double h, cb_error *err);
+
+/* The start of a step to t1 = t + h (see above); adds the damping impulse to imp. */
+void cb_spring_solver_predict(cb_spring_solver *s, cb_world *w, double h, double t1, double imp[3]);
+
+/* The end of a step (see above): imp (attachments + damping, from the solver) gets the
+ * collider impulse and is stored as info->external_impulse; *contact_s is the wall
+ * time of contact. A contact error is prefixed with the solver's name. */
+int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t1, double imp[3],
+                            cb_step_info *info, double *contact_s, cb_error *err);
+
+#endif
