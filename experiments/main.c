@@ -379,8 +379,15 @@ out:
     return rc;
 }
 
+/* OpenBLAS (behind CHOLMOD) starts one thread per core by default; clothbench compares
+ * methods single-threaded, and BLAS threads spinning beside a sweep's workers cost more
+ * than they give. CLOTHBENCH_BLAS_THREADS=N overrides. */
+void openblas_set_num_threads(int num_threads);
+
 int main(int argc, char **argv)
 {
+    const char *bt = getenv("CLOTHBENCH_BLAS_THREADS");
+    openblas_set_num_threads(bt && atoi(bt) > 0 ? atoi(bt) : 1);
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
