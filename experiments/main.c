@@ -10,6 +10,9 @@
  * Exit status: 0 ok, 1 run failed (diverged, error, interrupted), 2 bad input.
  */
 #include <dirent.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -388,6 +391,10 @@ int main(int argc, char **argv)
 {
     const char *bt = getenv("CLOTHBENCH_BLAS_THREADS");
     openblas_set_num_threads(bt && atoi(bt) > 0 ? atoi(bt) : 1);
+#ifdef _OPENMP
+    /* likewise one OpenMP thread unless asked (results do not depend on the count) */
+    if (!getenv("OMP_NUM_THREADS")) omp_set_num_threads(1);
+#endif
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
