@@ -264,3 +264,28 @@ int cb_world_resolve_collider_contact(const cb_world *w, int i, double t, double
     }
     return hit;
 }
+
+int cb_world_stable_step(const cb_world *w, double safety, double *h, cb_error *err)
+{
+    const cb_mesh *m = w->mesh;
+    double *stiff = cb_calloc((size_t)w->nv, sizeof *stiff);
+    if (!stiff) return CB_FAIL(err, CB_ERR_NOMEM, "stability bound: out of memory");
+    for (int e = 0; e < m->ne; e++) {
+        stiff[m->e[e][0]] += 2.0 * w->model.k_stretch;
+        stiff[m->e[e][1]] += 2.0 * w->model.k_stretch;
+    }
+    const double (*x)[3] = (const double (*)[3])m->x;
+    for (int i = 0; i < m->nh; i++) {
+        const int *hg = m->h[i];
+        double g[4][3];
+        cb_dihedral_angle(x[hg[0]], x[hg[1]], x[hg[2]], x[hg[3]], g);
+        for (int k = 0; k < 4; k++)
+            stiff[hg[k]] += 8.0 * w->model.k_bend * w->model.hinge_weight[i] * cb_v3_norm2(g[k]);
+    }
+    double wmax2 = 0.0;
+    for (int i = 0; i < w->nv; i++)
+        if (w->inv_mass[i] > 0) wmax2 = fmax(wmax2, stiff[i] * w->inv_mass[i]);
+    free(stiff);
+    *h = wmax2 > 0 ? safety * 2.0 / sqrt(wmax2) : INFINITY;
+    return CB_OK;
+}

@@ -227,34 +227,6 @@ static const char *const allowed_keys[] = {
     "correction_stiffness", "response", "response_time", "contact_offset", "contact_band",
     "self_collision", "self_distance", "self_response_time", "substeps", "safety", NULL};
 
-/* Largest stable substep at rest, h omega_max <= 2 safety, omega_max^2 bounded by
- * Gershgorin's theorem on M^-1 K (as in solvers/explicit.c): for vertex i,
- * omega_i^2 <= (2 k_stretch deg_i + sum over its hinges of 8 k_bend w |grad theta|^2) / m_i.
- * The Taylor spring has the exact spring's stiffness k at the rest length. */
-static double stable_step(const cb_world *w, double safety)
-{
-    const cb_mesh *m = w->mesh;
-    double *stiff = cb_calloc((size_t)(w->nv ? w->nv : 1), sizeof *stiff);
-    if (!stiff) return 0.0;
-    for (int e = 0; e < m->ne; e++) {
-        stiff[m->e[e][0]] += 2.0 * w->model.k_stretch;
-        stiff[m->e[e][1]] += 2.0 * w->model.k_stretch;
-    }
-    const double (*x)[3] = (const double (*)[3])m->x;
-    for (int i = 0; i < m->nh; i++) {
-        const int *hg = m->h[i];
-        double g[4][3];
-        cb_dihedral_angle(x[hg[0]], x[hg[1]], x[hg[2]], x[hg[3]], g);
-        for (int k = 0; k < 4; k++)
-            stiff[hg[k]] += 8.0 * w->model.k_bend * w->model.hinge_weight[i] * cb_v3_norm2(g[k]);
-    }
-    double wmax2 = 0.0;
-    for (int i = 0; i < w->nv; i++)
-        if (w->inv_mass[i] > 0) wmax2 = fmax(wmax2, stiff[i] * w->inv_mass[i]);
-    free(stiff);
-    return wmax2 > 0 ? safety * 2.0 / sqrt(wmax2) : INFINITY;
-}
-
 static void avg_destroy(void *self)
 {
     avg_solver *s = self;
@@ -292,10 +264,7 @@ static int avg_create(const cb_world *w, const cb_params *p, void **self, cb_err
     if (!rc) rc = cb_params_int(p, "substeps", 0, 0, 100000000, &s->substeps, err);
     if (!rc) rc = cb_params_double(p, "safety", 0.5, 1e-6, 1.0, &s->safety, err);
     if (!rc) rc = cb_params_check(p, allowed_keys, err);
-    if (!rc) {
-        s->h_stable = stable_step(w, s->safety);
-        if (!(s->h_stable > 0)) rc = CB_FAIL(err, CB_ERR_NOMEM, "avgforce: out of memory");
-    }
+    if (!rc) rc = cb_world_stable_step(w, s->safety, &s->h_stable, err);
     if (rc) {
         avg_destroy(s);
         return rc;

@@ -29,8 +29,8 @@
  * Substeps. The scene's dt is shared by every method and is usually far above an
  * explicit method's stability limit, so by default (substeps: 0 = auto) each step is
  * split into n equal substeps with h = dt/n <= safety * 2/omega_max, where omega_max
- * is bounded by Gershgorin's theorem on M^-1 K at rest: for vertex i,
- * omega_i^2 <= (2 k_stretch deg_i + sum over its hinges of 2 k_bend w |grad theta|^2 * 4) / m_i.
+ * is bounded by Gershgorin's theorem on M^-1 K at rest (cb_world_stable_step): for
+ * vertex i, omega_i^2 <= (2 k_stretch deg_i + sum over its hinges of 8 k_bend w |grad theta|^2) / m_i.
  * safety defaults to 0.8 (1.0 was still stable on hanging.yaml in a 1 s undamped
  * run). substeps: N forces N substeps (1 = the plain method, which is how the
  * divergence test runs it). cb_step_info.iterations reports the substeps taken.
@@ -60,31 +60,6 @@ typedef struct explicit_solver {
 static const char *const scheme_names[] = {"verlet", "euler", NULL};
 static const char *const allowed_keys[] = {"scheme", "damping", "contact_offset", "substeps", "safety", NULL};
 
-/* Largest stable substep at rest (see the header comment). */
-static double stable_step(const cb_world *w, double safety)
-{
-    const cb_mesh *m = w->mesh;
-    double *stiff = cb_calloc((size_t)w->nv, sizeof *stiff);
-    if (!stiff) return 0.0;
-    for (int e = 0; e < m->ne; e++) {
-        stiff[m->e[e][0]] += 2.0 * w->model.k_stretch;
-        stiff[m->e[e][1]] += 2.0 * w->model.k_stretch;
-    }
-    const double (*x)[3] = (const double (*)[3])m->x;
-    for (int i = 0; i < m->nh; i++) {
-        const int *h = m->h[i];
-        double g[4][3];
-        cb_dihedral_angle(x[h[0]], x[h[1]], x[h[2]], x[h[3]], g);
-        for (int k = 0; k < 4; k++)
-            stiff[h[k]] += 8.0 * w->model.k_bend * w->model.hinge_weight[i] * cb_v3_norm2(g[k]);
-    }
-    double wmax2 = 0.0;
-    for (int i = 0; i < w->nv; i++)
-        if (w->inv_mass[i] > 0) wmax2 = fmax(wmax2, stiff[i] * w->inv_mass[i]);
-    free(stiff);
-    return wmax2 > 0 ? safety * 2.0 / sqrt(wmax2) : INFINITY;
-}
-
 static void compute_forces(explicit_solver *s, const cb_world *w)
 {
     memset(s->f, 0, (size_t)w->nv * sizeof *s->f);
@@ -103,7 +78,7 @@ static int explicit_create(const cb_world *w, const cb_params *p, void **self, c
     if (!rc) rc = cb_params_int(p, "substeps", 0, 0, 100000000, &s->substeps, err);
     if (!rc) rc = cb_params_double(p, "safety", 0.8, 1e-6, 1.0, &s->safety, err);
     if (!rc) rc = cb_params_check(p, allowed_keys, err);
-    if (!rc) s->h_stable = stable_step(w, s->safety);
+    if (!rc) rc = cb_world_stable_step(w, s->safety, &s->h_stable, err);
     if (!rc) {
         s->f = cb_calloc((size_t)w->nv, sizeof *s->f);
         if (!s->f) rc = CB_FAIL(err, CB_ERR_NOMEM, "explicit: out of memory");
