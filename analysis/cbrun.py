@@ -103,6 +103,32 @@ def check_rows(folder, rows, allow_missing=False):
     return good
 
 
+def figure_args(name, doc, extra=None):
+    """Command-line arguments of a figure script: the output folder of the sweep
+    experiments/figures/<name>.yaml; extra(parser) may add options."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0],
+                                 epilog="Example: %(prog)s runs/figures/" + name)
+    ap.add_argument("folder", help="output folder of the %s sweep (holds index.csv)" % name)
+    if extra:
+        extra(ap)
+    return ap.parse_args()
+
+
+def load_sweep(folder, name, required=()):
+    """(cols, rows) of a finished sweep's index.csv; fails with a message naming the file
+    when a run is pending, unfinished or missing, or a required column is absent."""
+    try:
+        cols, rows = read_index(folder)
+        rows = check_rows(folder, rows)
+    except RunError as e:
+        fail(str(e))
+    for k in required:
+        if k not in cols:
+            fail("%s/index.csv has no column %s: not the output of the %s sweep" % (folder, k, name))
+    return cols, rows
+
+
 def open_run(path, allow_unfinished=False):
     """The run file as an h5py.File (read-only); RunError if missing, unreadable or unfinished."""
     h5py = need_h5py()

@@ -7,7 +7,6 @@ the cloth at a few times (columns) for each response (rows) with matplotlib, the
 as a wireframe and the floor at z = 0; vertices inside a collider are drawn in red.
 Writes avgforce_frames.png and .pdf into the folder.
 """
-import argparse
 import os
 import sys
 
@@ -35,19 +34,10 @@ def inside(np, x, colliders):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog="Example: %(prog)s runs/figures/avgforce_frames")
-    ap.add_argument("folder", help="output folder of the avgforce_frames sweep (holds index.csv)")
-    ap.add_argument("--times", default="0.3,0.6,1.0,1.5,3.0", help="comma-separated times to render (s)")
-    args = ap.parse_args()
-    try:
-        cols, rows = cbrun.read_index(args.folder)
-        rows = cbrun.check_rows(args.folder, rows)
-    except cbrun.RunError as e:
-        cbrun.fail(str(e))
+    args = cbrun.figure_args("avgforce_frames", __doc__, lambda ap: ap.add_argument(
+        "--times", default="0.3,0.6,1.0,1.5,3.0", help="comma-separated times to render (s)"))
+    cols, rows = cbrun.load_sweep(args.folder, "avgforce_frames", (KEY,))
     import numpy as np
-    if KEY not in cols:
-        cbrun.fail("%s/index.csv has no column %s: not an avgforce_frames sweep" % (args.folder, KEY))
     times = [float(s) for s in args.times.split(",")]
     plt = cbrun.use_agg()
     fig = plt.figure(figsize=(3.2 * len(times), 3.2 * len(rows)))

@@ -8,7 +8,6 @@ step) and the number of intersecting edge-triangle pairs of the cloth (self_inte
 on frame steps) for each response. Writes avgforce_penetration.png and .pdf into the folder
 and prints the final and largest values.
 """
-import argparse
 import os
 import sys
 
@@ -19,18 +18,9 @@ KEY = "solvers.avgforce.response"
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog="Example: %(prog)s runs/figures/avgforce_penetration")
-    ap.add_argument("folder", help="output folder of the avgforce_penetration sweep (holds index.csv)")
-    args = ap.parse_args()
-    try:
-        cols, rows = cbrun.read_index(args.folder)
-        rows = cbrun.check_rows(args.folder, rows)
-    except cbrun.RunError as e:
-        cbrun.fail(str(e))
+    args = cbrun.figure_args("avgforce_penetration", __doc__)
+    cols, rows = cbrun.load_sweep(args.folder, "avgforce_penetration", (KEY,))
     import numpy as np
-    if KEY not in cols:
-        cbrun.fail("%s/index.csv has no column %s: not an avgforce_penetration sweep" % (args.folder, KEY))
     plt = cbrun.use_agg()
     fig, ax = plt.subplots(1, 2, figsize=(11, 4))
     print("%-11s %-9s %12s %12s %12s %12s" % ("response", "status", "pen. final", "pen. max", "self final", "self max"))

@@ -10,7 +10,6 @@ the average-force error relative to the instantaneous one (right; the paper clai
 5-10% lower and improves as dt grows). The reference x_ref is explicit with 2000 substeps
 at the same dt. Writes avgforce_prediction.png and .pdf into the folder and prints the table.
 """
-import argparse
 import os
 import sys
 
@@ -31,19 +30,9 @@ def first_step(folder, row):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog="Example: %(prog)s runs/figures/avgforce_prediction")
-    ap.add_argument("folder", help="output folder of the avgforce_prediction sweep (holds index.csv)")
-    args = ap.parse_args()
-    try:
-        cols, rows = cbrun.read_index(args.folder)
-        rows = cbrun.check_rows(args.folder, rows)
-    except cbrun.RunError as e:
-        cbrun.fail(str(e))
+    args = cbrun.figure_args("avgforce_prediction", __doc__)
+    cols, rows = cbrun.load_sweep(args.folder, "avgforce_prediction", ("dt", "solvers.avgforce.predictor"))
     import numpy as np
-    for k in ("dt", "solvers.avgforce.predictor"):
-        if k not in cols:
-            cbrun.fail("%s/index.csv has no column %s: not an avgforce_prediction sweep" % (args.folder, k))
     ref, pred = {}, {}
     try:
         for r in rows:

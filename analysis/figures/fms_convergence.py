@@ -9,7 +9,6 @@ against the iteration count (right). x_ref is the newton run with the most itera
 fms's time includes its one-off prefactorization (the intercept of its curve).
 Writes fms_convergence.png and .pdf into the folder and prints the table.
 """
-import argparse
 import math
 import os
 import sys
@@ -19,20 +18,10 @@ import cbrun  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog="Example: %(prog)s runs/figures/fms_convergence")
-    ap.add_argument("folder", help="output folder of the fms_convergence sweep (holds index.csv)")
-    args = ap.parse_args()
-    try:
-        cols, rows = cbrun.read_index(args.folder)
-        rows = cbrun.check_rows(args.folder, rows)
-    except cbrun.RunError as e:
-        cbrun.fail(str(e))
+    args = cbrun.figure_args("fms_convergence", __doc__)
     import numpy as np
     keys = {"fms": "solvers.fms.iterations", "newton": "solvers.newton.max_iterations"}
-    for k in keys.values():
-        if k not in cols:
-            cbrun.fail("%s/index.csv has no column %s: not an fms_convergence sweep" % (args.folder, k))
+    cols, rows = cbrun.load_sweep(args.folder, "fms_convergence", tuple(keys.values()))
     runs = {"fms": [], "newton": []}
     x0 = None
     for r in rows:

@@ -8,7 +8,6 @@ renders the last frame of each and plots the enclosed volume V / V0 (divergence 
 over the mesh faces, from the frames) against time with the target k_pressure dashed.
 Writes pbd_balloon.png and .pdf into the folder.
 """
-import argparse
 import os
 import sys
 
@@ -24,17 +23,8 @@ def volume(np, x, F):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog="Example: %(prog)s runs/figures/pbd_balloon")
-    ap.add_argument("folder", help="output folder of the pbd_balloon sweep (holds index.csv)")
-    args = ap.parse_args()
-    try:
-        cols, rows = cbrun.read_index(args.folder)
-        rows = cbrun.check_rows(args.folder, rows)
-    except cbrun.RunError as e:
-        cbrun.fail(str(e))
-    if KEY not in cols:
-        cbrun.fail("%s/index.csv has no column %s: not a pbd_balloon sweep" % (args.folder, KEY))
+    args = cbrun.figure_args("pbd_balloon", __doc__)
+    cols, rows = cbrun.load_sweep(args.folder, "pbd_balloon", (KEY,))
     import numpy as np
     rows.sort(key=lambda r: cbrun.num(r[KEY]))
     plt = cbrun.use_agg()

@@ -9,7 +9,6 @@ stiffness, columns the bending stiffness, so the paper's pair (low stretch with 
 bending, and the reverse) sits on the anti-diagonal. Titles give the largest edge strain
 of the last frame. Writes pbd_fig3.png and .pdf into the folder.
 """
-import argparse
 import os
 import sys
 
@@ -29,17 +28,8 @@ def last_strain(np, f, k):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog="Example: %(prog)s runs/figures/pbd_fig3")
-    ap.add_argument("folder", help="output folder of the pbd_fig3 sweep (holds index.csv)")
-    args = ap.parse_args()
-    try:
-        cols, rows = cbrun.read_index(args.folder)
-        rows = cbrun.check_rows(args.folder, rows)
-    except cbrun.RunError as e:
-        cbrun.fail(str(e))
-    if KS not in cols or KB not in cols:
-        cbrun.fail("%s/index.csv has no columns %s and %s: not a pbd_fig3 sweep" % (args.folder, KS, KB))
+    args = cbrun.figure_args("pbd_fig3", __doc__)
+    cols, rows = cbrun.load_sweep(args.folder, "pbd_fig3", (KS, KB))
     import numpy as np
     ks = sorted({cbrun.num(r[KS]) for r in rows})
     kb = sorted({cbrun.num(r[KB]) for r in rows})

@@ -10,7 +10,6 @@ converges; XPBD approaches the strain of the material itself (compliance 1/k_str
 Writes pbd_iterations.png and .pdf, and pbd_iterations.csv (solver, iterations,
 final and maximum strain) into the folder.
 """
-import argparse
 import csv
 import os
 import sys
@@ -20,15 +19,8 @@ import cbrun  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog="Example: %(prog)s runs/figures/pbd_iterations")
-    ap.add_argument("folder", help="output folder of the pbd_iterations sweep (holds index.csv)")
-    args = ap.parse_args()
-    try:
-        cols, rows = cbrun.read_index(args.folder)
-        rows = cbrun.check_rows(args.folder, rows)
-    except cbrun.RunError as e:
-        cbrun.fail(str(e))
+    args = cbrun.figure_args("pbd_iterations", __doc__)
+    cols, rows = cbrun.load_sweep(args.folder, "pbd_iterations")
     import numpy as np
     data = {}
     for r in rows:

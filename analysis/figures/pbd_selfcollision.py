@@ -7,7 +7,6 @@ Reads the output folder of `clothbench sweep experiments/figures/pbd_selfcollisi
 renders the last frame of each side by side (self collision on first) and plots the
 self_intersections metric over time for both. Writes pbd_selfcollision.png and .pdf.
 """
-import argparse
 import os
 import sys
 
@@ -19,17 +18,8 @@ KEY = "solvers.pbd.self_collision"
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog="Example: %(prog)s runs/figures/pbd_selfcollision")
-    ap.add_argument("folder", help="output folder of the pbd_selfcollision sweep (holds index.csv)")
-    args = ap.parse_args()
-    try:
-        cols, rows = cbrun.read_index(args.folder)
-        rows = cbrun.check_rows(args.folder, rows)
-    except cbrun.RunError as e:
-        cbrun.fail(str(e))
-    if KEY not in cols:
-        cbrun.fail("%s/index.csv has no column %s: not a pbd_selfcollision sweep" % (args.folder, KEY))
+    args = cbrun.figure_args("pbd_selfcollision", __doc__)
+    cols, rows = cbrun.load_sweep(args.folder, "pbd_selfcollision", (KEY,))
     import numpy as np
     rows.sort(key=lambda r: r[KEY] != "true")
     plt = cbrun.use_agg()
