@@ -128,7 +128,9 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     rc = cb_world_create(scene, &world, err);
     if (rc) goto done;
     cb_params params = cb_scene_params(scene, cls->name);
+    double tc = cb_wall_time();
     rc = cls->create(world, &params, &solver, err);
+    res->create_s = cb_wall_time() - tc;
     if (rc) goto done;
     ptext = cb_params_text(&params);
 
@@ -170,8 +172,8 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     res->frames = 1;
 
     /* per-stage wall-time totals over the run, written to /stages at the end */
-    const char *stage_names[4 * CB_MAX_STAGES];
-    double stage_seconds[4 * CB_MAX_STAGES];
+    const char **stage_names = res->stage_name;
+    double *stage_seconds = res->stage_seconds;
     int nstage = 0;
     const char *final_status = "ok";
     char msg[1024] = "";
@@ -194,12 +196,13 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
             int j = 0;
             while (j < nstage && strcmp(stage_names[j], info.stage[k].name)) j++;
             if (j == nstage) {
-                if (nstage == 4 * CB_MAX_STAGES) continue;
+                if (nstage == (int)(sizeof res->stage_name / sizeof res->stage_name[0])) continue;
                 stage_names[nstage] = info.stage[k].name;
                 stage_seconds[nstage++] = 0.0;
             }
             stage_seconds[j] += info.stage[k].seconds;
         }
+        res->nstages = nstage;
         if (rc) {
             final_status = rc == CB_ERR_NUMERIC ? "diverged" : "error";
             cb_error_prefix(err, "step %ld (t = %g s): ", step + 1, world->state.t);

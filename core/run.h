@@ -26,6 +26,10 @@ typedef struct cb_run_result {
     long frames;
     double wall_s;             /* total wall time of solver steps */
     double mean_step_ms;
+    double create_s;           /* wall time of the solver's create (e.g. prefactorization) */
+    int nstages;               /* per-stage wall-time totals over the run (as in /stages) */
+    const char *stage_name[32];    /* static strings owned by the solver class */
+    double stage_seconds[32];
 } cb_run_result;
 
 /* Runs to completion. Returns 0 when the run finished with status "ok";

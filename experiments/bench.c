@@ -32,6 +32,8 @@ static const bench_case cases[] = {
     /* the cloth starts 5 mm above the sphere's top, so contact work is timed from the first steps */
     {"drape_sphere_contact", "drape_sphere.yaml", {"cloth.grid.origin=[-0.5, -0.5, 0.805]", NULL},
      {32, 64, 128, 256}},
+    /* Liu et al. 2013's curtain (81 x 81 at its own size): top edge pinned, swinging down */
+    {"curtain", "curtain.yaml", {NULL}, {32, 81, 128, 256}},
 };
 
 /* Largest vertex count per solver (solvers not listed: no cap). */
@@ -81,7 +83,8 @@ static void child_row(int fd, const char *scene, const char *solver, const char 
 {
     FILE *w = fdopen(fd, "w");
     if (!w) _exit(3);
-    double ms[64];
+    double ms[64], create_ms = 0.0;
+    char stages[512] = "";
     if (repeats > 64) repeats = 64;
     for (int r = 0; r < repeats; r++) {
         cb_run_def def = cb_default_run_def();
@@ -105,10 +108,19 @@ static void child_row(int fd, const char *scene, const char *solver, const char 
             _exit(1);
         }
         ms[r] = res.mean_step_ms;
+        create_ms = 1e3 * res.create_s;
+        /* ms per step of each named stage, from the last repeat */
+        stages[0] = '\0';
+        for (int k = 0; k < res.nstages && res.steps > 0; k++) {
+            size_t len = strlen(stages);
+            snprintf(stages + len, sizeof stages - len, "%s%s=%.4g", k ? ";" : "", res.stage_name[k],
+                     1e3 * res.stage_seconds[k] / (double)res.steps);
+        }
     }
     qsort(ms, (size_t)repeats, sizeof ms[0], cmp_double);
     double med = repeats % 2 ? ms[repeats / 2] : 0.5 * (ms[repeats / 2 - 1] + ms[repeats / 2]);
-    fprintf(w, "ok %.17g %.17g %.17g %ld\n", med, ms[0], ms[repeats - 1], peak_kb());
+    fprintf(w, "ok %.17g %.17g %.17g %ld %.17g %s\n", med, ms[0], ms[repeats - 1], peak_kb(), create_ms,
+            stages[0] ? stages : "-");
     fclose(w);
     _exit(0);
 }
@@ -150,11 +162,12 @@ int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfai
     for (int i = 0; i < o->ncases; i++) {
         int found = 0;
         for (int c = 0; c < ncases; c++) found |= !strcmp(cases[c].name, o->cases[i]);
-        if (!found) return CB_FAIL(err, CB_ERR_INPUT, "--case: unknown case '%s'; available: hanging, drape_sphere_contact",
-                                   o->cases[i]);
+        if (!found)
+            return CB_FAIL(err, CB_ERR_INPUT, "--case: unknown case '%s'; available: hanging, drape_sphere_contact, curtain",
+                           o->cases[i]);
     }
     fprintf(out, "name,scene,solver,nx,vertices,steps,repeats,median_ms_per_step,min_ms_per_step,max_ms_per_step,"
-                 "peak_rss_mb,status,message\n");
+                 "peak_rss_mb,create_ms,stage_ms_per_step,status,message\n");
     fflush(out);
     int failed = 0;
     for (int c = 0; c < ncases; c++) {
@@ -164,10 +177,13 @@ int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfai
         snprintf(scene, sizeof scene, "%s/scenes/%s", o->data_dir ? o->data_dir : "data", bc->scene);
         if (access(scene, R_OK))
             return CB_FAIL(err, CB_ERR_INPUT, "%s: bench scene not found (set CLOTHBENCH_DATA)", scene);
-        for (int si = 0; si < 4 && bc->sizes[si] > 0; si++) {
-            int nx = bc->sizes[si];
+        int nsizes = 0;
+        while (nsizes < 4 && bc->sizes[nsizes] > 0) nsizes++;
+        if (o->nsizes > 0) nsizes = o->nsizes;
+        for (int si = 0; si < nsizes; si++) {
+            int nx = o->nsizes > 0 ? o->sizes[si] : bc->sizes[si];
             long nv = (long)nx * nx;
-            if (o->quick && nv > 1024) continue;
+            if (o->quick && o->nsizes == 0 && nv > 1024) continue;
             for (int v = 0; v < cb_solver_count(); v++) {
                 const char *solver = cb_solver_at(v)->name;
                 if (!selected(solver, o->solvers, o->nsolvers)) continue;
@@ -177,12 +193,12 @@ int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfai
                 snprintf(head, sizeof head, "%s,%s,%s,%d,%ld,%d,%d", bc->name, bc->scene, solver, nx, nv, steps,
                          repeats);
                 if (cap > 0 && nv > cap) {
-                    fprintf(out, "%s,nan,nan,nan,nan,skipped,above the size cap of %d vertices for %s\n", head, cap,
+                    fprintf(out, "%s,nan,nan,nan,nan,nan,-,skipped,above the size cap of %d vertices for %s\n", head, cap,
                             solver);
                     fflush(out);
                     continue;
                 }
-                const char *sets[8];
+                const char *sets[8 + CB_BENCH_MAX_SETS];
                 int nsets = 0;
                 char sx[64], sy[64];
                 snprintf(sx, sizeof sx, "cloth.grid.nx=%d", nx);
@@ -190,6 +206,7 @@ int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfai
                 sets[nsets++] = sx;
                 sets[nsets++] = sy;
                 for (int q = 0; q < 4 && bc->sets[q]; q++) sets[nsets++] = bc->sets[q];
+                for (int q = 0; q < o->nsets && q < CB_BENCH_MAX_SETS; q++) sets[nsets++] = o->sets[q];
                 if (progress) {
                     fprintf(progress, "  bench: %s %s %ld vertices ...", bc->name, solver, nv);
                     fflush(progress);
@@ -223,10 +240,11 @@ int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfai
                 while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
                 double med, mn, mx;
                 long kb;
-                char status[32] = "error", msg[1024] = "";
-                int ok = sscanf(reply, "ok %lf %lf %lf %ld", &med, &mn, &mx, &kb) == 4;
+                double cms;
+                char status[32] = "error", msg[1024] = "", stages[512] = "-";
+                int ok = sscanf(reply, "ok %lf %lf %lf %ld %lf %511s", &med, &mn, &mx, &kb, &cms, stages) == 6;
                 if (ok) {
-                    fprintf(out, "%s,%.6g,%.6g,%.6g,%.1f,ok,\n", head, med, mn, mx, kb / 1024.0);
+                    fprintf(out, "%s,%.6g,%.6g,%.6g,%.1f,%.6g,%s,ok,\n", head, med, mn, mx, kb / 1024.0, cms, stages);
                 } else {
                     if (!strncmp(reply, "fail ", 5)) {
                         sscanf(reply + 5, "%31s", status);
@@ -238,7 +256,7 @@ int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfai
                     } else {
                         snprintf(msg, sizeof msg, "the bench process reported nothing");
                     }
-                    fprintf(out, "%s,nan,nan,nan,nan,", head);
+                    fprintf(out, "%s,nan,nan,nan,nan,nan,-,", head);
                     csv_text(out, status);
                     fputc(',', out);
                     csv_text(out, msg);

@@ -1,8 +1,9 @@
 /* experiments/bench.h — `clothbench bench`: the standard timing table.
  *
  * Every registered solver on the standard cases (cloth hanging from two corners;
- * cloth lying on a sphere, in contact from the first step) at grid sizes of 32^2,
- * 64^2, 128^2 and 256^2 vertices (1k, 4k, 16k, 64k; --quick: 1k only). Each
+ * cloth lying on a sphere, in contact from the first step; Liu et al.'s curtain) at
+ * grid sizes of 32^2, 64^2, 128^2 and 256^2 vertices (1k, 4k, 16k, 64k; the curtain
+ * at 81^2 instead of 64^2; --quick: 1k only; --size replaces the sizes). Each
  * (case, size, solver) runs in a child process of its own: `repeats` short runs
  * (cb_run with max_steps and no output file), the median over runs of the mean ms per
  * step, and the peak resident memory of that process (VmHWM). A solver can be capped
@@ -10,13 +11,19 @@
  * "skipped". CSV, one row per (case, size, solver):
  *
  *   name,scene,solver,nx,vertices,steps,repeats,median_ms_per_step,min_ms_per_step,
- *   max_ms_per_step,peak_rss_mb,status,message
+ *   max_ms_per_step,peak_rss_mb,create_ms,stage_ms_per_step,status,message
+ *
+ * create_ms is the solver's create (prefactorization, schedules); stage_ms_per_step
+ * is "name=ms;name=ms..." of the solver's named stages per step (last repeat).
  */
 #ifndef CB_BENCH_H
 #define CB_BENCH_H
 
 #include <stdio.h>
 #include "core/error.h"
+
+#define CB_BENCH_MAX_SETS 16
+#define CB_BENCH_MAX_SIZES 16
 
 typedef struct cb_bench_options {
     int quick;             /* small sizes only, fewer steps */
@@ -26,6 +33,8 @@ typedef struct cb_bench_options {
     const char *data_dir;  /* folder holding scenes/ */
     const char *const *solvers; int nsolvers;  /* only these (nsolvers 0: all registered) */
     const char *const *cases; int ncases;      /* only these case names (0: all) */
+    int sizes[CB_BENCH_MAX_SIZES]; int nsizes; /* grid sizes nx = ny replacing each case's (0: defaults) */
+    const char *const *sets; int nsets;        /* extra --set overrides for every row */
 } cb_bench_options;
 
 cb_bench_options cb_default_bench_options(void);

@@ -56,6 +56,8 @@ static const char *usage =
     "      --solver NAME, --case NAME        only these (repeatable)\n"
     "      --steps N, --repeats N            steps per run, runs per row (median)\n"
     "      --max-vertices N                  skip larger sizes\n"
+    "      --size N                          grid N x N instead of the standard sizes (repeatable)\n"
+    "      --set KEY.PATH=VALUE              override a scene value in every row (repeatable)\n"
     "  bench contact|ccd|bvh [--quick] [-o FILE]   CCD and BVH timings of the contact library\n"
     "\n"
     "exit status: 0 ok, 1 run failed (diverged, error, interrupted), 2 bad input\n";
@@ -316,8 +318,9 @@ static int cmd_bench(int argc, char **argv)
     const char *output = NULL, *what = NULL;
     const char **solvers = calloc((size_t)argc + 1, sizeof *solvers);
     const char **cases = calloc((size_t)argc + 1, sizeof *cases);
+    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     int rc = 2;
-    if (!solvers || !cases) goto out;
+    if (!solvers || !cases || !sets) goto out;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--quick")) {
@@ -331,6 +334,15 @@ static int cmd_bench(int argc, char **argv)
         } else if (!strcmp(a, "--case")) {
             if (++i >= argc) { rc = bad_usage("%s needs a case name", a); goto out; }
             cases[o.ncases++] = argv[i];
+        } else if (!strcmp(a, "--size")) {
+            int n = 0;
+            if (++i >= argc || parse_int(argv[i], 2, &n)) { rc = bad_usage("%s needs a grid size >= 2", a); goto out; }
+            if (o.nsizes == CB_BENCH_MAX_SIZES) { rc = bad_usage("at most 16 --size options%s", ""); goto out; }
+            o.sizes[o.nsizes++] = n;
+        } else if (!strcmp(a, "--set")) {
+            if (++i >= argc || !strchr(argv[i], '=')) { rc = bad_usage("%s needs KEY.PATH=VALUE", a); goto out; }
+            if (o.nsets == CB_BENCH_MAX_SETS) { rc = bad_usage("at most 16 --set options%s", ""); goto out; }
+            sets[o.nsets++] = argv[i];
         } else if (!strcmp(a, "--steps") || !strcmp(a, "--repeats") || !strcmp(a, "--max-vertices")) {
             int *dst = !strcmp(a, "--steps") ? &o.steps : !strcmp(a, "--repeats") ? &o.repeats : &o.max_vertices;
             if (++i >= argc || parse_int(argv[i], 1, dst)) { rc = bad_usage("%s needs a number >= 1", a); goto out; }
@@ -346,6 +358,7 @@ static int cmd_bench(int argc, char **argv)
     }
     o.solvers = solvers;
     o.cases = cases;
+    o.sets = sets;
     FILE *f = stdout;
     if (output && !(f = fopen(output, "w"))) {
         fprintf(stderr, "clothbench: error: %s: cannot write\n", output);
@@ -379,6 +392,7 @@ static int cmd_bench(int argc, char **argv)
 out:
     free(solvers);
     free(cases);
+    free(sets);
     return rc;
 }
 

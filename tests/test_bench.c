@@ -28,7 +28,7 @@ static int count_solvers(void)
 }
 
 static const char *HEAD = "name,scene,solver,nx,vertices,steps,repeats,median_ms_per_step,min_ms_per_step,"
-                          "max_ms_per_step,peak_rss_mb,status,message\n";
+                          "max_ms_per_step,peak_rss_mb,create_ms,stage_ms_per_step,status,message\n";
 
 static void test_quick_table(void)
 {
@@ -43,10 +43,11 @@ static void test_quick_table(void)
         char name[64], scene[64], solver[64], status[32];
         int nx, steps, reps;
         long nv;
-        double med, mn, mx, mb;
-        int n = sscanf(line, "%63[^,],%63[^,],%63[^,],%d,%ld,%d,%d,%lf,%lf,%lf,%lf,%31[^,]", name, scene, solver, &nx,
-                       &nv, &steps, &reps, &med, &mn, &mx, &mb, status);
-        CU_ASSERT_EQUAL_FATAL(n, 12);
+        double med, mn, mx, mb, cms;
+        char stages[512];
+        int n = sscanf(line, "%63[^,],%63[^,],%63[^,],%d,%ld,%d,%d,%lf,%lf,%lf,%lf,%lf,%511[^,],%31[^,]", name, scene,
+                       solver, &nx, &nv, &steps, &reps, &med, &mn, &mx, &mb, &cms, stages, status);
+        CU_ASSERT_EQUAL_FATAL(n, 14);
         rows++;
         CU_ASSERT_STRING_EQUAL(name, "hanging");
         CU_ASSERT_EQUAL(nv, (long)nx * nx);
@@ -57,6 +58,21 @@ static void test_quick_table(void)
             ok++;
             CU_ASSERT(mn > 0 && mn <= med && med <= mx);
             CU_ASSERT(mb > 1.0 && mb < 4096.0); /* MB: more than nothing, less than the machine */
+            CU_ASSERT(cms >= 0.0 && cms < 1e4);
+            /* stage times are "name=ms;..." and no stage takes longer than the whole step */
+            if (strcmp(stages, "-")) {
+                double total = 0.0;
+                for (char *q = stages; q && *q;) {
+                    char *eq = strchr(q, '=');
+                    CU_ASSERT_PTR_NOT_NULL_FATAL(eq);
+                    double v = strtod(eq + 1, NULL);
+                    CU_ASSERT(v >= 0.0 && v <= mx * 1.01 + 1e-3);
+                    total += v;
+                    q = strchr(eq, ';');
+                    if (q) q++;
+                }
+                CU_ASSERT(total >= 0.0);
+            }
         } else {
             fprintf(stderr, "  bench row not ok: %s\n", line);
         }
@@ -84,7 +100,31 @@ static void test_cap_and_output_file(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(line, ",skipped,above the size cap of 500 vertices"));
     }
     fclose(f);
-    CU_ASSERT_EQUAL(rows, 2); /* two cases, one quick size each */
+    CU_ASSERT_EQUAL(rows, 3); /* three cases, one quick size each */
+}
+
+/* --size replaces the standard sizes and --set reaches the scene: a curtain with the
+ * classic spring set at 10 x 10 (fms reports its stages: local, global, contact). */
+static void test_size_and_set(void)
+{
+    CU_ASSERT_EQUAL_FATAL(cb("bench --case curtain --solver fms --size 10 --size 12 --steps 2 --repeats 1 "
+                             "--set solvers.fms.iterations=3"), 0);
+    int rows = 0;
+    for (const char *p = strstr(out, "\ncurtain,"); p; p = strstr(p + 1, "\ncurtain,")) {
+        int nx = 0;
+        long nv = 0;
+        CU_ASSERT_EQUAL(sscanf(p, "\ncurtain,curtain.yaml,fms,%d,%ld,", &nx, &nv), 2);
+        CU_ASSERT(nx == 10 + 2 * rows);
+        CU_ASSERT_EQUAL(nv, (long)nx * nx);
+        rows++;
+    }
+    CU_ASSERT_EQUAL(rows, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "global="));
+    /* a --set the scene rejects fails the row with the scene's message (exit 1) */
+    CU_ASSERT_EQUAL(cb("bench --case curtain --solver fms --size 10 --steps 1 --repeats 1 --set solvers.fms.nosuch=1"), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "nosuch"));
+    CU_ASSERT_EQUAL(cb("bench --size 1"), 2);
+    CU_ASSERT_EQUAL(cb("bench --set novalue"), 2);
 }
 
 static void test_bad_options(void)
@@ -118,5 +158,6 @@ static void test_contact_tables(void)
 CB_TEST_MAIN("bench",
     CB_TEST(test_quick_table),
     CB_TEST(test_cap_and_output_file),
+    CB_TEST(test_size_and_set),
     CB_TEST(test_bad_options),
     CB_TEST(test_contact_tables))
