@@ -234,6 +234,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
             if (log && def->write_frames &&
                 (rc = cb_runlog_frame(log, world->state.t, (const double (*)[3])world->state.x, err)))
                 break;
+            if (log && !def->write_frames && (rc = cb_runlog_flush(log, err))) break;
             res->frames++;
         }
         if (progress_on && (step % 16 == 0 || step + 1 == nsteps)) progress(step + 1, nsteps, res->wall_s, 0);

@@ -607,6 +607,14 @@ int cb_runlog_series(cb_runlog *log, const cb_metrics *m, cb_error *err)
     return 0;
 }
 
+int cb_runlog_flush(cb_runlog *log, cb_error *err)
+{
+    if (!log) return CB_FAIL(err, CB_ERR_INPUT, "cb_runlog_flush: log must not be NULL");
+    int rc = flush_series(log, err);
+    if (!rc) rc = flush_file(log, err);
+    return rc;
+}
+
 int cb_runlog_frame(cb_runlog *log, double t, const double (*x)[3], cb_error *err)
 {
     if (!log || !x) return CB_FAIL(err, CB_ERR_INPUT, "cb_runlog_frame: log and x must not be NULL");

@@ -26,6 +26,9 @@ int cb_runlog_open(const cb_runlog_def *def, const cb_world *w, cb_runlog **out,
 int cb_runlog_series(cb_runlog *log, const cb_metrics *m, cb_error *err);
 /* Append a frame (time, positions), rewrite the XDMF sidecar and flush the file. */
 int cb_runlog_frame(cb_runlog *log, double t, const double (*x)[3], cb_error *err);
+/* Write the buffered series rows and flush the file, without a frame (runs that write
+ * no frames call it where a frame would be, so a crash loses at most one frame's rows). */
+int cb_runlog_flush(cb_runlog *log, cb_error *err);
 /* Write the run's per-stage wall-time totals as /stages/names (strings) and
  * /stages/seconds (float64) [n], replacing earlier ones. Called once at the end of a
  * run (a crash loses them; the series keep wall_step_s). */

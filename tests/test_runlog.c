@@ -765,6 +765,45 @@ static void test_killed_after_frame(void)
     fixture_free(&fx);
 }
 
+/* A run without frames flushes with cb_runlog_flush: killed after it, the file holds
+ * every row logged up to the flush and no frame. */
+static void test_killed_after_flush(void)
+{
+    fixture fx;
+    CU_ASSERT_FATAL(fixture_init(&fx) == 0);
+    char path[600];
+    make_path(path, sizeof path, "flushed.h5");
+    fflush(NULL);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        cb_runlog_def def = make_def(path, "name: flushed\n");
+        cb_error err;
+        cb_runlog *log = NULL;
+        if (cb_runlog_open(&def, &fx.w, &log, &err) != 0) _exit(3);
+        cb_metrics m;
+        for (long r = 0; r < 130; r++) {
+            fill_metrics(r, &m);
+            if (cb_runlog_series(log, &m, &err) != 0) _exit(4);
+            if (r + 1 == 100 && cb_runlog_flush(log, &err) != 0) _exit(5);
+        }
+        raise(SIGKILL);
+        _exit(6);
+    }
+    int st = 0;
+    CU_ASSERT_FATAL(waitpid(pid, &st, 0) == pid);
+    CU_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CU_ASSERT_FATAL(file >= 0);
+    check_attr(file, "status", "running");
+    check_series(file, 100);
+    check_frames(file, &fx, 0);
+    H5Fclose(file);
+    cb_error err;
+    CU_ASSERT_EQUAL(cb_runlog_flush(NULL, &err), CB_ERR_INPUT);
+    fixture_free(&fx);
+}
+
 /* cb_runlog_status rewrites status and message, writes the buffered rows first,
  * and rejects a status outside the documented set. */
 static void test_status_updates(void)
@@ -1007,6 +1046,7 @@ CB_TEST_MAIN("runlog",
     CB_TEST(test_roundtrip),
     CB_TEST(test_readable_before_close),
     CB_TEST(test_killed_after_frame),
+    CB_TEST(test_killed_after_flush),
     CB_TEST(test_status_updates),
     CB_TEST(test_xdmf_sidecar),
     CB_TEST(test_missing_folder),
