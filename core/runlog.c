@@ -33,14 +33,17 @@
  * CB_ERR_IO / CB_ERR_INTERNAL messages naming the file, the object and HDF5's own
  * innermost error description.
  */
+#define _DEFAULT_SOURCE /* flock(2) */
 #include "core/runlog.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -325,6 +328,22 @@ done:
     return rc;
 }
 
+/* HDF5 truncates a file before it tries to lock it, so creating a run file that
+ * another process is still writing would wipe that run. Its writer holds an flock(2)
+ * lock (HDF5's file locking): refuse if the lock is taken. */
+static int check_not_in_use(const char *path, cb_error *err)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0; /* no file yet (or unreadable: H5Fcreate will say) */
+    int busy = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd); /* releases our lock, if we got it */
+    if (busy)
+        return CB_FAIL(err, CB_ERR_IO,
+                       "%s: the file is being written by another process (a run still going?); "
+                       "not overwriting it", path);
+    return 0;
+}
+
 static int flush_file(cb_runlog *log, cb_error *err)
 {
     if (H5Fflush(log->file, H5F_SCOPE_GLOBAL) < 0)
@@ -521,6 +540,8 @@ int cb_runlog_open(const cb_runlog_def *def, const cb_world *w, cb_runlog **out,
             return CB_FAIL(err, CB_ERR_INTERNAL, "metric %s has width %d (1 or 3 expected)",
                            cb_metric_table[i].name, cb_metric_table[i].width);
     int rc = check_folder(def->path, err);
+    if (rc) return rc;
+    rc = check_not_in_use(def->path, err);
     if (rc) return rc;
 
     h5_quiet();

@@ -804,6 +804,42 @@ static void test_killed_after_flush(void)
     fixture_free(&fx);
 }
 
+/* A second writer of a file that is still being written is refused, and the first
+ * run's file is left intact. */
+static void test_file_in_use(void)
+{
+    const char *lk = getenv("HDF5_USE_FILE_LOCKING");
+    if (lk && (!strcmp(lk, "FALSE") || !strcmp(lk, "false"))) {
+        fprintf(stderr, "  HDF5_USE_FILE_LOCKING=%s: writers hold no lock, nothing to check\n", lk);
+        return;
+    }
+    fixture fx;
+    CU_ASSERT_FATAL(fixture_init(&fx) == 0);
+    char path[600];
+    make_path(path, sizeof path, "inuse.h5");
+    cb_runlog_def def = make_def(path, "name: inuse\n");
+    cb_error err;
+    cb_runlog *log = NULL, *log2 = NULL;
+    CU_ASSERT_EQUAL_FATAL(cb_runlog_open(&def, &fx.w, &log, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(write_rows_and_frames(&fx, log, 20, 10), 2);
+    CU_ASSERT_EQUAL(cb_runlog_open(&def, &fx.w, &log2, &err), CB_ERR_IO);
+    CU_ASSERT_PTR_NULL(log2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "being written by another process"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "inuse.h5"));
+    CU_ASSERT_EQUAL(cb_runlog_status(log, "ok", "done", &err), 0);
+    CU_ASSERT_EQUAL(cb_runlog_close(&log, &err), 0);
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CU_ASSERT_FATAL(file >= 0);
+    check_attr(file, "status", "ok");
+    check_series(file, 20);
+    check_frames(file, &fx, 2);
+    H5Fclose(file);
+    /* once closed, the same path can be written again */
+    CU_ASSERT_EQUAL(cb_runlog_open(&def, &fx.w, &log2, &err), 0);
+    CU_ASSERT_EQUAL(cb_runlog_close(&log2, &err), 0);
+    fixture_free(&fx);
+}
+
 /* cb_runlog_status rewrites status and message, writes the buffered rows first,
  * and rejects a status outside the documented set. */
 static void test_status_updates(void)
@@ -1047,6 +1083,7 @@ CB_TEST_MAIN("runlog",
     CB_TEST(test_readable_before_close),
     CB_TEST(test_killed_after_frame),
     CB_TEST(test_killed_after_flush),
+    CB_TEST(test_file_in_use),
     CB_TEST(test_status_updates),
     CB_TEST(test_xdmf_sidecar),
     CB_TEST(test_missing_folder),
