@@ -11,6 +11,7 @@
 
 struct cb_step_contact {
     cb_step_contact_def def;
+    double reject2;          /* (1 + 1e-6)^2 self_distance^2: box distance^2 beyond it is no contact */
     cb_spatial_hash *hash;   /* NULL when self collision is off */
 };
 
@@ -26,6 +27,7 @@ int cb_step_contact_create(const cb_world *w, const cb_step_contact_def *def, cb
     cb_step_contact *c = cb_calloc(1, sizeof *c);
     if (!c) return CB_FAIL(err, CB_ERR_NOMEM, "step contact: out of memory");
     c->def = *def;
+    c->reject2 = (1.0 + 1e-6) * (1.0 + 1e-6) * def->self_distance * def->self_distance;
     if (!(w->mesh->nf > 0 && def->self_distance > 0)) c->def.self_collision = 0;
     if (c->def.self_collision) {
         int rc = cb_spatial_hash_create(1.0, &c->hash, err);
@@ -59,6 +61,19 @@ static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0
 {
     double (*x)[3] = w->state.x, (*vel)[3] = w->state.v;
     const double dist = c->def.self_distance;
+    /* cheap exact rejection: the distance to the triangle is at least the distance to
+     * its bounding box; a pair whose box distance exceeds dist (with a relative margin
+     * far above round-off) cannot pass the test below */
+    const double *p = x[v], *a = x[t[0]], *b = x[t[1]], *q = x[t[2]];
+    double g2 = 0.0;
+    for (int k = 0; k < 3; k++) {
+        double lo = a[k] < b[k] ? a[k] : b[k], hi = a[k] < b[k] ? b[k] : a[k];
+        if (q[k] < lo) lo = q[k];
+        if (q[k] > hi) hi = q[k];
+        double g = p[k] < lo ? lo - p[k] : p[k] > hi ? p[k] - hi : 0.0;
+        g2 += g * g;
+    }
+    if (g2 > c->reject2) return 0;
     double bary[3], cp[3];
     double d2 = cb_point_triangle_distance2(x[v], x[t[0]], x[t[1]], x[t[2]], bary, cp);
     if (!(d2 < dist * dist)) return 0;

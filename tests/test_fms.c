@@ -546,6 +546,102 @@ static void test_all_pinned(void)
     }
 }
 
+/* Our own triangular solves (cb_chol_solve3, three interleaved right-hand sides)
+ * against cholmod_solve2 (cb_chol_solve) on random sparse SPD systems, simplicial and
+ * supernodal, and after a refactorization with new values: the same solution to
+ * 1e-12 relative, and a small residual |A x - b| / |b| (an oracle independent of
+ * either solve). */
+static void test_solve3_matches_cholmod(void)
+{
+    const int n = 400;
+    unsigned seed = 12345u;
+    int *colptr = malloc((size_t)(n + 1) * sizeof *colptr), *rowidx = malloc((size_t)n * 8 * sizeof *rowidx);
+    /* lower triangle: the diagonal, the next row, and up to 6 random rows below */
+    int nnz = 0;
+    for (int j = 0; j < n; j++) {
+        colptr[j] = nnz;
+        int rows[8], nr = 0;
+        rows[nr++] = j;
+        if (j + 1 < n) rows[nr++] = j + 1;
+        for (int t = 0; t < 6 && j + 2 < n; t++) {
+            seed = seed * 1103515245u + 12345u;
+            int r = j + 2 + (int)((seed >> 8) % (unsigned)(n - j - 2));
+            int dup = 0;
+            for (int q = 0; q < nr; q++) dup |= rows[q] == r;
+            if (!dup) rows[nr++] = r;
+        }
+        for (int a = 1; a < nr; a++) /* sort */
+            for (int b = a; b > 1 && rows[b] < rows[b - 1]; b--) {
+                int tmp = rows[b];
+                rows[b] = rows[b - 1];
+                rows[b - 1] = tmp;
+            }
+        for (int q = 0; q < nr; q++) rowidx[nnz++] = rows[q];
+    }
+    colptr[n] = nnz;
+    double *rowsum = calloc((size_t)n, sizeof *rowsum), (*b)[3] = malloc((size_t)n * sizeof *b);
+    for (int mode = CB_CHOL_SIMPLICIAL; mode <= CB_CHOL_SUPERNODAL; mode++) {
+        cb_chol *c = NULL;
+        cb_error e;
+        CU_ASSERT_EQUAL_FATAL(cb_chol_create(n, colptr, rowidx, 3, (cb_chol_mode)mode, "random", &c, &e), CB_OK);
+        CU_ASSERT_EQUAL(cb_chol_solve3(c, b, &e), CB_ERR_INPUT); /* no factor yet */
+        for (int round = 0; round < 2; round++) {
+            double *A = cb_chol_values(c);
+            for (int i = 0; i < n; i++) rowsum[i] = 0;
+            for (int j = 0; j < n; j++)
+                for (int p = colptr[j] + 1; p < colptr[j + 1]; p++) {
+                    seed = seed * 1103515245u + 12345u;
+                    A[p] = ((double)(seed >> 8) / 16777216.0 - 0.5) * (round + 1);
+                    rowsum[j] += fabs(A[p]);
+                    rowsum[rowidx[p]] += fabs(A[p]);
+                }
+            for (int j = 0; j < n; j++) A[colptr[j]] = rowsum[j] + 0.01 + 0.5 * (j % 7); /* SPD: dominant */
+            CU_ASSERT_EQUAL_FATAL(cb_chol_factor(c, &e), CB_OK);
+            CU_ASSERT_EQUAL(cb_chol_is_supernodal(c), mode == CB_CHOL_SUPERNODAL);
+            double *B = cb_chol_rhs(c);
+            for (int i = 0; i < n; i++)
+                for (int k = 0; k < 3; k++) {
+                    seed = seed * 1103515245u + 12345u;
+                    b[i][k] = B[i + k * n] = (double)(seed >> 8) / 16777216.0 - 0.5 + (k == 2 ? 100.0 : 0.0);
+                }
+            const double *X;
+            CU_ASSERT_EQUAL_FATAL(cb_chol_solve(c, &X, &e), CB_OK);
+            CU_ASSERT_EQUAL_FATAL(cb_chol_solve3(c, b, &e), CB_OK);
+            for (int k = 0; k < 3; k++) {
+                double d2 = 0, x2 = 0, r2 = 0, b2 = 0;
+                for (int i = 0; i < n; i++) {
+                    d2 += (b[i][k] - X[i + k * n]) * (b[i][k] - X[i + k * n]);
+                    x2 += X[i + k * n] * X[i + k * n];
+                }
+                /* residual A x - B (A symmetric, lower triangle stored) */
+                double *r = calloc((size_t)n, sizeof *r);
+                for (int j = 0; j < n; j++)
+                    for (int p = colptr[j]; p < colptr[j + 1]; p++) {
+                        int i = rowidx[p];
+                        r[i] += A[p] * b[j][k];
+                        if (i != j) r[j] += A[p] * b[i][k];
+                    }
+                for (int i = 0; i < n; i++) {
+                    r2 += (r[i] - B[i + k * n]) * (r[i] - B[i + k * n]);
+                    b2 += B[i + k * n] * B[i + k * n];
+                }
+                free(r);
+                CU_ASSERT(x2 > 0);
+                CU_ASSERT(sqrt(d2 / x2) < 1e-12);
+                CU_ASSERT(sqrt(r2 / b2) < 1e-12);
+                if (!(sqrt(d2 / x2) < 1e-12) || !(sqrt(r2 / b2) < 1e-12))
+                    fprintf(stderr, "  mode %d round %d column %d: |x3 - x|/|x| = %.3e, |Ax3 - b|/|b| = %.3e\n", mode,
+                            round, k, sqrt(d2 / x2), sqrt(r2 / b2));
+            }
+        }
+        cb_chol_free(&c);
+    }
+    free(rowsum);
+    free(b);
+    free(colptr);
+    free(rowidx);
+}
+
 static void test_parameters_checked(void)
 {
     const char *bad[] = {"solvers.fms.iterations=0", "solvers.fms.damping=1.5", "solvers.fms.springs=nope",
@@ -581,6 +677,7 @@ CB_TEST_MAIN("fms",
              CB_TEST(test_momentum_balance_with_pins),
              CB_TEST(test_single_spring_decay),
              CB_TEST(test_cholmod_errors),
+             CB_TEST(test_solve3_matches_cholmod),
              CB_TEST(test_massless_vertex_not_posdef),
              CB_TEST(test_all_pinned),
              CB_TEST(test_parameters_checked))
