@@ -4,6 +4,7 @@
  * response's prescribed return to the plane, momentum in free flight, and a cloth
  * sliding off a sphere onto the floor without penetrations. */
 #include "cb_test.h"
+#include "cb_sim.h"
 
 #include "core/metrics.h"
 #include "core/scene.h"
@@ -11,51 +12,11 @@
 #include "core/vec3.h"
 #include "core/world.h"
 
-typedef struct sim {
-    cb_scene *scene;
-    cb_world *w;
-    const cb_solver_class *cls;
-    void *solver;
-    cb_step_info info;
-} sim;
-
-static int sim_open(sim *s, const char *path_or_text, int is_text, const char *const *sets, int nsets)
+/* scene (file or text, relative paths from data/scenes) + world + avgforce: tests/cb_sim.h */
+static int sim_open(cb_sim *s, const char *path_or_text, int is_text, const char *const *sets, int nsets)
 {
-    memset(s, 0, sizeof *s);
-    cb_error e;
-    int rc = is_text ? cb_scene_load_string(path_or_text, "test.yaml", "data/scenes", sets, nsets, &s->scene, &e)
-                     : cb_scene_load(path_or_text, sets, nsets, &s->scene, &e);
-    if (!rc) rc = cb_world_create(s->scene, &s->w, &e);
-    s->cls = cb_solver_find("avgforce");
-    if (!s->cls) {
-        fprintf(stderr, "  avgforce is not registered\n");
-        return -1;
-    }
-    if (!rc) {
-        cb_params p = cb_scene_params(s->scene, "avgforce");
-        rc = s->cls->create(s->w, &p, &s->solver, &e);
-    }
-    if (rc) fprintf(stderr, "  %s\n", e.message);
-    return rc;
-}
-
-static int sim_step_dt(sim *s, double dt)
-{
-    cb_error e;
-    cb_step_info_reset(&s->info);
-    int rc = s->cls->step(s->solver, s->w, dt, &s->info, &e);
-    s->w->state.t += dt;
-    if (rc) fprintf(stderr, "  %s\n", e.message);
-    return rc;
-}
-
-static int sim_step(sim *s) { return sim_step_dt(s, s->scene->dt); }
-
-static void sim_close(sim *s)
-{
-    if (s->solver) s->cls->destroy(s->solver);
-    cb_world_free(&s->w);
-    cb_scene_free(&s->scene);
+    return cb_sim_open(s, "avgforce", is_text ? NULL : path_or_text, is_text ? path_or_text : NULL, "data/scenes", sets,
+                       nsets);
 }
 
 /* ------------------------------------------------------------------ springs */
@@ -69,19 +30,19 @@ static double spring_force(const char *spring, double r)
     snprintf(set_stretch, sizeof set_stretch, "cloth.initial_stretch=%.17g", r);
     const char *sets[] = {set_spring, set_stretch, "solvers.avgforce.predictor=instantaneous",
                           "solvers.avgforce.correction_iterations=0"};
-    sim s;
+    cb_sim s;
     if (sim_open(&s, "data/scenes/single_spring.yaml", 0, sets, 4)) {
-        sim_close(&s);
+        cb_sim_close(&s);
         return NAN;
     }
     double len = cb_v3_dist(s.w->state.x[0], s.w->state.x[1]);
     CB_ASSERT_REL(len, r, 1e-14);
     double f = NAN;
-    if (!sim_step(&s)) {
+    if (!cb_sim_step(&s)) {
         /* vertex 0 is pulled towards vertex 1 (+x) by a stretched spring */
         f = s.w->mass[0] * s.w->state.v[0][0] / s.scene->dt;
     }
-    sim_close(&s);
+    cb_sim_close(&s);
     return f;
 }
 
@@ -120,9 +81,9 @@ static double predictor_error(const char *predictor, double dt, double *exact_ch
     snprintf(set_pred, sizeof set_pred, "solvers.avgforce.predictor=%s", predictor);
     const char *sets[] = {set_pred, "solvers.avgforce.spring=exact", "cloth.initial_stretch=1.02",
                           "solvers.avgforce.correction_iterations=0"};
-    sim s;
+    cb_sim s;
     if (sim_open(&s, "data/scenes/single_spring.yaml", 0, sets, 4)) {
-        sim_close(&s);
+        cb_sim_close(&s);
         return NAN;
     }
     const double u = 0.3;
@@ -131,13 +92,13 @@ static double predictor_error(const char *predictor, double dt, double *exact_ch
     double m = s.w->mass[0], k = s.w->model.k_stretch, om = sqrt(2.0 * k / m);
     double r0 = cb_v3_dist(s.w->state.x[0], s.w->state.x[1]), d = r0 - 1.0;
     double err = NAN;
-    if (!sim_step_dt(&s, dt)) {
+    if (!cb_sim_step_dt(&s, dt)) {
         double r1 = cb_v3_dist(s.w->state.x[0], s.w->state.x[1]);
         double exact = 1.0 + d * cos(om * dt) + 2.0 * u / om * sin(om * dt);
         *exact_change = exact - r0;
         err = fabs(r1 - exact);
     }
-    sim_close(&s);
+    cb_sim_close(&s);
     return err;
 }
 
@@ -166,10 +127,10 @@ static void incline_run(double mu, double T, double *disp, double *speed, double
     char set_mu[64];
     snprintf(set_mu, sizeof set_mu, "colliders.0.friction=%.17g", mu);
     const char *sets[] = {set_mu};
-    sim s;
+    cb_sim s;
     *disp = *speed = *normal_drift = NAN;
     if (sim_open(&s, "data/scenes/incline.yaml", 0, sets, 1)) {
-        sim_close(&s);
+        cb_sim_close(&s);
         return;
     }
     const double th = M_PI / 6, down[3] = {cos(th), 0, -sin(th)}, n[3] = {sin(th), 0, cos(th)};
@@ -178,7 +139,7 @@ static void incline_run(double mu, double T, double *disp, double *speed, double
     memcpy(x0, s.w->state.x, (size_t)nv * sizeof *x0);
     long steps = lround(T / s.scene->dt);
     for (long k = 0; k < steps; k++)
-        if (sim_step(&s)) break;
+        if (cb_sim_step(&s)) break;
     double dmin = INFINITY, dmax = -INFINITY, vmax = -INFINITY, vmin = INFINITY, nd = 0;
     for (int i = 0; i < nv; i++) {
         double dx[3];
@@ -196,7 +157,7 @@ static void incline_run(double mu, double T, double *disp, double *speed, double
     *speed = vmax;
     *normal_drift = nd;
     free(x0);
-    sim_close(&s);
+    cb_sim_close(&s);
 }
 
 static void test_friction_incline(void)
@@ -241,7 +202,7 @@ static void test_sat_response_returns_to_plane(void)
     for (int variant = 0; variant < 2; variant++) {
         char text[1024];
         snprintf(text, sizeof text, sink_scene, gravities[variant]);
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, text, 1, NULL, 0), CB_OK);
         const double dt = 0.01, tr = 0.05, off = 0.001, h = dt / 200; /* substep */
         /* substep 1: the patch is in contact (below the offset), so the normal force
@@ -250,7 +211,7 @@ static void test_sat_response_returns_to_plane(void)
         const double z1 = -0.01, l = off - z1;
         double maxerr = 0.0;
         for (int k = 1; k <= 6; k++) {
-            CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
             double sres = fmin(k * dt - h, tr);
             double z = z1 + 2.0 * l / tr * sres - l / (tr * tr) * sres * sres;
             double vz = 2.0 * l / tr - 2.0 * l / (tr * tr) * sres;
@@ -271,12 +232,12 @@ static void test_sat_response_returns_to_plane(void)
         CU_ASSERT(zend < 1e-12);
         CU_ASSERT(vend < 1e-12);
         /* and it stays there: the contact cancels the normal force */
-        for (int k = 0; k < 20; k++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        for (int k = 0; k < 20; k++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         for (int i = 0; i < s.w->nv; i++) {
             CU_ASSERT(fabs(s.w->state.x[i][2] - off) < 1e-12);
             CU_ASSERT(fabs(s.w->state.v[i][2]) < 1e-12);
         }
-        sim_close(&s);
+        cb_sim_close(&s);
     }
 }
 
@@ -287,14 +248,14 @@ static void test_free_flight_momentum(void)
     const char *variants[] = {"solvers.avgforce.spring=taylor", "solvers.avgforce.spring=exact"};
     for (int v = 0; v < 2; v++) {
         const char *sets[] = {variants[v], "cloth.initial_stretch=1.05", "solvers.avgforce.damping=0"};
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, "data/scenes/free_flight.yaml", 0, sets, 3), CB_OK);
         double p0[3] = {0, 0, 0}, pmag = 0;
         for (int i = 0; i < s.w->nv; i++) cb_v3_axpy(p0, s.w->mass[i], s.w->state.v[i]);
         for (int i = 0; i < s.w->nv; i++) pmag += s.w->mass[i] * cb_v3_norm(s.w->state.v[i]);
         double drift = 0, imp = 0, maxstrain = 0;
         for (int n = 0; n < 300; n++) {
-            CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
             double p[3] = {0, 0, 0};
             for (int i = 0; i < s.w->nv; i++) cb_v3_axpy(p, s.w->mass[i], s.w->state.v[i]);
             for (int k = 0; k < 3; k++) {
@@ -308,7 +269,7 @@ static void test_free_flight_momentum(void)
         CU_ASSERT(drift < 1e-14 * fmax(1.0, pmag) * 300);
         CU_ASSERT(imp < 1e-15);
         CU_ASSERT(isfinite(maxstrain) && maxstrain < 0.2); /* it did not blow up */
-        sim_close(&s);
+        cb_sim_close(&s);
     }
 }
 
@@ -320,17 +281,17 @@ static void sphere_slide_run(const char *response, double *pen_end, double *self
     char set[64];
     snprintf(set, sizeof set, "solvers.avgforce.response=%s", response);
     const char *sets[] = {set};
-    sim s;
+    cb_sim s;
     *pen_end = *self_end = *pen_max = *zmin = NAN;
     if (sim_open(&s, "data/scenes/sphere_slide.yaml", 0, sets, 1)) {
-        sim_close(&s);
+        cb_sim_close(&s);
         return;
     }
     long steps = cb_scene_steps(s.scene);
     double pmax = 0;
     cb_metrics m;
     for (long k = 0; k < steps; k++) {
-        if (sim_step(&s)) break;
+        if (cb_sim_step(&s)) break;
         cb_metrics_compute(s.w, &s.info, s.scene->dt, 0.0, &m);
         pmax = fmax(pmax, m.collider_penetrations);
     }
@@ -342,7 +303,7 @@ static void sphere_slide_run(const char *response, double *pen_end, double *self
     *self_end = m.self_intersections;
     *pen_max = pmax;
     *zmin = z;
-    sim_close(&s);
+    cb_sim_close(&s);
 }
 
 static void test_sphere_slide_no_penetration(void)

@@ -1,51 +1,17 @@
 /* tests/test_explicit.c — the baseline against analytic references: free fall,
  * one spring's period, momentum conservation in free flight, attachments. */
 #include "cb_test.h"
+#include "cb_sim.h"
 
 #include "core/scene.h"
 #include "core/solver.h"
 #include "core/vec3.h"
 #include "core/world.h"
 
-typedef struct sim {
-    cb_scene *scene;
-    cb_world *w;
-    const cb_solver_class *cls;
-    void *solver;
-    cb_step_info info;
-} sim;
-
-static int sim_open(sim *s, const char *path_or_text, int is_text, const char *const *sets, int nsets)
+/* scene (file or text) + world + the explicit solver: tests/cb_sim.h */
+static int sim_open(cb_sim *s, const char *path_or_text, int is_text, const char *const *sets, int nsets)
 {
-    memset(s, 0, sizeof *s);
-    cb_error e;
-    int rc = is_text ? cb_scene_load_string(path_or_text, "test.yaml", ".", sets, nsets, &s->scene, &e)
-                     : cb_scene_load(path_or_text, sets, nsets, &s->scene, &e);
-    if (!rc) rc = cb_world_create(s->scene, &s->w, &e);
-    s->cls = cb_solver_find("explicit");
-    if (!rc) {
-        cb_params p = cb_scene_params(s->scene, "explicit");
-        rc = s->cls->create(s->w, &p, &s->solver, &e);
-    }
-    if (rc) fprintf(stderr, "  %s\n", e.message);
-    return rc;
-}
-
-static int sim_step(sim *s)
-{
-    cb_error e;
-    cb_step_info_reset(&s->info);
-    int rc = s->cls->step(s->solver, s->w, s->scene->dt, &s->info, &e);
-    s->w->state.t += s->scene->dt;
-    if (rc) fprintf(stderr, "  %s\n", e.message);
-    return rc;
-}
-
-static void sim_close(sim *s)
-{
-    if (s->solver) s->cls->destroy(s->solver);
-    cb_world_free(&s->w);
-    cb_scene_free(&s->scene);
+    return cb_sim_open(s, "explicit", is_text ? NULL : path_or_text, is_text ? path_or_text : NULL, ".", sets, nsets);
 }
 
 static const char *fall_scene =
@@ -57,13 +23,13 @@ static void test_free_fall_exact(void)
 {
     const char *schemes[] = {"solvers.explicit.substeps=1", "solvers.explicit.substeps=7"};
     for (int variant = 0; variant < 2; variant++) {
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, fall_scene, 1, &schemes[variant], 1), CB_OK);
         double (*x0)[3] = calloc((size_t)s.w->nv, sizeof *x0);
         memcpy(x0, s.w->state.x, (size_t)s.w->nv * sizeof *x0);
         double err = 0;
         for (int n = 0; n < 100; n++) {
-            CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
             double t = s.w->state.t;
             for (int i = 0; i < s.w->nv; i++)
                 for (int k = 0; k < 3; k++) {
@@ -74,24 +40,24 @@ static void test_free_fall_exact(void)
         if (!(err < 1e-13)) fprintf(stderr, "  free fall error %g m\n", err);
         CU_ASSERT(err < 1e-13); /* round-off only: positions are O(1) m */
         free(x0);
-        sim_close(&s);
+        cb_sim_close(&s);
     }
     /* with stiff springs in the rest shape the cloth still falls exactly (to round-off) */
     const char *set = "cloth.stretch=1000";
-    sim s;
+    cb_sim s;
     CU_ASSERT_EQUAL_FATAL(sim_open(&s, fall_scene, 1, &set, 1), CB_OK);
     double z0 = s.w->state.x[5][2];
-    for (int n = 0; n < 100; n++) sim_step(&s);
+    for (int n = 0; n < 100; n++) cb_sim_step(&s);
     double t = s.w->state.t;
     CU_ASSERT(fabs(s.w->state.x[5][2] - (z0 + 3.0 * t - 0.5 * 9.81 * t * t)) < 1e-9);
-    sim_close(&s);
+    cb_sim_close(&s);
 }
 
 /* One spring between two masses: period 2 pi / sqrt(k / mu) within 0.5% over 10 periods. */
 static void test_single_spring_period(void)
 {
     const char *sets[] = {"solvers.explicit.substeps=1"};
-    sim s;
+    cb_sim s;
     CU_ASSERT_EQUAL_FATAL(sim_open(&s, "data/scenes/single_spring.yaml", 0, sets, 1), CB_OK);
     CU_ASSERT_EQUAL_FATAL(s.w->nv, 2);
     double k = s.scene->cloth.stretch, m0 = s.w->mass[0], m1 = s.w->mass[1];
@@ -101,7 +67,7 @@ static void test_single_spring_period(void)
     double crossings[64];
     int nc = 0;
     while (nc < 12 && s.w->state.t < 20 * T) {
-        CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         double ext = cb_v3_dist(s.w->state.x[0], s.w->state.x[1]) - L;
         if (prev < 0 && ext >= 0) /* upward zero crossing, linearly interpolated */
             crossings[nc++] = tprev + (s.w->state.t - tprev) * (-prev) / (ext - prev);
@@ -113,7 +79,7 @@ static void test_single_spring_period(void)
     fprintf(stderr, "  period %.6f s, analytic %.6f s, relative error %.2e over %d periods\n", measured, T,
             measured / T - 1, nc - 1);
     CB_ASSERT_REL(measured / T, 1.0, 0.005);
-    sim_close(&s);
+    cb_sim_close(&s);
 }
 
 static void momenta(const cb_world *w, double P[3], double Lm[3])
@@ -130,12 +96,12 @@ static void momenta(const cb_world *w, double P[3], double Lm[3])
 
 static void test_free_flight_conservation(void)
 {
-    sim s;
+    cb_sim s;
     CU_ASSERT_EQUAL_FATAL(sim_open(&s, "data/scenes/free_flight.yaml", 0, NULL, 0), CB_OK);
     double P0[3], L0[3], P[3], L[3];
     momenta(s.w, P0, L0);
     double E0 = 0;
-    for (int n = 0; n < 1000; n++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+    for (int n = 0; n < 1000; n++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
     momenta(s.w, P, L);
     double dP[3], dL[3];
     cb_v3_sub(dP, P, P0);
@@ -147,7 +113,7 @@ static void test_free_flight_conservation(void)
     /* the cloth did deform (the test is not vacuous) */
     CU_ASSERT(cb_model_max_strain(&s.w->model, (const double (*)[3])s.w->state.x) > 1e-4);
     (void)E0;
-    sim_close(&s);
+    cb_sim_close(&s);
 }
 
 static void test_attachments_follow_script(void)
@@ -156,7 +122,7 @@ static void test_attachments_follow_script(void)
         "name: pins\nduration: 1\ndt: 0.01\n"
         "cloth:\n  grid: {nx: 8, ny: 8, size: [0.5, 0.5], origin: [0, 0, 1], plane: xz}\n"
         "  pins: [{select: corners_top}, {indices: [0], velocity: [0.2, 0, 0.1]}]\n";
-    sim s;
+    cb_sim s;
     CU_ASSERT_EQUAL_FATAL(sim_open(&s, text, 1, NULL, 0), CB_OK);
     int top_left = 8 * 7, top_right = 8 * 8 - 1;
     double a0[3], b0[3], c0[3], n0[3];
@@ -164,7 +130,7 @@ static void test_attachments_follow_script(void)
     cb_v3_copy(a0, s.w->state.x[top_left]);
     cb_v3_copy(b0, s.w->state.x[top_right]);
     cb_v3_copy(c0, s.w->state.x[0]);
-    for (int n = 0; n < 50; n++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+    for (int n = 0; n < 50; n++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
     double t = s.w->state.t;
     CU_ASSERT(cb_v3_dist(s.w->state.x[top_left], a0) == 0.0);
     CU_ASSERT(cb_v3_dist(s.w->state.x[top_right], b0) == 0.0);
@@ -172,7 +138,7 @@ static void test_attachments_follow_script(void)
     CB_ASSERT_REL(s.w->state.x[0][2], c0[2] + 0.1 * t, 1e-12);
     /* the free neighbour of the scripted pin was dragged along */
     CU_ASSERT(s.w->state.x[1][0] - n0[0] > 0.05);
-    sim_close(&s);
+    cb_sim_close(&s);
 }
 
 static void test_parameters_checked(void)

@@ -4,6 +4,7 @@
  * factorization per iteration, parameter errors. (Momentum, the single-spring decay
  * and the error messages of singular systems are checked for newton in test_fms.c.) */
 #include "cb_test.h"
+#include "cb_sim.h"
 
 #include "core/scene.h"
 #include "core/solver.h"
@@ -11,44 +12,10 @@
 #include "core/world.h"
 #include "solvers/springs.h"
 
-typedef struct run {
-    cb_scene *scene;
-    cb_world *w;
-    const cb_solver_class *cls;
-    void *solver;
-    cb_step_info info;
-    cb_error e;
-} run;
-
-static int run_open(run *r, const char *solver, const char *path, const char *const *sets, int nsets)
+/* scene file + world + solver: tests/cb_sim.h */
+static int run_open(cb_sim *r, const char *solver, const char *path, const char *const *sets, int nsets)
 {
-    memset(r, 0, sizeof *r);
-    int rc = cb_scene_load(path, sets, nsets, &r->scene, &r->e);
-    if (!rc) rc = cb_world_create(r->scene, &r->w, &r->e);
-    r->cls = cb_solver_find(solver);
-    if (!r->cls) return -1;
-    if (!rc) {
-        cb_params p = cb_scene_params(r->scene, solver);
-        rc = r->cls->create(r->w, &p, &r->solver, &r->e);
-    }
-    if (rc) fprintf(stderr, "  %s\n", r->e.message);
-    return rc;
-}
-
-static int run_step(run *r)
-{
-    cb_step_info_reset(&r->info);
-    int rc = r->cls->step(r->solver, r->w, r->scene->dt, &r->info, &r->e);
-    r->w->state.t += r->scene->dt;
-    if (rc) fprintf(stderr, "  %s\n", r->e.message);
-    return rc;
-}
-
-static void run_close(run *r)
-{
-    if (r->solver) r->cls->destroy(r->solver);
-    cb_world_free(&r->w);
-    cb_scene_free(&r->scene);
+    return cb_sim_open(r, solver, path, NULL, NULL, sets, nsets);
 }
 
 /* The residual after k iterations (k = 1..8) of the same step: decreasing, and
@@ -61,14 +28,14 @@ static void test_superlinear_convergence(void)
         char it[64];
         snprintf(it, sizeof it, "solvers.newton.max_iterations=%d", k);
         const char *sets[] = {"cloth.grid.nx=15", "cloth.grid.ny=15", "solvers.newton.tolerance=1e-10", it};
-        run r;
+        cb_sim r;
         CU_ASSERT_EQUAL_FATAL(run_open(&r, "newton", "data/scenes/hanging.yaml", sets, 4), CB_OK);
-        CU_ASSERT_EQUAL_FATAL(run_step(&r), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&r), CB_OK);
         res[k] = r.info.residual;
         CU_ASSERT(r.info.iterations <= k);
         CU_ASSERT_EQUAL(r.info.factorizations, r.info.iterations);
         if (r.info.iterations < k && !last) last = r.info.iterations;
-        run_close(&r);
+        cb_sim_close(&r);
     }
     fprintf(stderr, "  residuals:");
     for (int k = 1; k <= 8; k++) fprintf(stderr, " %.2e", res[k]);
@@ -87,9 +54,9 @@ static void test_minimises_g(void)
     const char *base[] = {"cloth.grid.nx=12", "cloth.grid.ny=12", "cloth.pins=[{select: top}]", "cloth.grid.plane=xy",
                           "dt=0.03", "solvers.newton.self_collision=false", "solvers.fms.self_collision=false",
                           "solvers.newton.tolerance=1e-12"};
-    run r;
+    cb_sim r;
     CU_ASSERT_EQUAL_FATAL(run_open(&r, "newton", "data/scenes/hanging.yaml", base, 8), CB_OK);
-    for (int n = 0; n < 5; n++) CU_ASSERT_EQUAL_FATAL(run_step(&r), CB_OK);
+    for (int n = 0; n < 5; n++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&r), CB_OK);
     cb_world *w = r.w;
     double h = r.scene->dt;
     size_t bytes = (size_t)w->nv * sizeof(double[3]);
@@ -102,7 +69,7 @@ static void test_minimises_g(void)
     cb_error e;
     CU_ASSERT_EQUAL_FATAL(cb_springs_build(w, CB_SPRINGS_MODEL, &sp, &e), CB_OK);
     double t0 = w->state.t;
-    CU_ASSERT_EQUAL_FATAL(run_step(&r), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(cb_sim_step(&r), CB_OK);
     double gN = cb_springs_objective(&sp, w, (const double (*)[3])w->state.x, (const double (*)[3])y, h);
     const cb_solver_class *fms = cb_solver_find("fms");
     const int iters[] = {1, 10, 100, 400};
@@ -133,7 +100,7 @@ static void test_minimises_g(void)
     free(x0);
     free(v0);
     free(y);
-    run_close(&r);
+    cb_sim_close(&r);
 }
 
 /* A cloth compressed to 80% (springs in compression: their exact Hessians are
@@ -146,17 +113,17 @@ static void test_compressed_cloth(void)
 {
     const char *sets[] = {"cloth.grid.nx=10", "cloth.grid.ny=10", "cloth.initial_stretch=0.8", "gravity=[0, 0, 0]",
                           "cloth.pins=[]", "solvers.newton.tolerance=1e-9"};
-    run r;
+    cb_sim r;
     CU_ASSERT_EQUAL_FATAL(run_open(&r, "newton", "data/scenes/hanging.yaml", sets, 6), CB_OK);
     double e0 = NAN;
     for (int n = 0; n < 20; n++) {
-        CU_ASSERT_EQUAL_FATAL(run_step(&r), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&r), CB_OK);
         if (n == 0) e0 = r.info.solver_energy;
         if (n < 4) CU_ASSERT(r.info.residual <= 1e-9); /* far from rest: the tolerance is met */
     }
     fprintf(stderr, "  spring energy after 1 step %.3e J, after 20 steps %.3e J\n", e0, r.info.solver_energy);
     CU_ASSERT(r.info.solver_energy < e0);
-    run_close(&r);
+    cb_sim_close(&r);
 }
 
 static void test_parameters_checked(void)
@@ -164,11 +131,11 @@ static void test_parameters_checked(void)
     const char *bad[] = {"solvers.newton.tolerance=0", "solvers.newton.max_iterations=0", "solvers.newton.iterations=3"};
     const char *needle[] = {"tolerance", "max_iterations", "unknown key 'iterations'"};
     for (int i = 0; i < 3; i++) {
-        run r;
+        cb_sim r;
         CU_ASSERT_EQUAL(run_open(&r, "newton", "data/scenes/hanging.yaml", &bad[i], 1), CB_ERR_INPUT);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, needle[i]));
         CU_ASSERT_PTR_NULL(r.solver);
-        run_close(&r);
+        cb_sim_close(&r);
     }
 }
 
