@@ -57,6 +57,11 @@
  * constraints touch disjoint free vertices, so projecting a colour in parallel (OpenMP)
  * gives bitwise the same result as doing it serially: results do not depend on the
  * number of threads. Contact and pressure constraints are projected serially.
+ * Layout for speed: constraints are compact records (indices, gathered inverse masses,
+ * rest value), sorted by vertex index within a colour; one loop per constraint kind and
+ * colour running a fused projection of solvers/pbd_constraints.h (no gradient arrays,
+ * nothing done for a zero correction); one parallel region per substep with a barrier
+ * after each colour only.
  *
  * step info: iterations = iterations x substeps; residual = max |C|/L over stretch
  * constraints after the step (pbd), max |C + at lambda| over stretch and bending
@@ -101,6 +106,13 @@ enum { T_STRETCH = 0, T_BEND = 1, T_TET = 2 };
 
 typedef struct block { int type, begin, end; } block;
 
+/* Internal constraints as compact records: vertex indices, their inverse masses
+ * (gathered at create: a pinned vertex has 0 and is never written) and the rest value
+ * (length L, the bending rest angle, the rest 6V). Stored colour by colour, sorted by
+ * vertex index within a colour. */
+typedef struct scon { int v[2]; double w[2]; double rest; } scon;
+typedef struct qcon { int v[4]; double w[4]; double rest; } qcon;
+
 typedef struct coll_con {   /* collider constraint (p - q) . n >= 0 on one vertex */
     int v, col;
     double q[3], n[3];
@@ -124,11 +136,11 @@ typedef struct pbd_solver {
     const cb_mesh *mesh;
     int nv;
     const double *w;                        /* inverse masses (the world's) */
-    /* internal constraints, stored by colour */
+    /* internal constraints, stored by colour (xpbd: compliance and multiplier arrays) */
     int ns, nb, nt;
-    int (*sv)[2]; double *srest, *salpha, *slambda;
-    int (*bv)[4]; double *brest, *balpha, *blambda;
-    int (*tv)[4]; double *trest, *talpha, *tlambda;
+    scon *st; double *salpha, *slambda;
+    qcon *bd; double *balpha, *blambda;
+    qcon *te; double *talpha, *tlambda;
     int nblocks; block *blocks;
     double inv_h2;                          /* 1/h^2 of the current substep (xpbd) */
     /* per-vertex work arrays */
@@ -268,8 +280,19 @@ static int colour_constraints(int n, int arity, const int *verts, const double *
     return ncol;
 }
 
-/* Colour one constraint type and reorder its arrays by colour (stable), appending
- * one block per non-empty colour. verts has n*arity ints, rest and alpha n doubles. */
+typedef struct ckey { int key, idx; } ckey;
+
+static int ckey_cmp(const void *pa, const void *pb)
+{
+    const ckey *a = pa, *b = pb;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* Colour one constraint type and reorder its arrays by colour, and within a colour by
+ * the smallest vertex index (memory locality; the constraints of a colour touch disjoint
+ * free vertices, so their order does not change the result), appending one block per
+ * non-empty colour. verts has n*arity ints, rest and alpha n doubles. */
 static int order_by_colour(pbd_solver *s, int type, int n, int arity, int *verts, double *rest,
                            double *alpha, uint64_t (*mask)[4], cb_error *err)
 {
@@ -284,9 +307,10 @@ static int order_by_colour(pbd_solver *s, int type, int n, int arity, int *verts
     int *colour = cb_calloc((size_t)n, sizeof *colour);
     int *tmpv = cb_calloc((size_t)n * (size_t)arity, sizeof *tmpv);
     double *tmpd = cb_calloc((size_t)n * 2, sizeof *tmpd);
+    ckey *ord = cb_calloc((size_t)n, sizeof *ord);
     int count[MAX_COLOURS + 1];
     int rc = CB_OK;
-    if (!colour || !tmpv || !tmpd) {
+    if (!colour || !tmpv || !tmpd || !ord) {
         rc = CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for %d constraints", n);
         goto done;
     }
@@ -311,7 +335,17 @@ static int order_by_colour(pbd_solver *s, int type, int n, int arity, int *verts
     memcpy(tmpd, rest, (size_t)n * sizeof *tmpd);
     memcpy(tmpd + n, alpha, (size_t)n * sizeof *tmpd);
     for (int c = 0; c < n; c++) {
-        int dst = count[colour[c]]++;
+        const int *v = tmpv + (size_t)c * arity;
+        int key = v[0];
+        for (int j = 1; j < arity; j++) key = v[j] < key ? v[j] : key;
+        ord[count[colour[c]]++] = (ckey){key, c};
+    }
+    for (int k = 0; k < ncol; k++) { /* count[k] is now the end of colour k */
+        int begin = k ? count[k - 1] : 0;
+        if (count[k] > begin) qsort(ord + begin, (size_t)(count[k] - begin), sizeof *ord, ckey_cmp);
+    }
+    for (int dst = 0; dst < n; dst++) {
+        int c = ord[dst].idx;
         memcpy(verts + (size_t)dst * arity, tmpv + (size_t)c * arity, (size_t)arity * sizeof *verts);
         rest[dst] = tmpd[c];
         alpha[dst] = tmpd[n + c];
@@ -320,6 +354,7 @@ done:
     free(colour);
     free(tmpv);
     free(tmpd);
+    free(ord);
     return rc;
 }
 
@@ -329,9 +364,9 @@ static void pbd_destroy(void *self)
 {
     pbd_solver *s = self;
     if (!s) return;
-    free(s->sv); free(s->srest); free(s->salpha); free(s->slambda);
-    free(s->bv); free(s->brest); free(s->balpha); free(s->blambda);
-    free(s->tv); free(s->trest); free(s->talpha); free(s->tlambda);
+    free(s->st); free(s->salpha); free(s->slambda);
+    free(s->bd); free(s->balpha); free(s->blambda);
+    free(s->te); free(s->talpha); free(s->tlambda);
     free(s->blocks);
     free(s->p); free(s->vpred);
     free(s->cc);
@@ -401,16 +436,18 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
     int nv = w->nv;
     /* allocate */
     size_t ne = (size_t)m->ne, nh = (size_t)m->nh, nt = (size_t)w->ntets;
-    s->sv = cb_calloc(ne ? ne : 1, sizeof *s->sv);
-    s->srest = cb_calloc(ne ? ne : 1, sizeof *s->srest);
+    /* create-time arrays (colouring reorders them), packed into s->st, bd, te below */
+    int (*sv)[2] = cb_calloc(ne ? ne : 1, sizeof *sv), (*bv)[4] = cb_calloc(nh ? nh : 1, sizeof *bv);
+    int (*tv)[4] = cb_calloc(nt ? nt : 1, sizeof *tv);
+    double *srest = cb_calloc(ne ? ne : 1, sizeof *srest), *brest = cb_calloc(nh ? nh : 1, sizeof *brest);
+    double *trest = cb_calloc(nt ? nt : 1, sizeof *trest);
+    s->st = cb_calloc(ne ? ne : 1, sizeof *s->st);
     s->salpha = cb_calloc(ne ? ne : 1, sizeof *s->salpha);
     s->slambda = cb_calloc(ne ? ne : 1, sizeof *s->slambda);
-    s->bv = cb_calloc(nh ? nh : 1, sizeof *s->bv);
-    s->brest = cb_calloc(nh ? nh : 1, sizeof *s->brest);
+    s->bd = cb_calloc(nh ? nh : 1, sizeof *s->bd);
     s->balpha = cb_calloc(nh ? nh : 1, sizeof *s->balpha);
     s->blambda = cb_calloc(nh ? nh : 1, sizeof *s->blambda);
-    s->tv = cb_calloc(nt ? nt : 1, sizeof *s->tv);
-    s->trest = cb_calloc(nt ? nt : 1, sizeof *s->trest);
+    s->te = cb_calloc(nt ? nt : 1, sizeof *s->te);
     s->talpha = cb_calloc(nt ? nt : 1, sizeof *s->talpha);
     s->tlambda = cb_calloc(nt ? nt : 1, sizeof *s->tlambda);
     s->p = cb_calloc((size_t)nv, sizeof *s->p);
@@ -419,10 +456,11 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
     s->cc = cb_calloc((size_t)s->capcc, sizeof *s->cc);
     s->grad = cb_calloc((size_t)nv, sizeof *s->grad);
     uint64_t (*mask)[4] = cb_calloc((size_t)nv, sizeof *mask);
-    if (!s->sv || !s->srest || !s->salpha || !s->slambda || !s->bv || !s->brest || !s->balpha ||
-        !s->blambda || !s->tv || !s->trest || !s->talpha || !s->tlambda || !s->p || !s->vpred ||
+    if (!sv || !srest || !s->st || !s->salpha || !s->slambda || !bv || !brest || !s->bd || !s->balpha ||
+        !s->blambda || !tv || !trest || !s->te || !s->talpha || !s->tlambda || !s->p || !s->vpred ||
         !s->cc || !s->grad || !mask) {
         free(mask);
+        free(sv); free(srest); free(bv); free(brest); free(tv); free(trest);
         pbd_destroy(s);
         return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d vertices", name, nv);
     }
@@ -432,9 +470,9 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
         for (int e = 0; e < m->ne; e++) {
             int a = m->e[e][0], b = m->e[e][1];
             if (ww[a] == 0 && ww[b] == 0) continue;
-            s->sv[s->ns][0] = a;
-            s->sv[s->ns][1] = b;
-            s->srest[s->ns] = w->model.rest_length[e];
+            sv[s->ns][0] = a;
+            sv[s->ns][1] = b;
+            srest[s->ns] = w->model.rest_length[e];
             s->salpha[s->ns] = xpbd ? 1.0 / w->model.k_stretch : 0.0;
             s->ns++;
         }
@@ -452,8 +490,8 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
         }
         if (s->bending == 0) rest = cb_pbd_bend_paper_angle(X[h[0]], X[h[1]], X[h[2]], X[h[3]]);
         else rest = w->model.hinge_rest_angle[i];
-        memcpy(s->bv[s->nb], h, sizeof s->bv[0]);
-        s->brest[s->nb] = rest;
+        memcpy(bv[s->nb], h, sizeof bv[0]);
+        brest[s->nb] = rest;
         s->balpha[s->nb] = alpha;
         s->nb++;
     }
@@ -461,15 +499,33 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
     for (int i = 0; i < w->ntets; i++) {
         const int *t = w->tets[i];
         if (!xpbd && !(kv > 0)) break;
-        memcpy(s->tv[s->nt], t, sizeof s->tv[0]);
-        s->trest[s->nt] = cb_pbd_tet_volume(X[t[0]], X[t[1]], X[t[2]], X[t[3]], 0.0, NULL);
+        memcpy(tv[s->nt], t, sizeof tv[0]);
+        trest[s->nt] = cb_pbd_tet_volume(X[t[0]], X[t[1]], X[t[2]], X[t[3]], 0.0, NULL);
         s->talpha[s->nt] = vol_compliance;
         s->nt++;
     }
-    rc = order_by_colour(s, T_STRETCH, s->ns, 2, &s->sv[0][0], s->srest, s->salpha, mask, err);
-    if (!rc) rc = order_by_colour(s, T_BEND, s->nb, 4, &s->bv[0][0], s->brest, s->balpha, mask, err);
-    if (!rc) rc = order_by_colour(s, T_TET, s->nt, 4, &s->tv[0][0], s->trest, s->talpha, mask, err);
+    rc = order_by_colour(s, T_STRETCH, s->ns, 2, &sv[0][0], srest, s->salpha, mask, err);
+    if (!rc) rc = order_by_colour(s, T_BEND, s->nb, 4, &bv[0][0], brest, s->balpha, mask, err);
+    if (!rc) rc = order_by_colour(s, T_TET, s->nt, 4, &tv[0][0], trest, s->talpha, mask, err);
     free(mask);
+    for (int c = 0; c < s->ns; c++) {
+        scon *k = &s->st[c];
+        for (int j = 0; j < 2; j++) {
+            k->v[j] = sv[c][j];
+            k->w[j] = ww[sv[c][j]];
+        }
+        k->rest = srest[c];
+    }
+    for (int c = 0; c < s->nb + s->nt; c++) {
+        int tet = c >= s->nb, i = tet ? c - s->nb : c;
+        qcon *k = tet ? &s->te[i] : &s->bd[i];
+        for (int j = 0; j < 4; j++) {
+            k->v[j] = tet ? tv[i][j] : bv[i][j];
+            k->w[j] = ww[k->v[j]];
+        }
+        k->rest = tet ? trest[i] : brest[i];
+    }
+    free(sv); free(srest); free(bv); free(brest); free(tv); free(trest);
     if (!rc && s->self_collision) {
         if (m->nf == 0) rc = CB_FAIL(err, CB_ERR_INPUT, "%s: self_collision needs a triangle mesh", name);
         if (!rc) rc = cb_spatial_hash_create(1.0, &s->hash, err);
@@ -500,27 +556,6 @@ static int xpbd_create(const cb_world *w, const cb_params *p, void **self, cb_er
 
 /* ------------------------------------------------------------ projections */
 
-static inline void project_stretch(pbd_solver *s, double (*p)[3], int c)
-{
-    int a = s->sv[c][0], b = s->sv[c][1];
-    double wa = s->w[a], wb = s->w[b], W = wa + wb;
-    double d[3];
-    cb_v3_sub(d, p[a], p[b]);
-    double l = cb_v3_norm(d);
-    if (!(l > 0) || W == 0.0) return;
-    double C = l - s->srest[c], dl;
-    if (s->xpbd) {
-        double at = s->salpha[c] * s->inv_h2;
-        dl = (-C - at * s->slambda[c]) / (W + at);
-        s->slambda[c] += dl;
-    } else {
-        dl = -s->k_stretch * C / W;
-    }
-    double f = dl / l;
-    cb_v3_axpy(p[a], f * wa, d);
-    cb_v3_axpy(p[b], -f * wb, d);
-}
-
 static inline void project4(pbd_solver *s, double (*p)[3], const int *v, double C, double g[4][3], double k,
                             double at, double *lambda)
 {
@@ -529,25 +564,6 @@ static inline void project4(pbd_solver *s, double (*p)[3], const int *v, double 
     if (dl == 0.0) return;
     for (int j = 0; j < 4; j++)
         if (w4[j] > 0) cb_v3_axpy(p[v[j]], dl * w4[j], g[j]);
-}
-
-static inline void project_bend(pbd_solver *s, double (*p)[3], int c)
-{
-    const int *v = s->bv[c];
-    double g[4][3], C;
-    if (s->bending == 0) C = cb_pbd_bend_paper(p[v[0]], p[v[1]], p[v[2]], p[v[3]], s->brest[c], g);
-    else C = cb_pbd_bend_dihedral(p[v[0]], p[v[1]], p[v[2]], p[v[3]], s->brest[c], g);
-    if (s->xpbd) project4(s, p, v, C, g, 1.0, s->balpha[c] * s->inv_h2, &s->blambda[c]);
-    else project4(s, p, v, C, g, s->k_bend, -1.0, NULL);
-}
-
-static inline void project_tet(pbd_solver *s, double (*p)[3], int c)
-{
-    const int *v = s->tv[c];
-    double g[4][3];
-    double C = cb_pbd_tet_volume(p[v[0]], p[v[1]], p[v[2]], p[v[3]], s->trest[c], g);
-    if (s->xpbd) project4(s, p, v, C, g, 1.0, s->talpha[c] * s->inv_h2, &s->tlambda[c]);
-    else project4(s, p, v, C, g, s->k_volume, -1.0, NULL);
 }
 
 static void project_contacts(pbd_solver *s, double (*p)[3])
@@ -584,30 +600,64 @@ static void project_contacts(pbd_solver *s, double (*p)[3])
     }
 }
 
-static void sweep_blocks(pbd_solver *s, double (*p)[3])
+#ifdef _OPENMP
+#define CB_OMP_FOR _Pragma("omp for schedule(static)")
+#else
+#define CB_OMP_FOR
+#endif
+
+/* One colour (or the whole type in `order: mesh`) of one constraint type: one loop per
+ * kind, no branch on the type inside. Called by every thread of the team: the
+ * iterations are split statically and the loop ends with the barrier between colours. */
+static void sweep_block(pbd_solver *s, double (*p)[3], const block *bl)
 {
-    for (int b = 0; b < s->nblocks; b++) {
-        const block *bl = &s->blocks[b];
-        int begin = bl->begin, end = bl->end;
-        switch (bl->type) {
-        case T_STRETCH:
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-            for (int c = begin; c < end; c++) project_stretch(s, p, c);
-            break;
-        case T_BEND:
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-            for (int c = begin; c < end; c++) project_bend(s, p, c);
-            break;
-        default:
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-            for (int c = begin; c < end; c++) project_tet(s, p, c);
-            break;
+    int begin = bl->begin, end = bl->end;
+    if (bl->type == T_STRETCH && !s->xpbd) {
+        const scon *st = s->st;
+        double k = s->k_stretch;
+        CB_OMP_FOR
+        for (int c = begin; c < end; c++)
+            cb_pbd_project_stretch(p[st[c].v[0]], p[st[c].v[1]], st[c].w[0], st[c].w[1], st[c].rest, k);
+    } else if (bl->type == T_STRETCH) {
+        const scon *st = s->st;
+        const double *alpha = s->salpha, ih2 = s->inv_h2;
+        double *lambda = s->slambda;
+        CB_OMP_FOR
+        for (int c = begin; c < end; c++)
+            cb_pbd_project_stretch_x(p[st[c].v[0]], p[st[c].v[1]], st[c].w[0], st[c].w[1], st[c].rest,
+                                     alpha[c] * ih2, &lambda[c]);
+    } else if (bl->type == T_BEND && s->bending == 0) {
+        const qcon *q = s->bd;
+        double k = s->k_bend;
+        CB_OMP_FOR
+        for (int c = begin; c < end; c++)
+            cb_pbd_project_bend_paper(p[q[c].v[0]], p[q[c].v[1]], p[q[c].v[2]], p[q[c].v[3]], q[c].w, q[c].rest, k);
+    } else if (bl->type == T_BEND && s->xpbd) {
+        const qcon *q = s->bd;
+        const double *alpha = s->balpha, ih2 = s->inv_h2;
+        double *lambda = s->blambda;
+        CB_OMP_FOR
+        for (int c = begin; c < end; c++)
+            cb_pbd_project_bend_dihedral(p[q[c].v[0]], p[q[c].v[1]], p[q[c].v[2]], p[q[c].v[3]], q[c].w, q[c].rest,
+                                         1.0, alpha[c] * ih2, &lambda[c]);
+    } else if (bl->type == T_BEND) {
+        const qcon *q = s->bd;
+        double k = s->k_bend;
+        CB_OMP_FOR
+        for (int c = begin; c < end; c++)
+            cb_pbd_project_bend_dihedral(p[q[c].v[0]], p[q[c].v[1]], p[q[c].v[2]], p[q[c].v[3]], q[c].w, q[c].rest,
+                                         k, -1.0, NULL);
+    } else {
+        const qcon *q = s->te;
+        const double *alpha = s->talpha, ih2 = s->inv_h2;
+        double *lambda = s->tlambda, k = s->k_volume;
+        int x = s->xpbd;
+        CB_OMP_FOR
+        for (int c = begin; c < end; c++) {
+            double *p0 = p[q[c].v[0]], *p1 = p[q[c].v[1]], *p2 = p[q[c].v[2]], *p3 = p[q[c].v[3]], g[4][3];
+            double C = cb_pbd_tet_volume(p0, p1, p2, p3, q[c].rest, g);
+            if (x) cb_pbd_apply4(p0, p1, p2, p3, q[c].w, C, (const double (*)[3])g, 1.0, alpha[c] * ih2, &lambda[c]);
+            else cb_pbd_apply4(p0, p1, p2, p3, q[c].w, C, (const double (*)[3])g, k, -1.0, NULL);
         }
     }
 }
@@ -615,15 +665,22 @@ static void sweep_blocks(pbd_solver *s, double (*p)[3])
 static void solve(pbd_solver *s)
 {
     double (*p)[3] = s->p;
+    /* one parallel region per substep; inside, a barrier after each colour only (and
+     * after the serial contact pass when there are contacts or pressure) */
+    int contacts = s->ncc > 0 || s->nsc > 0 || s->pressure > 0;
 #ifdef _OPENMP
 #pragma omp parallel if (s->parallel)
 #endif
-    for (int it = 0; it < s->iterations; it++) {
-        sweep_blocks(s, p);
+    {
+        for (int it = 0; it < s->iterations; it++) {
+            for (int b = 0; b < s->nblocks; b++) sweep_block(s, p, &s->blocks[b]);
+            if (contacts) {
 #ifdef _OPENMP
 #pragma omp single
 #endif
-        project_contacts(s, p);
+                project_contacts(s, p);
+            }
+        }
     }
 }
 
@@ -873,25 +930,26 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     const double (*x)[3] = (const double (*)[3])w->state.x;
     double res = 0, E = 0;
     for (int c = 0; c < s->ns; c++) {
-        double C = cb_pbd_stretch(x[s->sv[c][0]], x[s->sv[c][1]], s->srest[c], NULL);
+        const scon *k = &s->st[c];
+        double C = cb_pbd_stretch(x[k->v[0]], x[k->v[1]], k->rest, NULL);
         if (s->xpbd) {
             res = fmax(res, fabs(C + s->salpha[c] * s->inv_h2 * s->slambda[c]));
             E += 0.5 * C * C / s->salpha[c];
-        } else if (s->srest[c] > 0) {
-            res = fmax(res, fabs(C) / s->srest[c]);
+        } else if (k->rest > 0) {
+            res = fmax(res, fabs(C) / k->rest);
         }
     }
     if (s->xpbd) {
         for (int c = 0; c < s->nb; c++) {
-            const int *v = s->bv[c];
-            double C = cb_pbd_bend_dihedral(x[v[0]], x[v[1]], x[v[2]], x[v[3]], s->brest[c], NULL);
+            const int *v = s->bd[c].v;
+            double C = cb_pbd_bend_dihedral(x[v[0]], x[v[1]], x[v[2]], x[v[3]], s->bd[c].rest, NULL);
             res = fmax(res, fabs(C + s->balpha[c] * s->inv_h2 * s->blambda[c]));
             E += 0.5 * C * C / s->balpha[c];
         }
         for (int c = 0; c < s->nt; c++) {
-            const int *v = s->tv[c];
+            const int *v = s->te[c].v;
             if (!(s->talpha[c] > 0)) continue;
-            double C = cb_pbd_tet_volume(x[v[0]], x[v[1]], x[v[2]], x[v[3]], s->trest[c], NULL);
+            double C = cb_pbd_tet_volume(x[v[0]], x[v[1]], x[v[2]], x[v[3]], s->te[c].rest, NULL);
             E += 0.5 * C * C / s->talpha[c];
         }
         info->solver_energy = E;

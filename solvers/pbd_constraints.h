@@ -194,4 +194,168 @@ static inline double cb_pbd_dlambda(double C, const double (*g)[3], const double
     return dl;
 }
 
+/* ---- fused projections: the solver's inner loops ------------------------------------
+ * Each one is "evaluate C and g, cb_pbd_dlambda, p_i += dlambda w_i g_i" for one
+ * constraint, with the points updated in place, and only what the correction needs:
+ * no gradient array, no work for vertices with w_i = 0, nothing at all when the
+ * correction is 0. tests/test_pbd.c checks each against the reference functions above.
+ * w are the inverse masses of the points (gathered at create). */
+
+/* Stretch, pbd: p_i += -k C / (w0 + w1) w_i g_i, g_0 = -g_1 = d / l (one division). */
+static inline void cb_pbd_project_stretch(double *p0, double *p1, double w0, double w1, double rest, double k)
+{
+    double d[3];
+    cb_v3_sub(d, p0, p1);
+    double l = cb_v3_norm(d), W = w0 + w1;
+    if (!(l > 0) || W == 0.0) return;
+    double f = -k * (l - rest) / (W * l);
+    if (w0 > 0) cb_v3_axpy(p0, f * w0, d);
+    if (w1 > 0) cb_v3_axpy(p1, -f * w1, d);
+}
+
+/* Stretch, xpbd with at = alpha / h^2 and the multiplier *lambda. */
+static inline void cb_pbd_project_stretch_x(double *p0, double *p1, double w0, double w1, double rest, double at,
+                                            double *lambda)
+{
+    double d[3];
+    cb_v3_sub(d, p0, p1);
+    double l = cb_v3_norm(d), W = w0 + w1;
+    if (!(l > 0) || W == 0.0) return;
+    double inv = 1.0 / ((W + at) * l), num = -(l - rest) - at * *lambda;
+    double f = num * inv; /* dlambda / l */
+    *lambda += f * l;
+    if (w0 > 0) cb_v3_axpy(p0, f * w0, d);
+    if (w1 > 0) cb_v3_axpy(p1, -f * w1, d);
+}
+
+/* Hinge gradients of the form g2 = c2 n1, g3 = c3 n2, g1 = -s2 g2 - s3 g3,
+ * g0 = -g1 - g2 - g3 (both bending constraints): g_j = u_j n1 + v_j n2 with
+ * (u, v) = ((s2 - 1) c2, (s3 - 1) c3), (-s2 c2, -s3 c3), (c2, 0), (0, c3). Scalars only:
+ * a gradient array (or struct) would be stored piecewise and reloaded as vectors. */
+static inline double cb_pbd_hinge_norm2(double u, double v, const double n1[3], const double n2[3])
+{
+    double gx = u * n1[0] + v * n2[0], gy = u * n1[1] + v * n2[1], gz = u * n1[2] + v * n2[2];
+    return gx * gx + gy * gy + gz * gz;
+}
+
+static inline void cb_pbd_hinge_add(double *p, double a, double b, const double n1[3], const double n2[3])
+{
+    p[0] += a * n1[0] + b * n2[0];
+    p[1] += a * n1[1] + b * n2[1];
+    p[2] += a * n1[2] + b * n2[2];
+}
+
+/* sum_j w_j |g_j|^2 */
+static inline double cb_pbd_hinge_S(double c2, double c3, double s2, double s3, const double n1[3],
+                                    const double n2[3], const double w[4])
+{
+    double u1 = -s2 * c2, v1 = -s3 * c3;
+    return w[0] * cb_pbd_hinge_norm2(-(u1 + c2), -(v1 + c3), n1, n2) + w[1] * cb_pbd_hinge_norm2(u1, v1, n1, n2) +
+           w[2] * c2 * c2 * cb_v3_norm2(n1) + w[3] * c3 * c3 * cb_v3_norm2(n2);
+}
+
+/* p_j += dl w_j g_j for w_j > 0 */
+static inline void cb_pbd_hinge_move(double *p0, double *p1, double *p2, double *p3, double c2, double c3,
+                                     double s2, double s3, const double n1[3], const double n2[3],
+                                     const double w[4], double dl)
+{
+    double u1 = -s2 * c2, v1 = -s3 * c3;
+    if (w[0] > 0) cb_pbd_hinge_add(p0, -dl * w[0] * (u1 + c2), -dl * w[0] * (v1 + c3), n1, n2);
+    if (w[1] > 0) cb_pbd_hinge_add(p1, dl * w[1] * u1, dl * w[1] * v1, n1, n2);
+    if (w[2] > 0) cb_v3_axpy(p2, dl * w[2] * c2, n1);
+    if (w[3] > 0) cb_v3_axpy(p3, dl * w[3] * c3, n2);
+}
+
+/* The paper's bending constraint acos(d) - phi0 projected with pbd stiffness k.
+ * The correction is the one of cb_pbd_bend_paper's appendix-A gradient; that gradient
+ * is evaluated here in its equal closed form (fewer operations, no 0/0 near flat): with
+ * e = p1 - p0, a = p2 - p0, b = p3 - p0, n1 = e x a, n2 = e x b and
+ * sigma = sign((e x a) . b) (the side the hinge is folded to),
+ *   g2 = -sigma |e| n1 / |n1|^2,   g3 = sigma |e| n2 / |n2|^2,
+ *   g1 = -s2 g2 - s3 g3,  g0 = -(1 - s2) g2 - (1 - s3) g3,  s2 = a.e/|e|^2, s3 = b.e/|e|^2
+ * (the appendix's q_i / sqrt(1 - d^2): acos(d) = pi - |theta| with theta the signed
+ * dihedral angle, whose gradient this is, see core/model.c). Same cases as the
+ * reference: nothing for a degenerate triangle or 1 - d^2 <= 1e-10 (the reference's
+ * gradient is set to 0 there), and acos is only evaluated past that test. */
+static inline void cb_pbd_project_bend_paper(double *p0, double *p1, double *p2, double *p3, const double w[4],
+                                             double phi0, double k)
+{
+    double e[3], a[3], b[3], n1[3], n2[3];
+    cb_v3_sub(e, p1, p0);
+    cb_v3_sub(a, p2, p0);
+    cb_v3_sub(b, p3, p0);
+    cb_v3_cross(n1, e, a);
+    cb_v3_cross(n2, e, b);
+    double n1s = cb_v3_norm2(n1), n2s = cb_v3_norm2(n2);
+    if (!(n1s > 0) || !(n2s > 0)) return;
+    /* 1 - d^2 = |n1 x n2|^2 / (|n1|^2 |n2|^2) and n1 x n2 = det e, det = (e x a) . b: the
+     * reference's "1 - d^2 <= 1e-10: gradient 0" without a square root or a division */
+    double det = cb_v3_dot(n1, b), le2 = cb_v3_norm2(e);
+    if (!(det * det * le2 > 1e-10 * n1s * n2s)) return;
+    double d = cb_v3_dot(n1, n2) / sqrt(n1s * n2s);
+    d = d > 1.0 ? 1.0 : d < -1.0 ? -1.0 : d;
+    double C = acos(d) - phi0;
+    if (C == 0.0) return;
+    double le = sqrt(le2), inv = 1.0 / (n1s * n2s * le2), il2 = n1s * n2s * inv;
+    double sg = (det > 0 ? le : -le) * le2 * inv;
+    double c2 = -sg * n2s, c3 = sg * n1s, s2 = cb_v3_dot(a, e) * il2, s3 = cb_v3_dot(b, e) * il2;
+    double S = cb_pbd_hinge_S(c2, c3, s2, s3, n1, n2, w);
+    if (!(S > 0)) return;
+    cb_pbd_hinge_move(p0, p1, p2, p3, c2, c3, s2, s3, n1, n2, w, -k * C / S);
+}
+
+/* Any 4-point constraint already evaluated (C, g): the generic correction (k, at, lambda
+ * as in cb_pbd_dlambda). */
+static inline void cb_pbd_apply4(double *p0, double *p1, double *p2, double *p3, const double w[4], double C,
+                                 const double (*g)[3], double k, double at, double *lambda)
+{
+    double dl = cb_pbd_dlambda(C, g, w, 4, k, at, lambda);
+    if (dl == 0.0) return;
+    double *p[4] = {p0, p1, p2, p3};
+    for (int j = 0; j < 4; j++)
+        if (w[j] > 0) cb_v3_axpy(p[j], dl * w[j], g[j]);
+}
+
+/* The shared model's signed dihedral angle theta - theta0 projected with
+ * cb_pbd_dlambda's k, at, lambda (xpbd; pbd with `bending: dihedral`): cb_dihedral_angle's
+ * angle and gradient (core/model.c: g2 = -|e| n1/|n1|^2, g3 = -|e| n2/|n2|^2 with
+ * n2 = b x e here), with n1 x n2 = -det e (det = (e x a) . b) for its sine, one division
+ * for 1/|n1|^2, 1/|n2|^2, 1/|e|^2, atan2 skipped for a flat hinge (atan2(+-0, x > 0) =
+ * +-0 exactly) and the gradient only when the correction is not 0. */
+static inline void cb_pbd_project_bend_dihedral(double *p0, double *p1, double *p2, double *p3, const double w[4],
+                                                double theta0, double k, double at, double *lambda)
+{
+    double e[3], a[3], b[3], n1[3], n2[3];
+    cb_v3_sub(e, p1, p0);
+    cb_v3_sub(a, p2, p0);
+    cb_v3_sub(b, p3, p0);
+    cb_v3_cross(n1, e, a);
+    cb_v3_cross(n2, b, e);
+    double n1s = cb_v3_norm2(n1), n2s = cb_v3_norm2(n2), le2 = cb_v3_norm2(e);
+    if (!(n1s > 0) || !(n2s > 0) || !(le2 > 0)) { /* degenerate: g = 0 (xpbd still moves lambda) */
+        double g0[4][3] = {{0}};
+        cb_pbd_apply4(p0, p1, p2, p3, w, cb_dihedral_angle(p0, p1, p2, p3, NULL) - theta0,
+                      (const double (*)[3])g0, k, at, lambda);
+        return;
+    }
+    double le = sqrt(le2);
+    double y = -cb_v3_dot(n1, b) * le, x = cb_v3_dot(n1, n2);
+    double C = (y == 0.0 && x > 0.0 ? y : atan2(y, x)) - theta0;
+    double num = at < 0.0 ? -C : -C - at * *lambda; /* dlambda = num / (S or S + at) */
+    if (num == 0.0) return;
+    double inv = 1.0 / (n1s * n2s * le2), il2 = n1s * n2s * inv, sl = -le * le2 * inv;
+    double c2 = sl * n2s, c3 = sl * n1s, s2 = cb_v3_dot(a, e) * il2, s3 = cb_v3_dot(b, e) * il2;
+    double S = cb_pbd_hinge_S(c2, c3, s2, s3, n1, n2, w), dl;
+    if (at < 0.0) {
+        if (!(S > 0.0)) return;
+        dl = k * num / S;
+    } else {
+        double den = S + at;
+        if (!(den > 0.0)) return;
+        dl = num / den;
+        *lambda += dl;
+    }
+    cb_pbd_hinge_move(p0, p1, p2, p3, c2, c3, s2, s3, n1, n2, w, dl);
+}
+
 #endif
