@@ -266,6 +266,16 @@ static inline void cb_pbd_hinge_move(double *p0, double *p1, double *p2, double 
     if (w[3] > 0) cb_v3_axpy(p3, dl * w[3] * c3, n2);
 }
 
+/* The linearised angle change k C of one pbd bending projection, limited to +-cap
+ * (radians; cap = INFINITY: the paper's full step). Far from the rest angle (a hinge
+ * folded flat onto itself) the linearisation overshoots by up to the triangle size,
+ * which soft stretch cannot pull back: the run diverges. Limiting the step scales the
+ * whole correction, so momentum is still conserved. */
+static inline double cb_pbd_clamp_step(double kc, double cap)
+{
+    return kc > cap ? cap : kc < -cap ? -cap : kc;
+}
+
 /* The paper's bending constraint acos(d) - phi0 projected with pbd stiffness k.
  * The correction is the one of cb_pbd_bend_paper's appendix-A gradient; that gradient
  * is evaluated here in its equal closed form (fewer operations, no 0/0 near flat): with
@@ -278,7 +288,7 @@ static inline void cb_pbd_hinge_move(double *p0, double *p1, double *p2, double 
  * reference: nothing for a degenerate triangle or 1 - d^2 <= 1e-10 (the reference's
  * gradient is set to 0 there), and acos is only evaluated past that test. */
 static inline void cb_pbd_project_bend_paper(double *p0, double *p1, double *p2, double *p3, const double w[4],
-                                             double phi0, double k)
+                                             double phi0, double k, double cap)
 {
     double e[3], a[3], b[3], n1[3], n2[3];
     cb_v3_sub(e, p1, p0);
@@ -301,7 +311,7 @@ static inline void cb_pbd_project_bend_paper(double *p0, double *p1, double *p2,
     double c2 = -sg * n2s, c3 = sg * n1s, s2 = cb_v3_dot(a, e) * il2, s3 = cb_v3_dot(b, e) * il2;
     double S = cb_pbd_hinge_S(c2, c3, s2, s3, n1, n2, w);
     if (!(S > 0)) return;
-    cb_pbd_hinge_move(p0, p1, p2, p3, c2, c3, s2, s3, n1, n2, w, -k * C / S);
+    cb_pbd_hinge_move(p0, p1, p2, p3, c2, c3, s2, s3, n1, n2, w, -cb_pbd_clamp_step(k * C, cap) / S);
 }
 
 /* Any 4-point constraint already evaluated (C, g): the generic correction (k, at, lambda
@@ -323,7 +333,7 @@ static inline void cb_pbd_apply4(double *p0, double *p1, double *p2, double *p3,
  * for 1/|n1|^2, 1/|n2|^2, 1/|e|^2, atan2 skipped for a flat hinge (atan2(+-0, x > 0) =
  * +-0 exactly) and the gradient only when the correction is not 0. */
 static inline void cb_pbd_project_bend_dihedral(double *p0, double *p1, double *p2, double *p3, const double w[4],
-                                                double theta0, double k, double at, double *lambda)
+                                                double theta0, double k, double at, double *lambda, double cap)
 {
     double e[3], a[3], b[3], n1[3], n2[3];
     cb_v3_sub(e, p1, p0);
@@ -348,7 +358,7 @@ static inline void cb_pbd_project_bend_dihedral(double *p0, double *p1, double *
     double S = cb_pbd_hinge_S(c2, c3, s2, s3, n1, n2, w), dl;
     if (at < 0.0) {
         if (!(S > 0.0)) return;
-        dl = k * num / S;
+        dl = cb_pbd_clamp_step(k * num, cap) / S;
     } else {
         double den = S + at;
         if (!(den > 0.0)) return;
