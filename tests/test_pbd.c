@@ -5,6 +5,7 @@
  * contact, the balloon, a soft tet box keeping its volume, XPBD against explicit,
  * thread-count independence. */
 #include "cb_test.h"
+#include "cb_sim.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -18,47 +19,11 @@
 #include "solvers/pbd.h"
 #include "solvers/pbd_constraints.h"
 
-typedef struct sim {
-    cb_scene *scene;
-    cb_world *w;
-    const cb_solver_class *cls;
-    void *solver;
-    cb_step_info info;
-} sim;
-
-static int sim_open(sim *s, const char *solver, const char *path_or_text, int is_text, const char *const *sets,
+/* scene (file or text) + world + solver: tests/cb_sim.h */
+static int sim_open(cb_sim *s, const char *solver, const char *path_or_text, int is_text, const char *const *sets,
                     int nsets)
 {
-    memset(s, 0, sizeof *s);
-    cb_error e;
-    int rc = is_text ? cb_scene_load_string(path_or_text, "test.yaml", ".", sets, nsets, &s->scene, &e)
-                     : cb_scene_load(path_or_text, sets, nsets, &s->scene, &e);
-    if (!rc) rc = cb_world_create(s->scene, &s->w, &e);
-    s->cls = cb_solver_find(solver);
-    if (!s->cls) return -1;
-    if (!rc) {
-        cb_params p = cb_scene_params(s->scene, solver);
-        rc = s->cls->create(s->w, &p, &s->solver, &e);
-    }
-    if (rc) fprintf(stderr, "  %s\n", e.message);
-    return rc;
-}
-
-static int sim_step(sim *s)
-{
-    cb_error e;
-    cb_step_info_reset(&s->info);
-    int rc = s->cls->step(s->solver, s->w, s->scene->dt, &s->info, &e);
-    s->w->state.t += s->scene->dt;
-    if (rc) fprintf(stderr, "  %s\n", e.message);
-    return rc;
-}
-
-static void sim_close(sim *s)
-{
-    if (s->solver) s->cls->destroy(s->solver);
-    cb_world_free(&s->w);
-    cb_scene_free(&s->scene);
+    return cb_sim_open(s, solver, is_text ? NULL : path_or_text, is_text ? path_or_text : NULL, ".", sets, nsets);
 }
 
 static double urand(unsigned *state)
@@ -364,12 +329,12 @@ static void test_damping_rigid(void)
                            "  velocity: [0.3, 0, 0.1]\n  angular_velocity: [0.5, 1.0, 3.0]\n"
                            "solvers:\n  pbd: {damping: 1.0, iterations: 20}\n";
         const char *set = r == 0 ? "dt=0.01" : "dt=0.005";
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, "pbd", text, 1, &set, 1), CB_OK);
         double Pa[3], La[3], Pb[3], Lb[3];
         momenta(s.w, Pa, La);
         long n = cb_scene_steps(s.scene);
-        for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         momenta(s.w, Pb, Lb);
         double dP[3], dL[3];
         cb_v3_sub(dP, Pb, Pa);
@@ -392,7 +357,7 @@ static void test_damping_rigid(void)
         CU_ASSERT(worst < 1e-12);
         /* and the cloth keeps its rest shape */
         CU_ASSERT(cb_model_max_strain(&s.w->model, (const double (*)[3])s.w->state.x) < 1e-3);
-        sim_close(&s);
+        cb_sim_close(&s);
     }
     /* the damping keeps L exactly (above); what is left is PBD's own O((omega h)^2) per
      * step from projecting the predicted rigid motion p = x + h v back onto the
@@ -406,18 +371,18 @@ static void test_damping_rigid(void)
                            "cloth:\n  grid: {nx: 8, ny: 8, size: [0.5, 0.5]}\n"
                            "  velocity: [0.3, 0, 0.1]\n  angular_velocity: [0.5, 1.0, 3.0]\n"
                            "solvers:\n  pbd: {damping: 0.0, iterations: 20}\n";
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, "pbd", text, 1, NULL, 0), CB_OK);
         double Pa[3], La[3], Pb[3], Lb[3], dL[3];
         momenta(s.w, Pa, La);
         long n = cb_scene_steps(s.scene);
-        for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         momenta(s.w, Pb, Lb);
         cb_v3_sub(dL, Lb, La);
         double undamped = cb_v3_norm(dL) / cb_v3_norm(La);
         fprintf(stderr, "  spinning cloth without damping, dt=0.01: |dL|/|L| = %.2e\n", undamped);
         CU_ASSERT(drift[0] < undamped);
-        sim_close(&s);
+        cb_sim_close(&s);
     }
 }
 
@@ -441,14 +406,14 @@ static void test_kprime_iterations(void)
         snprintf(itset, sizeof itset, "solvers.pbd.iterations=%d", its[r]);
         const char *sets[] = {"cloth.grid.nx=15", "cloth.grid.ny=15", "solvers.pbd.stretch_stiffness=0.5",
                               "solvers.pbd.bend_stiffness=0.1", "solvers.pbd.drag=2", "duration=4", itset};
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, "pbd", "data/scenes/hanging.yaml", 0, sets, 7), CB_OK);
         double z0 = mean_z(s.w);
         long n = cb_scene_steps(s.scene);
-        for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         sag[r] = z0 - mean_z(s.w);
         fprintf(stderr, "  k = 0.5, %2d iterations: sag %.5f m\n", its[r], sag[r]);
-        sim_close(&s);
+        cb_sim_close(&s);
     }
     CU_ASSERT(sag[0] > 0.01);
     CB_ASSERT_REL(sag[0] / sag[2], 1.0, 0.02);
@@ -463,7 +428,7 @@ static void test_attachments_fixed_and_scripted(void)
         "  pins: [{select: corners_top}, {indices: [0], velocity: [0.2, 0, 0.1]}]\n";
     const char *solvers[] = {"pbd", "xpbd"};
     for (int v = 0; v < 2; v++) {
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[v], text, 1, NULL, 0), CB_OK);
         int a = 8 * 7, b = 8 * 8 - 1;
         double a0[3], b0[3], c0[3];
@@ -471,7 +436,7 @@ static void test_attachments_fixed_and_scripted(void)
         cb_v3_copy(b0, s.w->state.x[b]);
         cb_v3_copy(c0, s.w->state.x[0]);
         for (int n = 0; n < 50; n++) {
-            CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
             CU_ASSERT(cb_v3_dist(s.w->state.x[a], a0) == 0.0);
             CU_ASSERT(cb_v3_dist(s.w->state.x[b], b0) == 0.0);
             double t = s.w->state.t;
@@ -479,7 +444,7 @@ static void test_attachments_fixed_and_scripted(void)
             CB_ASSERT_REL(s.w->state.x[0][2], c0[2] + 0.1 * t, 1e-12);
         }
         CU_ASSERT(s.w->state.x[1][0] > c0[0] + 0.05); /* dragged along */
-        sim_close(&s);
+        cb_sim_close(&s);
     }
 }
 
@@ -497,12 +462,12 @@ static void test_drape_sphere_no_penetration(void)
     const char *solvers[] = {"pbd", "xpbd"};
     const char *sets[] = {"duration=1.2", "cloth.grid.nx=40", "cloth.grid.ny=40"};
     for (int v = 0; v < 2; v++) {
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[v], "data/scenes/drape_sphere.yaml", 0, sets, 3), CB_OK);
         long n = cb_scene_steps(s.scene);
         int worst = 0, contacts = 0;
         for (long k = 0; k < n; k++) {
-            CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
             int p = penetrations(s.w);
             if (p > worst) worst = p;
             contacts = s.info.contacts;
@@ -514,7 +479,7 @@ static void test_drape_sphere_no_penetration(void)
         CU_ASSERT_EQUAL(worst, 0);
         CU_ASSERT(contacts > 10);
         CU_ASSERT(top > 0.8 - 0.01 && top < 0.8 + 0.02);
-        sim_close(&s);
+        cb_sim_close(&s);
     }
 }
 
@@ -553,12 +518,12 @@ static void test_bend_step_limit(void)
 
     const char *sets[] = {"duration=1", "cloth.grid.nx=24", "cloth.grid.ny=24", "solvers.pbd.stretch_stiffness=0.2",
                           "solvers.pbd.bend_stiffness=1"};
-    sim s;
+    cb_sim s;
     CU_ASSERT_EQUAL_FATAL(sim_open(&s, "pbd", "data/scenes/drape_sphere.yaml", 0, sets, 5), CB_OK);
     long n = cb_scene_steps(s.scene), k;
     double vmax = 0;
     for (k = 0; k < n; k++) {
-        if (sim_step(&s)) break;
+        if (cb_sim_step(&s)) break;
         for (int i = 0; i < s.w->nv; i++) vmax = fmax(vmax, cb_v3_norm(s.w->state.v[i]));
         if (!(vmax < 100.0)) break;
     }
@@ -567,12 +532,12 @@ static void test_bend_step_limit(void)
     /* free fall from 1 m reaches 4.4 m/s, corners whipping off the sphere ~8 m/s with the
        default stiffnesses; the full step reached 1e5 m/s and more (diverged) */
     CU_ASSERT(vmax < 50.0);
-    sim_close(&s);
+    cb_sim_close(&s);
 }
 
 static void test_self_collision_folds(void)
 {
-    sim s;
+    cb_sim s;
     CU_ASSERT_EQUAL_FATAL(sim_open(&s, "pbd", "data/scenes/pbd_folds.yaml", 0, NULL, 0), CB_OK);
     cb_selfcheck *chk = NULL;
     cb_error e;
@@ -580,7 +545,7 @@ static void test_self_collision_folds(void)
     long n = cb_scene_steps(s.scene), worst = 0;
     int self_contacts = 0;
     for (long k = 0; k < n; k++) {
-        CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         if (k % 4 == 3 || k == n - 1) {
             long count = 0;
             CU_ASSERT(cb_selfcheck_intersections(chk, (const double (*)[3])s.w->state.x, &count, &e) >= 0);
@@ -596,14 +561,14 @@ static void test_self_collision_folds(void)
     CU_ASSERT_EQUAL(worst, 0);
     CU_ASSERT(zmax > 3 * s.w->thickness);
     cb_selfcheck_free(&chk);
-    sim_close(&s);
+    cb_sim_close(&s);
 
     /* without self collision the same drop does intersect (the test is not vacuous) */
     const char *off[] = {"solvers.pbd.self_collision=false"};
     CU_ASSERT_EQUAL_FATAL(sim_open(&s, "pbd", "data/scenes/pbd_folds.yaml", 0, off, 1), CB_OK);
     long total = 0;
     for (long k = 0; k < n; k++) {
-        CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         if (k % 20 == 19) {
             long count = 0;
             cb_self_intersections(s.w->mesh, (const double (*)[3])s.w->state.x, &count, &e);
@@ -612,21 +577,21 @@ static void test_self_collision_folds(void)
     }
     fprintf(stderr, "  without self collision: %ld intersections summed over samples\n", total);
     CU_ASSERT(total > 0);
-    sim_close(&s);
+    cb_sim_close(&s);
 }
 
 static void test_balloon_volume(void)
 {
-    sim s;
+    cb_sim s;
     CU_ASSERT_EQUAL_FATAL(sim_open(&s, "pbd", "data/scenes/balloon.yaml", 0, NULL, 0), CB_OK);
     double V0 = cb_pbd_volume6(s.w->mesh, (const double (*)[3])s.w->mesh->x, NULL);
     long n = cb_scene_steps(s.scene);
-    for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+    for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
     double V = cb_pbd_volume6(s.w->mesh, (const double (*)[3])s.w->state.x, NULL);
     fprintf(stderr, "  balloon: V / V0 = %.5f\n", V / V0);
     CB_ASSERT_REL(V / V0, 2.0, 0.02 * 2.0);
     CU_ASSERT(penetrations(s.w) == 0);
-    sim_close(&s);
+    cb_sim_close(&s);
     /* an open mesh with pressure is an input error */
     const char *bad[] = {"solvers.pbd.pressure=2"};
     cb_scene *sc = NULL;
@@ -663,14 +628,14 @@ static void test_soft_box_keeps_volume(void)
                              {"duration=1.5", "solvers.xpbd.volume_compliance=0"},
                              {"duration=1.5", "solvers.pbd.volume_stiffness=0"}};
     for (int r = 0; r < 3; r++) {
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[r], "data/scenes/pbd_soft_box.yaml", 0, sets[r], 2), CB_OK);
         CU_ASSERT_FATAL(s.w->ntets > 0);
         double V0 = tets_volume(s.w), dev = 0, zmin_end = INFINITY;
         long n = cb_scene_steps(s.scene);
         int worst = 0;
         for (long k = 0; k < n; k++) {
-            CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
             worst = penetrations(s.w) > worst ? penetrations(s.w) : worst;
             dev = fmax(dev, fabs(tets_volume(s.w) / V0 - 1.0));
         }
@@ -685,7 +650,7 @@ static void test_soft_box_keeps_volume(void)
         } else {
             CU_ASSERT(dev > 0.2); /* the test is not vacuous: without them the box caves in */
         }
-        sim_close(&s);
+        cb_sim_close(&s);
     }
 }
 
@@ -698,7 +663,7 @@ static const char *sag_scene =
 /* XPBD converged = the shared model's static equilibrium, as explicit run to rest */
 static void test_xpbd_static_sag_matches_explicit(void)
 {
-    sim s;
+    cb_sim s;
     double sag[3];
     const char *its[] = {"solvers.xpbd.iterations=200", "solvers.xpbd.iterations=400"};
     for (int r = 0; r < 3; r++) {
@@ -707,7 +672,7 @@ static void test_xpbd_static_sag_matches_explicit(void)
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, solver, sag_scene, 1, &set, 1), CB_OK);
         double z0 = mean_z(s.w);
         long n = cb_scene_steps(s.scene);
-        for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         sag[r] = z0 - mean_z(s.w);
         double ke = 0;
         for (int i = 0; i < s.w->nv; i++) ke += 0.5 * s.w->mass[i] * cb_v3_norm2(s.w->state.v[i]);
@@ -719,7 +684,7 @@ static void test_xpbd_static_sag_matches_explicit(void)
                        cb_model_bend_energy(&s.w->model, (const double (*)[3])s.w->state.x);
             CB_ASSERT_REL(s.info.solver_energy, E, 1e-9);
         }
-        sim_close(&s);
+        cb_sim_close(&s);
     }
     CU_ASSERT(sag[0] > 0.005);
     CB_ASSERT_REL(sag[1] / sag[0], 1.0, 0.01);
@@ -738,14 +703,14 @@ static void test_threads_bitwise(void)
         int nv = 0;
         for (int r = 0; r < 2; r++) {
             omp_set_num_threads(r + 1);
-            sim s;
+            cb_sim s;
             CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[v], "data/scenes/hanging.yaml", 0, sets, 3), CB_OK);
             long n = cb_scene_steps(s.scene);
-            for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
             nv = s.w->nv;
             x[r] = malloc((size_t)nv * sizeof *x[r]);
             memcpy(x[r], s.w->state.x, (size_t)nv * sizeof *x[r]);
-            sim_close(&s);
+            cb_sim_close(&s);
         }
         CU_ASSERT(memcmp(x[0], x[1], (size_t)nv * sizeof *x[0]) == 0);
         free(x[0]);
