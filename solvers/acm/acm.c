@@ -161,6 +161,8 @@ typedef struct acm_solver {
     cb_acm_stats st;
     cb_acm_trace_entry *trace;
     long trace_cap, *trace_n;
+    cb_acm_kink_fn kink_fn;        /* debug hook (acm.h), NULL normally */
+    void *kink_ctx;
     cb_error *err;
     int fail;
 } acm_solver;
@@ -205,6 +207,7 @@ static inline void kick(acm_solver *s, int i, const double J[3])
     }
     cb_v3_axpy(s->V[i], im, J);
     touch(s, i);
+    if (s->kink_fn) s->kink_fn(s->kink_ctx, i, s->TV[i], s->X[i], s->V[i]);
 }
 
 static void record(acm_solver *s, double t, int kind, int index, const acm_pair *p, double d, double J)
@@ -618,6 +621,7 @@ static void event_gravity(acm_solver *s, double t)
         if (s->w->inv_mass[i] == 0.0) continue;
         advance(s, i, t);
         cb_v3_axpy(s->V[i], h, s->w->gravity);
+        if (s->kink_fn) s->kink_fn(s->kink_ctx, i, s->TV[i], s->X[i], s->V[i]);
     }
     cb_v3_axpy(s->grav_imp, h * s->free_mass, s->w->gravity);
     s->tick_gravity++;
@@ -718,10 +722,11 @@ static void event_layer(acm_solver *s, int pid, double t)
     }
     p->t_last = t;
     schedule_layer(s, pid);
-    if (deactivated && p->stamp != s->stamp) {
-        p->stamp = s->stamp;
-        schedule_cert(s, pid, t);
-    }
+    /* the new (shallower) guard needs a new certificate. It is computed with the
+       reference velocities; the pair is not stamped, so that reschedule_touched renews
+       it again if this event's kicks move a vertex's reference velocity (stamping it
+       here left a certificate computed with the pre-kick velocities in place) */
+    if (deactivated) schedule_cert(s, pid, t);
     record(s, t, CB_ACM_EV_LAYER, pid, p, d, J);
 }
 
@@ -1075,6 +1080,14 @@ void cb_acm_set_trace(void *solver, cb_acm_trace_entry *buf, long cap, long *n)
     s->trace_cap = buf ? cap : 0;
     s->trace_n = buf ? n : NULL;
     if (n) *n = 0;
+}
+
+void cb_acm_set_kink_hook(void *solver, cb_acm_kink_fn fn, void *ctx)
+{
+    acm_solver *s = solver;
+    if (!s) return;
+    s->kink_fn = fn;
+    s->kink_ctx = fn ? ctx : NULL;
 }
 
 void cb_acm_get_stats(const void *solver, cb_acm_stats *out)

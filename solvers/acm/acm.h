@@ -41,6 +41,17 @@ typedef struct cb_acm_stats {
 /* Record every processed event into buf (capacity cap; entries beyond it are counted
  * in *n but not stored). buf = NULL stops tracing. */
 void cb_acm_set_trace(void *solver, cb_acm_trace_entry *buf, long cap, long *n);
+/* Debug hook for exact trajectory checks: fn(ctx, i, t, x, v) is called each time the
+ * velocity of free vertex i changes (every kick, every gravity tick), with x its position
+ * at t, the time of its last update, and v its new velocity. Between two calls for the
+ * same vertex (and from the state at the start of a step to the first call, and from
+ * the last call to the state at its end) the vertex moves exactly on the straight line
+ * x + (t' - t) v: the calls are the kinks of its piecewise-linear trajectory. Pinned
+ * vertices never call it: they move on their prescribed line pin_origin + t
+ * pin_velocity (cb_world_pin_target). Several calls at the same t are possible (the
+ * last one gives the velocity). fn = NULL removes the hook. */
+typedef void (*cb_acm_kink_fn)(void *ctx, int vertex, double t, const double x[3], const double v[3]);
+void cb_acm_set_kink_hook(void *solver, cb_acm_kink_fn fn, void *ctx);
 void cb_acm_get_stats(const void *solver, cb_acm_stats *out);
 /* Ticks taken so far and clock step of an element (kind CB_ACM_EV_STRETCH: edge index,
  * CB_ACM_EV_BEND: hinge index); -1 / NaN for a bad kind or index. */
