@@ -5,6 +5,7 @@
  * conservation in a sheet-sheet collision, bounded energy error over 10^4 periods,
  * asynchrony on a graded mesh, determinism. */
 #include "cb_test.h"
+#include "cb_sim.h"
 
 #include "contact/bvh.h"
 #include "contact/ccd.h"
@@ -17,58 +18,10 @@
 #include "solvers/acm/acm.h"
 #include "solvers/acm/layers.h"
 
-typedef struct sim {
-    cb_scene *scene;
-    cb_world *w;
-    const cb_solver_class *cls;
-    void *solver;
-    cb_step_info info;
-} sim;
-
-static int sim_world(sim *s, const char *path, const char *dir, const char *text, const char *const *sets, int nsets)
+/* scene file + world + acm: tests/cb_sim.h */
+static int sim_open(cb_sim *s, const char *path, const char *const *sets, int nsets)
 {
-    memset(s, 0, sizeof *s);
-    cb_error e;
-    int rc = text ? cb_scene_load_string(text, "test.yaml", dir, sets, nsets, &s->scene, &e)
-                  : cb_scene_load(path, sets, nsets, &s->scene, &e);
-    if (!rc) rc = cb_world_create(s->scene, &s->w, &e);
-    if (rc) fprintf(stderr, "  %s\n", e.message);
-    s->cls = cb_solver_find("acm");
-    return rc || !s->cls;
-}
-
-static int sim_solver(sim *s)
-{
-    cb_error e;
-    cb_params p = cb_scene_params(s->scene, "acm");
-    int rc = s->cls->create(s->w, &p, &s->solver, &e);
-    if (rc) fprintf(stderr, "  %s\n", e.message);
-    return rc;
-}
-
-static int sim_open(sim *s, const char *path, const char *const *sets, int nsets)
-{
-    int rc = sim_world(s, path, NULL, NULL, sets, nsets);
-    return rc ? rc : sim_solver(s);
-}
-
-static int sim_step_dt(sim *s, double dt)
-{
-    cb_error e;
-    cb_step_info_reset(&s->info);
-    int rc = s->cls->step(s->solver, s->w, dt, &s->info, &e);
-    s->w->state.t += dt;
-    if (rc) fprintf(stderr, "  %s\n", e.message);
-    return rc;
-}
-
-static int sim_step(sim *s) { return sim_step_dt(s, s->scene->dt); }
-
-static void sim_close(sim *s)
-{
-    if (s->solver) s->cls->destroy(s->solver);
-    cb_world_free(&s->w);
-    cb_scene_free(&s->scene);
+    return cb_sim_open(s, "acm", path, NULL, NULL, sets, nsets);
 }
 
 /* ------------------------------------------------------------------ walkthrough */
@@ -510,7 +463,7 @@ enum {
 static long run_safely_opts(const char *path, const char *const *sets, int nsets, int steps, int flags,
                             long *close_pairs)
 {
-    sim s;
+    cb_sim s;
     if (sim_open(&s, path, sets, nsets)) {
         CU_FAIL("scene did not open");
         return -1;
@@ -538,7 +491,7 @@ static long run_safely_opts(const char *path, const char *const *sets, int nsets
     for (int k = 0; k < steps && ok; k++) {
         double t0 = s.w->state.t;
         K.n = 0;
-        if (sim_step(&s)) {
+        if (cb_sim_step(&s)) {
             ok = 0;
             break;
         }
@@ -594,7 +547,7 @@ static long run_safely_opts(const char *path, const char *const *sets, int nsets
     cb_selfcheck_free(&sc);
     cb_bvh_result_free(&r);
     cb_bvh_free(&b);
-    sim_close(&s);
+    cb_sim_close(&s);
     return events;
 }
 
@@ -661,17 +614,17 @@ static void momentum(const cb_world *w, double P[3], double *scale)
  * round-off through the collision (which really happens: layers are activated). */
 static void test_two_sheets_momentum(void)
 {
-    sim s;
-    CU_ASSERT_EQUAL_FATAL(sim_world(&s, "data/scenes/acm_two_sheets.yaml", NULL, NULL, NULL, 0), 0);
+    cb_sim s;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_world(&s, "data/scenes/acm_two_sheets.yaml", NULL, NULL, NULL, 0), 0);
     int half = s.w->nv / 2;
     for (int i = 0; i < s.w->nv; i++) s.w->state.v[i][2] += i < half ? -0.6 : 0.6;
-    CU_ASSERT_EQUAL_FATAL(sim_solver(&s), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(cb_sim_solver(&s, "acm"), CB_OK);
     double P0[3], P[3], scale;
     momentum(s.w, P0, &scale);
     double worst = 0, PA0 = 0, PA = 0;
     for (int i = 0; i < half; i++) PA0 += s.w->mass[i] * s.w->state.v[i][2];
     for (int k = 0; k < 300; k++) {
-        CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         if (k == 59)
             for (int i = 0; i < half; i++) PA += s.w->mass[i] * s.w->state.v[i][2];
         momentum(s.w, P, &scale);
@@ -691,14 +644,14 @@ static void test_two_sheets_momentum(void)
     CU_ASSERT(worst <= 1e-14 * scale);
     CU_ASSERT(sep > 0);
     CU_ASSERT(PA - PA0 > 0.2 * fabs(PA0)); /* the contact impulse pushed sheet A back */
-    sim_close(&s);
+    cb_sim_close(&s);
 }
 
 /* One spring, 10^4 periods: the energy error stays bounded and does not drift. */
 static void test_spring_energy_long_run(void)
 {
     const char *sets[] = {"dt=0.01", "duration=1000", "solvers.acm.safety=0.1"};
-    sim s;
+    cb_sim s;
     CU_ASSERT_EQUAL_FATAL(sim_open(&s, "data/scenes/single_spring.yaml", sets, 3), 0);
     double k = s.scene->cloth.stretch, L = s.w->model.rest_length[0];
     double mu = s.w->mass[0] * s.w->mass[1] / (s.w->mass[0] + s.w->mass[1]);
@@ -706,7 +659,7 @@ static void test_spring_energy_long_run(void)
     long nsteps = (long)ceil(1e4 * T / 0.01);
     double E0 = NAN, maxdev = 0, maxdev_early = 0, st = 0, se = 0, stt = 0, ste = 0;
     for (long n = 0; n < nsteps; n++) {
-        CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         const cb_world *w = s.w;
         double l = cb_v3_dist(w->state.x[0], w->state.x[1]);
         double E = 0.5 * k * (l - L) * (l - L);
@@ -729,7 +682,7 @@ static void test_spring_energy_long_run(void)
     CU_ASSERT(maxdev / E0 < 0.25);
     CU_ASSERT(maxdev < 1.25 * maxdev_early); /* bounded: no growth after the first tenth */
     CU_ASSERT(fabs(slope * tend) < 0.01 * maxdev + 1e-6 * E0);
-    sim_close(&s);
+    cb_sim_close(&s);
 }
 
 /* ------------------------------------------------------------------ asynchrony */
@@ -761,10 +714,10 @@ static void test_asynchrony_graded_mesh(void)
     const char *text = "name: graded\nduration: 0.05\ndt: 0.001\ngravity: [0, 0, 0]\n"
                        "cloth:\n  mesh: graded.obj\n  density: 0.1\n  stretch: 100\n  bend: 1e-5\n"
                        "  initial_stretch: 1.02\n";
-    sim s;
-    CU_ASSERT_EQUAL_FATAL(sim_world(&s, NULL, dir, text, NULL, 0), 0);
-    CU_ASSERT_EQUAL_FATAL(sim_solver(&s), CB_OK);
-    for (int k = 0; k < 50; k++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+    cb_sim s;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_world(&s, NULL, text, dir, NULL, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(cb_sim_solver(&s, "acm"), CB_OK);
+    for (int k = 0; k < 50; k++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
     const cb_mesh *m = s.w->mesh;
     double tend = s.w->state.t, hmin = INFINITY, hmax = 0, fine_ticks = 0, coarse_ticks = 0;
     int nfine = 0, ncoarse = 0, bad = 0;
@@ -789,7 +742,7 @@ static void test_asynchrony_graded_mesh(void)
     /* masses scale with the cell width (ratio 8 end to end), steps with sqrt(mass):
        the finest column must tick at least twice as often as the coarsest */
     CU_ASSERT(fine_ticks > 2.0 * coarse_ticks);
-    sim_close(&s);
+    cb_sim_close(&s);
 }
 
 /* ------------------------------------------------------------------ determinism */
@@ -801,17 +754,17 @@ static void test_determinism(void)
     long ev[2] = {0, 0};
     int same = 1;
     for (int run = 0; run < 2; run++) {
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, "data/scenes/acm_drape_small.yaml", sets, 3), 0);
         size_t bytes = (size_t)s.w->nv * sizeof(double[3]);
         if (!xa) xa = calloc(80, bytes);
         for (int k = 0; k < 80; k++) {
-            CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
             ev[run] += s.info.events;
             if (run == 0) memcpy(xa[(size_t)k * (size_t)s.w->nv], s.w->state.x, bytes);
             else if (memcmp(xa[(size_t)k * (size_t)s.w->nv], s.w->state.x, bytes)) same = 0;
         }
-        sim_close(&s);
+        cb_sim_close(&s);
     }
     fprintf(stderr, "  events %ld and %ld, frames identical: %d\n", ev[0], ev[1], same);
     CU_ASSERT_EQUAL(ev[0], ev[1]);
