@@ -9,7 +9,9 @@
 
 struct cb_spatial_hash {
     double scale;
+    int box_filter;             /* candidates restricted to the inflated box, sorted by vertex */
     double cell;
+    uint64_t pmagic;            /* ceil(2^64 / P): h mod P by two multiplications */
     int nv_cap;                 /* capacity of the per-vertex arrays */
     long tsize;                 /* P, table size used for the current nv */
     int tsize_nv;               /* nv that tsize was computed for */
@@ -47,6 +49,7 @@ void cb_spatial_hash_free(cb_spatial_hash **hp)
     *hp = NULL;
 }
 
+void cb_spatial_hash_set_box_filter(cb_spatial_hash *h, int on) { CB_ASSERT(h != NULL); h->box_filter = on != 0; }
 const cb_pair_list *cb_spatial_hash_pairs(const cb_spatial_hash *h) { CB_ASSERT(h != NULL); return &h->pairs; }
 double cb_spatial_hash_cell_size(const cb_spatial_hash *h) { CB_ASSERT(h != NULL); return h->cell; }
 long cb_spatial_hash_table_size(const cb_spatial_hash *h) { CB_ASSERT(h != NULL); return h->tsize; }
@@ -60,10 +63,15 @@ static int is_prime(long n)
     return 1;
 }
 
-static inline long hash_cell(int64_t i, int64_t j, int64_t k, long p)
+/* Teschner's hash folded to 32 bits, reduced mod P (P < 2^32) without a division:
+ * for a < 2^32, a mod P = floor(((M a) mod 2^64) P / 2^64) with M = ceil(2^64 / P)
+ * (Lemire, Kaser, Kurz 2019, "Faster remainder by direct computation"). */
+static inline long hash_cell(int64_t i, int64_t j, int64_t k, long p, uint64_t magic)
 {
     uint64_t hv = ((uint64_t)i * 73856093u) ^ ((uint64_t)j * 19349663u) ^ ((uint64_t)k * 83492791u);
-    return (long)(hv % (uint64_t)p);
+    uint32_t a = (uint32_t)(hv ^ (hv >> 32));
+    uint64_t low = magic * a;
+    return (long)(((unsigned __int128)low * (uint64_t)p) >> 64);
 }
 
 /* Make room for nv vertices and a table for them; allocates only when nv grows. */
@@ -72,8 +80,11 @@ static int ensure_capacity(cb_spatial_hash *h, int nv, cb_error *err)
     if (h->tsize_nv != nv || h->tsize == 0) {
         long p = 2L * nv + 1;
         while (!is_prime(p)) p++;
+        if (p >= 4294967296L)
+            return CB_FAIL(err, CB_ERR_INPUT, "spatial hash: %d vertices need a table beyond 2^32 buckets", nv);
         h->tsize = p;
         h->tsize_nv = nv;
+        h->pmagic = UINT64_MAX / (uint64_t)p + 1;
     }
     if (nv > h->nv_cap) {
         free(h->vcell);
@@ -150,11 +161,12 @@ int cb_spatial_hash_query(cb_spatial_hash *h, const cb_mesh *m, const double (*x
     if (rc) return rc;
 
     const long p = h->tsize;
+    const uint64_t magic = h->pmagic;
     for (long i = 0; i <= p; i++) h->start[i] = 0;
     for (int v = 0; v < m->nv; v++) {
         int64_t *c = h->vcell[v];
         for (int k = 0; k < 3; k++) c[k] = cell_of(x[v][k], cell);
-        long bkt = hash_cell(c[0], c[1], c[2], p);
+        long bkt = hash_cell(c[0], c[1], c[2], p, magic);
         h->vbucket[v] = bkt;
         h->start[bkt + 1]++;
     }
@@ -165,29 +177,53 @@ int cb_spatial_hash_query(cb_spatial_hash *h, const cb_mesh *m, const double (*x
     h->start[0] = 0;
 
     const double r = distance + slack;
+    const int filter = h->box_filter;
     for (int t = 0; t < m->nf; t++) {
         const int *f = m->f[t];
         int64_t lo[3], hi[3];
+        double blo[3], bhi[3];
         for (int k = 0; k < 3; k++) {
             double a = x[f[0]][k], b = x[f[1]][k], c = x[f[2]][k];
             double mn = a < b ? (a < c ? a : c) : (b < c ? b : c);
             double mx = a > b ? (a > c ? a : c) : (b > c ? b : c);
-            lo[k] = cell_of(mn - r, cell);
-            hi[k] = cell_of(mx + r, cell);
+            blo[k] = mn - r;
+            bhi[k] = mx + r;
+            lo[k] = cell_of(blo[k], cell);
+            hi[k] = cell_of(bhi[k], cell);
         }
+        long first = h->pairs.n;
         for (int64_t i = lo[0]; i <= hi[0]; i++)
             for (int64_t j = lo[1]; j <= hi[1]; j++)
                 for (int64_t k = lo[2]; k <= hi[2]; k++) {
-                    long bkt = hash_cell(i, j, k, p);
-                    for (long e = h->start[bkt]; e < h->start[bkt + 1]; e++) {
+                    long bkt = hash_cell(i, j, k, p, magic), e0 = h->start[bkt], e1 = h->start[bkt + 1];
+                    if (e0 == e1) continue;
+                    if (cb_pair_list_reserve(&h->pairs, h->pairs.n + (e1 - e0)))
+                        return CB_FAIL(err, CB_ERR_NOMEM, "out of memory growing the spatial hash pairs");
+                    /* branch-free: write every vertex of the bucket, keep it when it qualifies */
+                    long n = h->pairs.n;
+                    int (*out)[2] = h->pairs.p;
+                    for (long e = e0; e < e1; e++) {
                         int v = h->entries[e];
                         const int64_t *c = h->vcell[v];
-                        if (c[0] != i || c[1] != j || c[2] != k) continue;
-                        if (v == f[0] || v == f[1] || v == f[2]) continue;
-                        if (cb_pair_list_push(&h->pairs, v, t))
-                            return CB_FAIL(err, CB_ERR_NOMEM, "out of memory growing the spatial hash pairs");
+                        int keep = (c[0] == i) & (c[1] == j) & (c[2] == k) & (v != f[0]) & (v != f[1]) & (v != f[2]);
+                        if (filter) {
+                            const double *q = x[v];
+                            keep &= (q[0] >= blo[0]) & (q[0] <= bhi[0]) & (q[1] >= blo[1]) & (q[1] <= bhi[1]) &
+                                    (q[2] >= blo[2]) & (q[2] <= bhi[2]);
+                        }
+                        out[n][0] = v;
+                        out[n][1] = t;
+                        n += keep;
                     }
+                    h->pairs.n = n;
                 }
+        if (filter) /* insertion sort of this triangle's (few) candidates by vertex */
+            for (long a = first + 1; a < h->pairs.n; a++) {
+                int v = h->pairs.p[a][0];
+                long b = a;
+                for (; b > first && h->pairs.p[b - 1][0] > v; b--) h->pairs.p[b][0] = h->pairs.p[b - 1][0];
+                h->pairs.p[b][0] = v;
+            }
     }
     return 0;
 }

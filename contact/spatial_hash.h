@@ -4,8 +4,10 @@
  *
  * A uniform grid of cubic cells of side `cell_scale` x the mean edge length at the
  * current positions is hashed into a table of P buckets (P = the smallest prime >= 2 nv):
- *   H(i, j, k) = ((i * 73856093) xor (j * 19349663) xor (k * 83492791)) mod P,
- * computed in unsigned 64-bit arithmetic. Vertices are stored by cell (a counting
+ *   H(i, j, k) = fold32((i * 73856093) xor (j * 19349663) xor (k * 83492791)) mod P,
+ * computed in unsigned 64-bit arithmetic, folded to 32 bits (high xor low half), the
+ * remainder taken by multiplications (no division). The bucket mapping never changes
+ * the answer: only the vertices whose cell matches exactly are candidates. Vertices are stored by cell (a counting
  * sort, so no linked lists and no per-step allocation); then each triangle's AABB,
  * inflated by `distance`, is scanned cell by cell and every vertex whose cell matches
  * exactly (hash collisions are filtered) and which is not a vertex of the triangle
@@ -37,6 +39,13 @@ void cb_spatial_hash_free(cb_spatial_hash **h);
  * has length 0 the cell size falls back to `distance`, or 1 if that is 0 too. */
 int cb_spatial_hash_query(cb_spatial_hash *h, const cb_mesh *m, const double (*x)[3], double distance,
                           cb_error *err);
+
+/* Box filter (off by default): with it on, a candidate (v, t) of a query must also
+ * have x_v inside t's axis-aligned box inflated by `distance` (plus the same rounding
+ * slack as the cell scan), and each triangle's candidates are sorted by vertex. The
+ * answer is then a function of the positions and the distance only, not of the cell
+ * size, and still contains every pair within `distance`. */
+void cb_spatial_hash_set_box_filter(cb_spatial_hash *h, int on);
 
 /* The candidates of the last query, as (vertex, triangle), ordered by triangle. */
 const cb_pair_list *cb_spatial_hash_pairs(const cb_spatial_hash *h);

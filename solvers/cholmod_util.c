@@ -18,14 +18,21 @@ struct cb_chol {
     cholmod_sparse *A;
     cholmod_factor *L;
     cholmod_dense *B, *X, *Y, *E;
-    /* the factor copied for cb_chol_solve3: its strictly lower part both by columns
-     * (lp/li/lx, for the backward solve) and by rows (rp/ri/rx, for the forward
-     * solve), rows/columns increasing, exact zeros of a supernodal factor's dense
-     * blocks left out; dinv = 1 / diagonal */
-    int *lp, *li, *rp, *ri, *perm;
-    double *lx, *rx, *dinv;
+    /* the factor copied for cb_chol_solve3 in supernodes: supernode s has the columns
+     * sup[s] .. sup[s+1]-1 and the rows srow[rp[s] .. rp[s+1]-1] (its own columns
+     * first, then the rows below, increasing); its values are a dense column-major
+     * block of (rp[s+1]-rp[s]) x (sup[s+1]-sup[s]) doubles at sx[s] (entries above the
+     * diagonal unused). From a supernodal factor these are CHOLMOD's supernodes; from a
+     * simplicial one, the fundamental supernodes (runs of columns whose patterns nest
+     * exactly, so no zero is stored). dinv = 1 / diagonal */
+    int nsup;
+    int *sup, *rp, *srow, *perm;
+    long *sx;
+    double *sv, *dinv;
     cb_v4 *w;                /* [n] permuted right-hand side / solution (x, y, z, unused) */
-    long lcap;               /* capacity of li, lx, ri, rx */
+    cb_v4 *t;                /* [tcap] the rows of one supernode (tri_solves' u) */
+    long rcap, vcap;         /* capacity of srow, sv */
+    int tcap;
     int copied;              /* the copy holds the current factor */
     int factorizations;
     int failed;
@@ -71,14 +78,14 @@ void cb_chol_free(cb_chol **pc)
         cholmod_free_dense(&c->E, &c->c);
         cholmod_finish(&c->c);
     }
-    free(c->lp);
-    free(c->li);
-    free(c->lx);
+    free(c->sup);
     free(c->rp);
-    free(c->ri);
-    free(c->rx);
-    free(c->dinv);
+    free(c->srow);
     free(c->perm);
+    free(c->sx);
+    free(c->sv);
+    free(c->dinv);
+    free(c->t);
     free(c->w);
     free(c);
     *pc = NULL;
@@ -160,90 +167,120 @@ double cb_chol_factor_nnz(const cb_chol *c)
     return nz;
 }
 
-/* Copy the numeric factor L (simplicial or supernodal, LL^T) for cb_chol_solve3, by
- * columns and by rows, and the ordering into perm. Allocates only when the factor grows. */
+/* Grow an array to hold need elements (contents not kept). */
+static int grow(void **p, long *cap, long need, size_t size)
+{
+    if (need <= *cap) return 0;
+    free(*p);
+    *p = cb_calloc((size_t)need, size);
+    *cap = *p ? need : 0;
+    return *p ? 0 : -1;
+}
+
+/* Copy the numeric factor L (simplicial or supernodal, LL^T) into supernodes for
+ * cb_chol_solve3 (see struct cb_chol), and the ordering into perm. Allocates only
+ * when the factor grows. */
 static int copy_factor(cb_chol *c, cb_error *err)
 {
     const cholmod_factor *L = c->L;
     int n = c->n;
     if (!L->is_ll || L->xtype != CHOLMOD_REAL)
         return CB_FAIL(err, CB_ERR_INTERNAL, "%s: the factor is not a real LL^T factor", c->label);
-    long cap = L->is_super ? (long)L->xsize : 0;
-    if (!L->is_super) {
-        const int *nz = L->nz;
-        for (int j = 0; j < n; j++) cap += nz[j];
-    }
-    if (!c->lp) {
-        c->lp = cb_calloc((size_t)n + 1, sizeof *c->lp);
+    if (!c->sup) {
+        c->sup = cb_calloc((size_t)n + 1, sizeof *c->sup);
         c->rp = cb_calloc((size_t)n + 1, sizeof *c->rp);
+        c->sx = cb_calloc((size_t)n + 1, sizeof *c->sx);
         c->dinv = cb_calloc((size_t)n, sizeof *c->dinv);
         c->perm = cb_calloc((size_t)n, sizeof *c->perm);
         c->w = aligned_alloc(32, (size_t)n * sizeof *c->w);
-        if (!c->lp || !c->rp || !c->dinv || !c->perm || !c->w)
+        if (!c->sup || !c->rp || !c->sx || !c->dinv || !c->perm || !c->w)
             return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", c->label);
-    }
-    if (cap > c->lcap) {
-        free(c->li);
-        free(c->lx);
-        free(c->ri);
-        free(c->rx);
-        c->li = cb_calloc((size_t)cap, sizeof *c->li);
-        c->lx = cb_calloc((size_t)cap, sizeof *c->lx);
-        c->ri = cb_calloc((size_t)cap, sizeof *c->ri);
-        c->rx = cb_calloc((size_t)cap, sizeof *c->rx);
-        c->lcap = c->li && c->lx && c->ri && c->rx ? cap : 0;
-        if (!c->lcap) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for a factor of %ld entries", c->label, cap);
     }
     const int *perm = L->Perm;
     for (int k = 0; k < n; k++) c->perm[k] = perm ? perm[k] : k;
-    long q = 0;
+    /* the supernode partition, row counts and value sizes */
+    int ns = 0;
+    long nrows = 0, nvals = 0;
+    int maxrows = 1;
+    const int *super = L->super, *pi = L->pi, *px = L->px;
+    if (L->is_super) {
+        ns = (int)L->nsuper;
+        for (int s = 0; s < ns; s++) {
+            int nc = super[s + 1] - super[s], nr = pi[s + 1] - pi[s];
+            c->sup[s] = super[s];
+            c->rp[s] = (int)nrows;
+            c->sx[s] = nvals;
+            nrows += nr;
+            nvals += (long)nr * nc;
+            if (nr > maxrows) maxrows = nr;
+        }
+    } else {
+        const int *p = L->p, *i = L->i, *nz = L->nz;
+        for (int j = 0; j < n;) {
+            int k2 = j + 1;
+            /* column k2 joins when its pattern is column k2-1's without its diagonal */
+            while (k2 < n && nz[k2] == nz[k2 - 1] - 1 && nz[k2] >= 1 &&
+                   !memcmp(i + p[k2], i + p[k2 - 1] + 1, (size_t)nz[k2] * sizeof(int)))
+                k2++;
+            int nc = k2 - j, nr = nz[j];
+            c->sup[ns] = j;
+            c->rp[ns] = (int)nrows;
+            c->sx[ns] = nvals;
+            ns++;
+            nrows += nr;
+            nvals += (long)nr * nc;
+            if (nr > maxrows) maxrows = nr;
+            j = k2;
+        }
+    }
+    c->sup[ns] = n;
+    c->rp[ns] = (int)nrows;
+    c->sx[ns] = nvals;
+    c->nsup = ns;
+    long tcap = c->tcap;
+    if (grow((void **)&c->srow, &c->rcap, nrows, sizeof *c->srow) ||
+        grow((void **)&c->sv, &c->vcap, nvals, sizeof *c->sv))
+        return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for a factor of %ld entries", c->label, nvals);
+    if (maxrows > c->tcap) {
+        free(c->t);
+        c->t = aligned_alloc(32, (size_t)maxrows * sizeof *c->t);
+        tcap = c->t ? maxrows : 0;
+        c->tcap = (int)tcap;
+        if (!c->t) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+    }
     double dmin = 1.0;
     if (L->is_super) {
-        const int *super = L->super, *pi = L->pi, *px = L->px, *ls = L->s;
-        const double *x = L->x;
-        for (int s = 0; s < (int)L->nsuper; s++) {
-            int k1 = super[s], k2 = super[s + 1], nsrow = pi[s + 1] - pi[s];
-            for (int j = k1; j < k2; j++) {
-                int jj = j - k1;
-                const double *col = x + px[s] + (long)jj * nsrow;
-                c->lp[j] = (int)q;
-                if (!(col[jj] > 0)) dmin = col[jj];
-                c->dinv[j] = 1.0 / col[jj];
-                for (int ii = jj + 1; ii < nsrow; ii++)
-                    if (col[ii] != 0.0) {
-                        c->li[q] = ls[pi[s] + ii];
-                        c->lx[q++] = col[ii];
-                    }
+        const int *ls = L->s;
+        memcpy(c->srow, ls + pi[0], (size_t)nrows * sizeof *c->srow);
+        for (int s = 0; s < ns; s++) {
+            int k1 = c->sup[s], nc = c->sup[s + 1] - k1, nr = c->rp[s + 1] - c->rp[s];
+            const double *x = (const double *)L->x + px[s];
+            memcpy(c->sv + c->sx[s], x, (size_t)nr * nc * sizeof(double));
+            for (int jj = 0; jj < nc; jj++) {
+                double d = x[(long)jj * nr + jj];
+                if (!(d > 0)) dmin = d;
+                else c->dinv[k1 + jj] = 1.0 / d;
             }
         }
     } else {
         const int *p = L->p, *i = L->i, *nz = L->nz;
         const double *x = L->x;
-        for (int j = 0; j < n; j++) {
-            c->lp[j] = (int)q;
-            if (nz[j] < 1 || i[p[j]] != j || !(x[p[j]] > 0)) dmin = nz[j] < 1 ? 0.0 : x[p[j]];
-            else c->dinv[j] = 1.0 / x[p[j]];
-            for (int e = p[j] + 1; e < p[j] + nz[j]; e++) {
-                c->li[q] = i[e];
-                c->lx[q++] = x[e];
+        for (int s = 0; s < ns; s++) {
+            int k1 = c->sup[s], nc = c->sup[s + 1] - k1, nr = c->rp[s + 1] - c->rp[s];
+            memcpy(c->srow + c->rp[s], i + p[k1], (size_t)nr * sizeof *c->srow);
+            double *v = c->sv + c->sx[s];
+            for (int jj = 0; jj < nc; jj++) {
+                int j = k1 + jj;
+                double *col = v + (long)jj * nr;
+                for (int r = 0; r < jj; r++) col[r] = 0.0;
+                memcpy(col + jj, x + p[j], (size_t)nz[j] * sizeof(double));
+                if (nz[j] < 1 || i[p[j]] != j || !(x[p[j]] > 0)) dmin = nz[j] < 1 ? 0.0 : x[p[j]];
+                else c->dinv[j] = 1.0 / x[p[j]];
             }
         }
     }
-    c->lp[n] = (int)q;
     if (!(dmin > 0))
         return CB_FAIL(err, CB_ERR_INTERNAL, "%s: the factor has a diagonal entry %g (not positive)", c->label, dmin);
-    /* by rows: a counting transpose (rows come out with increasing columns) */
-    for (int i = 0; i <= n; i++) c->rp[i] = 0;
-    for (long e = 0; e < q; e++) c->rp[c->li[e] + 1]++;
-    for (int i = 0; i < n; i++) c->rp[i + 1] += c->rp[i];
-    for (int j = 0; j < n; j++)
-        for (int e = c->lp[j]; e < c->lp[j + 1]; e++) {
-            int dst = c->rp[c->li[e]]++;
-            c->ri[dst] = j;
-            c->rx[dst] = c->lx[e];
-        }
-    for (int i = n; i > 0; i--) c->rp[i] = c->rp[i - 1];
-    c->rp[0] = 0;
     c->copied = 1;
     return CB_OK;
 }
@@ -290,41 +327,72 @@ int cb_chol_solve(cb_chol *c, const double **x, cb_error *err)
     return CB_OK;
 }
 
-/* The two triangular solves on w (n x 4, see struct cb_chol); both are dot products
- * (L by rows forward, by columns backward): each factor entry is read once for the
- * three coordinates and only w[i] is written. Four partial sums per row break the
- * chain of additions. Compiled twice where the compiler can (AVX2 + FMA and the
+/* The two triangular solves on w (n x 4, see struct cb_chol), supernode by supernode,
+ * each factor entry read once per solve for the three coordinates and one row index
+ * per row of a supernode, not per entry. Forward (L z = w): within the supernode's
+ * columns a dense column-oriented solve; the rows below are accumulated in t (dense,
+ * contiguous in the block's columns) and scattered into w once. Backward (L^T x = z):
+ * the rows below are gathered into t once, then each column is one dense dot product,
+ * last column first. Compiled twice where the compiler can (AVX2 + FMA and the
  * baseline), chosen at load time by the CPU. */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-static void tri_solves(int n, const int *restrict rp, const int *restrict ri, const double *restrict rx,
-                       const int *restrict lp, const int *restrict li, const double *restrict lx,
-                       const double *restrict dinv, cb_v4 *restrict w)
+static void tri_solves(int ns, const int *restrict sup, const int *restrict rp, const int *restrict srow,
+                       const long *restrict sx, const double *restrict sv, const double *restrict dinv,
+                       cb_v4 *restrict w, cb_v4 *restrict u)
 {
-    for (int i = 0; i < n; i++) {
-        cb_v4 s0 = {0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0;
-        int q = rp[i], e = rp[i + 1];
-        for (; q + 4 <= e; q += 4) {
-            s0 += rx[q] * w[ri[q]];
-            s1 += rx[q + 1] * w[ri[q + 1]];
-            s2 += rx[q + 2] * w[ri[q + 2]];
-            s3 += rx[q + 3] * w[ri[q + 3]];
+    const cb_v4 zero = {0, 0, 0, 0};
+    for (int s = 0; s < ns; s++) {
+        const int k1 = sup[s], nc = sup[s + 1] - k1, nr = rp[s + 1] - rp[s];
+        const int *row = srow + rp[s];
+        const double *v = sv + sx[s];
+        /* u: the supernode's own unknowns, then the updates of the rows below */
+        for (int r = 0; r < nc; r++) u[r] = w[k1 + r];
+        for (int r = nc; r < nr; r++) u[r] = zero;
+        int jj = 0;
+        for (; jj + 4 <= nc; jj += 4) { /* four columns per sweep over the rows */
+            const double *c0 = v + (long)jj * nr, *c1 = c0 + nr, *c2 = c1 + nr, *c3 = c2 + nr;
+            cb_v4 z0 = u[jj] * dinv[k1 + jj];
+            cb_v4 z1 = (u[jj + 1] - c0[jj + 1] * z0) * dinv[k1 + jj + 1];
+            cb_v4 z2 = (u[jj + 2] - c0[jj + 2] * z0 - c1[jj + 2] * z1) * dinv[k1 + jj + 2];
+            cb_v4 z3 = (u[jj + 3] - c0[jj + 3] * z0 - c1[jj + 3] * z1 - c2[jj + 3] * z2) * dinv[k1 + jj + 3];
+            u[jj] = z0;
+            u[jj + 1] = z1;
+            u[jj + 2] = z2;
+            u[jj + 3] = z3;
+            for (int r = jj + 4; r < nr; r++) u[r] -= (c0[r] * z0 + c1[r] * z1) + (c2[r] * z2 + c3[r] * z3);
         }
-        for (; q < e; q++) s0 += rx[q] * w[ri[q]];
-        w[i] = (w[i] - ((s0 + s1) + (s2 + s3))) * dinv[i];
+        for (; jj < nc; jj++) {
+            const double *c0 = v + (long)jj * nr;
+            cb_v4 z0 = u[jj] * dinv[k1 + jj];
+            u[jj] = z0;
+            for (int r = jj + 1; r < nr; r++) u[r] -= c0[r] * z0;
+        }
+        for (int r = 0; r < nc; r++) w[k1 + r] = u[r];
+        for (int r = nc; r < nr; r++) w[row[r]] += u[r];
     }
-    for (int j = n - 1; j >= 0; j--) {
-        cb_v4 s0 = {0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0;
-        int q = lp[j], e = lp[j + 1];
-        for (; q + 4 <= e; q += 4) {
-            s0 += lx[q] * w[li[q]];
-            s1 += lx[q + 1] * w[li[q + 1]];
-            s2 += lx[q + 2] * w[li[q + 2]];
-            s3 += lx[q + 3] * w[li[q + 3]];
+    for (int s = ns - 1; s >= 0; s--) {
+        const int k1 = sup[s], nc = sup[s + 1] - k1, nr = rp[s + 1] - rp[s];
+        const int *row = srow + rp[s];
+        const double *v = sv + sx[s];
+        /* u: the supernode's own right-hand side, then the solution of the rows below */
+        for (int r = 0; r < nc; r++) u[r] = w[k1 + r];
+        for (int r = nc; r < nr; r++) u[r] = w[row[r]];
+        for (int jj = nc - 1; jj >= 0; jj--) {
+            const double *col = v + (long)jj * nr;
+            cb_v4 s0 = zero, s1 = zero, s2 = zero, s3 = zero;
+            int r = jj + 1;
+            for (; r + 4 <= nr; r += 4) {
+                s0 += col[r] * u[r];
+                s1 += col[r + 1] * u[r + 1];
+                s2 += col[r + 2] * u[r + 2];
+                s3 += col[r + 3] * u[r + 3];
+            }
+            for (; r < nr; r++) s0 += col[r] * u[r];
+            u[jj] = (u[jj] - ((s0 + s1) + (s2 + s3))) * dinv[k1 + jj];
         }
-        for (; q < e; q++) s0 += lx[q] * w[li[q]];
-        w[j] = (w[j] - ((s0 + s1) + (s2 + s3))) * dinv[j];
+        for (int r = 0; r < nc; r++) w[k1 + r] = u[r];
     }
 }
 
@@ -344,7 +412,7 @@ int cb_chol_solve3(cb_chol *c, double (*b)[3], cb_error *err)
         const double *s = b[perm[k]];
         w[k] = (cb_v4){s[0], s[1], s[2], 0.0};
     }
-    tri_solves(n, c->rp, c->ri, c->rx, c->lp, c->li, c->lx, c->dinv, w);
+    tri_solves(c->nsup, c->sup, c->rp, c->srow, c->sx, c->sv, c->dinv, w, c->t);
     for (int k = 0; k < n; k++) {
         double *t = b[perm[k]];
         t[0] = w[k][0];

@@ -7,8 +7,8 @@
  * every factorization after that is numeric only (cholmod_factorize). Solves use
  * cholmod_solve2 with a right-hand side, solution and workspace allocated once, so a
  * solve allocates nothing; cb_chol_solve3 (three interleaved right-hand sides, as fms
- * needs for x, y and z) uses our own forward/back substitution over a packed copy of
- * the factor instead, which reads the factor once for all three coordinates.
+ * needs for x, y and z) uses our own supernodal forward/back substitution over a copy
+ * of the factor instead, which reads the factor once for all three coordinates.
  *
  * Every CHOLMOD call is checked: a negative common.status is CB_ERR_INTERNAL, and
  * CHOLMOD_NOT_POSDEF — a warning in common.status, not a return value — is
@@ -55,13 +55,14 @@ double *cb_chol_rhs(cb_chol *c);
  * returned in *x (owned by c, valid until the next solve). */
 int cb_chol_solve(cb_chol *c, const double **x, cb_error *err);
 /* Solve A X = B for three right-hand sides stored interleaved (row-major n x 3: b[i]
- * is row i), in place, with our own triangular solves over a copy of the factor
- * (simplicial or supernodal; its strictly lower part by rows and by columns, exact
- * zeros left out): both triangular solves are dot products reading each factor entry
- * once for the three columns, and the fill-reducing permutation is applied once on
- * the way in and out. The copy is made by the first solve after each factorization
- * (O(nnz(L)), allocating only when the factor grows); other solves allocate nothing.
- * The same solution as cb_chol_solve up to round-off. */
+ * is row i), in place, with our own triangular solves over a copy of the factor in
+ * supernodes: a supernodal factor's own supernodes, or for a simplicial factor its
+ * fundamental supernodes (runs of columns with nested patterns, no zero stored), each
+ * a dense column-major block with one list of row indices. Both triangular solves
+ * read each factor entry once for the three columns, and the fill-reducing
+ * permutation is applied once on the way in and out. The copy is made by the first
+ * solve after each factorization (O(nnz(L)), allocating only when the factor grows);
+ * other solves allocate nothing. The same solution as cb_chol_solve up to round-off. */
 int cb_chol_solve3(cb_chol *c, double (*b)[3], cb_error *err);
 
 #endif

@@ -42,10 +42,15 @@
  *
  * Performance. The global step is one cb_chol_solve3 (cholmod_util.h): CHOLMOD gives
  * the fill-reducing ordering and the numeric factor, the triangular solves are our own
- * over a copy of the factor, with x, y and z interleaved so each factor entry is read
- * once per solve for the three coordinates (the solves are bound by reading the
- * factor). The local step and the right-hand side are one pass over a flat spring
- * array (ends, their unknowns, rest length, stiffness); nothing is allocated per step.
+ * over a copy of the factor in supernodes (dense column blocks with one row list each,
+ * so one index per row of a supernode instead of one per entry, and a single copy
+ * serves both triangular solves), with x, y and z interleaved so each factor entry is
+ * read once per solve for the three coordinates (the solves are bound by reading the
+ * factor). The local step and the right-hand side are one branch-free pass over a
+ * flat spring array sorted by first vertex (ends, their right-hand-side rows, rest
+ * length, stiffness). Self contact reuses its candidate pairs while the cloth moves
+ * little (step_contact.h: exactly the same pairs as a query every step). Nothing is
+ * allocated per step.
  *
  * Reported: iterations, residual = |grad g(x)| / |grad g(y)| after the iterations
  * (before contact; the relative gradient newton stops on), solver_energy = E(x) at
@@ -63,7 +68,8 @@
  * 0), springs (model | classic), self_collision (bool, default true), self_friction
  * (>= 0, default 0.1), self_iterations (>= 1, default 2), contact_offset (>= 0, m;
  * default thickness/2: distance kept from colliders), factor (auto | simplicial |
- * supernodal: the CHOLMOD factorization kind). Everything but `iterations`, and the
+ * supernodal: the CHOLMOD factorization kind), self_cache (bool, default true: the
+ * self-contact candidate cache, same results either way). Everything but `iterations`, and the
  * frame of the step (unknowns, predictor, velocity update, contact), is shared with
  * newton in solvers/spring_solver.c.
  */
@@ -75,21 +81,34 @@
 #include "core/vec3.h"
 #include "solvers/spring_solver.h"
 
-/* A spring as the iterations use it: ends, their unknowns (-1 when pinned), rest
- * length and stiffness, in one record so the local step streams through memory. */
+/* A spring as the iterations use it: ends, the rows of their unknowns in the
+ * right-hand side (a pinned end writes to a scratch row nfree, so the loop has no
+ * branch), rest length and stiffness, in one record so the local step streams
+ * through memory. The records are sorted by their smaller end, so consecutive
+ * springs touch nearby vertices. */
 typedef struct fms_spring {
     int a, b, ua, ub;
     double rest, k;
 } fms_spring;
+
+static int spring_cmp(const void *pa, const void *pb)
+{
+    const fms_spring *p = pa, *q = pb;
+    int lp = p->a < p->b ? p->a : p->b, lq = q->a < q->b ? q->a : q->b;
+    int hp = p->a ^ p->b ^ lp, hq = q->a ^ q->b ^ lq; /* the other end */
+    if (lp != lq) return lp < lq ? -1 : 1;
+    return (hp > hq) - (hp < hq);
+}
 
 typedef struct fms_solver {
     int iterations;
     cb_spring_solver ss;   /* springs, unknowns, system (blocks 1 x 1), y, dx, contact */
     double h_factored;     /* dt of the current factor (0: none) */
     fms_spring *spr;       /* [nsprings] */
-    double (*d)[3];        /* [nsprings] auxiliary directions */
+    double (*d)[3];        /* [nsprings] auxiliary directions, in the order of spr */
     double (*c)[3];        /* [nfree] constant part of the right-hand side, h^2 (f_ext - L y) */
-    double (*b)[3];        /* [nfree] right-hand side / solution, interleaved x, y, z */
+    double (*b)[3];        /* [nfree + 1] right-hand side / solution, interleaved x, y, z; row
+                            * nfree is scratch for the pinned ends of springs */
 } fms_solver;
 
 static const char *const own_keys[] = {"iterations", NULL};
@@ -122,7 +141,7 @@ static int fms_create(const cb_world *w, const cb_params *p, void **self, cb_err
     int nv = w->nv, ns = s->ss.sp.n;
     s->d = cb_calloc((size_t)(ns > 0 ? ns : 1), sizeof *s->d);
     s->c = cb_calloc((size_t)nv, sizeof *s->c);
-    s->b = cb_calloc((size_t)nv, sizeof *s->b);
+    s->b = cb_calloc((size_t)nv + 1, sizeof *s->b);
     s->spr = cb_calloc((size_t)(ns > 0 ? ns : 1), sizeof *s->spr);
     rc = s->d && s->c && s->b && s->spr ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "fms: out of memory for %d vertices", nv);
     if (!rc) rc = cb_spring_solver_setup(&s->ss, w, 1, "fms: the global matrix M + h^2 L", err);
@@ -136,14 +155,17 @@ static int fms_create(const cb_world *w, const cb_params *p, void **self, cb_err
         q->b = s->ss.sp.ij[i][1];
         q->ua = s->ss.unk[q->a];
         q->ub = s->ss.unk[q->b];
+        if (q->ua < 0) q->ua = s->ss.nfree;
+        if (q->ub < 0) q->ub = s->ss.nfree;
         q->rest = s->ss.sp.rest[i];
         q->k = s->ss.sp.k[i];
     }
+    qsort(s->spr, (size_t)ns, sizeof *s->spr, spring_cmp);
     /* directions of the rest shape, used when a spring has zero length */
     for (int i = 0; i < ns; i++) {
-        cb_v3_sub(s->d[i], w->mesh->x[s->ss.sp.ij[i][0]], w->mesh->x[s->ss.sp.ij[i][1]]);
+        cb_v3_sub(s->d[i], w->mesh->x[s->spr[i].a], w->mesh->x[s->spr[i].b]);
         cb_v3_normalize(s->d[i]);
-        cb_v3_scale(s->d[i], s->d[i], s->ss.sp.rest[i]);
+        cb_v3_scale(s->d[i], s->d[i], s->spr[i].rest);
     }
     *self = s;
     return CB_OK;
@@ -189,17 +211,13 @@ static void local_step_rhs(fms_solver *s, const double (*x)[3], double h2)
             d[i][1] = sc * e1;
             d[i][2] = sc * e2;
         }
-        double kh = h2 * q->k;
-        if (q->ua >= 0) {
-            b[q->ua][0] += kh * d[i][0];
-            b[q->ua][1] += kh * d[i][1];
-            b[q->ua][2] += kh * d[i][2];
-        }
-        if (q->ub >= 0) {
-            b[q->ub][0] -= kh * d[i][0];
-            b[q->ub][1] -= kh * d[i][1];
-            b[q->ub][2] -= kh * d[i][2];
-        }
+        double kh = h2 * q->k, f0 = kh * d[i][0], f1 = kh * d[i][1], f2 = kh * d[i][2];
+        b[q->ua][0] += f0;
+        b[q->ua][1] += f1;
+        b[q->ua][2] += f2;
+        b[q->ub][0] -= f0;
+        b[q->ub][1] -= f1;
+        b[q->ub][2] -= f2;
     }
 }
 
@@ -259,12 +277,13 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     }
     /* attachment impulse: h k (d_i - (p_a - p_b)) on the free end of springs to pins */
     for (int i = 0; i < sp->n; i++) {
-        int a = sp->ij[i][0], b = sp->ij[i][1], ua = ss->unk[a], ub = ss->unk[b];
-        if ((ua >= 0) == (ub >= 0)) continue;
+        const fms_spring *q = &s->spr[i];
+        int fa = q->ua < ss->nfree, fb = q->ub < ss->nfree;
+        if (fa == fb) continue;
         double e[3];
-        cb_v3_sub(e, s->d[i], x[a]);
-        cb_v3_add(e, e, x[b]);
-        cb_v3_axpy(imp, (ua >= 0 ? 1.0 : -1.0) * h * sp->k[i], e);
+        cb_v3_sub(e, s->d[i], x[q->a]);
+        cb_v3_add(e, e, x[q->b]);
+        cb_v3_axpy(imp, (fa ? 1.0 : -1.0) * h * q->k, e);
     }
     double residual = NAN;
     if (ss->nfree > 0) {

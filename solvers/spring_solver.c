@@ -11,7 +11,7 @@
 static const char *const spring_names[] = {"model", "classic", NULL};
 static const char *const factor_names[] = {"auto", "simplicial", "supernodal", NULL};
 static const char *const common_keys[] = {"damping", "springs", "self_collision", "self_friction",
-                                          "self_iterations", "contact_offset", "factor", NULL};
+                                          "self_iterations", "contact_offset", "factor", "self_cache", NULL};
 
 #define OWN_KEYS_MAX 8
 
@@ -37,6 +37,7 @@ int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_w
     if (!rc) rc = cb_params_int(p, "self_iterations", 2, 1, 1000, &cd.self_iterations, err);
     if (!rc) rc = cb_params_double(p, "contact_offset", 0.5 * w->thickness, 0.0, 1e3, &cd.collider_offset, err);
     if (!rc) rc = cb_params_choice(p, "factor", factor_names, 0, &s->factor, err);
+    if (!rc) rc = cb_params_bool(p, "self_cache", 1, &cd.self_cache, err);
     if (!rc) rc = cb_params_check(p, keys, err);
     cd.self_distance = w->thickness;
     if (!rc) rc = cb_springs_build(w, (cb_spring_kind)kind, &s->sp, err);

@@ -7,7 +7,8 @@
  * default 0), springs (model | classic), self_collision (bool, default true),
  * self_friction (>= 0, default 0.1), self_iterations (>= 1, default 2),
  * contact_offset (>= 0, m, default thickness/2), factor (auto | simplicial |
- * supernodal). Allowed keys: the solver's own, then these, in this order.
+ * supernodal), self_cache (bool, default true: reuse the self-contact candidates while
+ * the cloth moves little, step_contact.h; the results are the same either way). Allowed keys: the solver's own, then these, in this order.
  *
  * A step with this frame:
  *   cb_spring_solver_predict   x0 = x, pins moved to t+h, y = x0 + (1 - damping) h v on

@@ -3,8 +3,19 @@
  * The implicit mass-spring solvers first solve the step without contact, then
  * resolve contact on the end-of-step positions x and velocities v:
  *
- *  1. Self collision (vertex-triangle). Candidates come from the contact library's
- *     spatial hash (contact/spatial_hash.h) within the cloth thickness; for each
+ *  1. Self collision (vertex-triangle). The pairs of a step are the (vertex, triangle)
+ *     pairs, vertex not in the triangle, whose distance from the vertex to the
+ *     triangle's bounding box is at most (1 + 1e-6) self_distance at the positions the
+ *     contact stage starts from, ordered by triangle then vertex: a superset of the
+ *     pairs in contact that does not depend on how it is found. They come from a
+ *     candidate cache: the contact library's spatial hash (contact/spatial_hash.h, box
+ *     filter on) within (1 + 1e-6) self_distance + delta, kept while every coordinate
+ *     of every vertex moved by less than delta/2 since it was built (then no pair can
+ *     have entered the box distance without being cached: each step filters the cache
+ *     with the exact box test). delta = 8 x the largest coordinate change of the step
+ *     at the build, at least 4 self_distance; 0 (a build every step) when that exceeds
+ *     the mean edge length or the cache is off. Cached or not, the pairs are the same,
+ *     in the same order, so the results are identical (tests/test_fms.c). For each
  *     candidate closer than the thickness the vertex is pushed to the side it was on at
  *     the start of the step (so a vertex that crossed a triangle within the step is
  *     pushed back), to a distance of `self_distance` along the triangle normal. The
@@ -23,6 +34,7 @@
 #ifndef CB_STEP_CONTACT_H
 #define CB_STEP_CONTACT_H
 
+#include "contact/bvh.h"   /* cb_pair_list */
 #include "core/error.h"
 #include "core/world.h"
 
@@ -32,6 +44,7 @@ typedef struct cb_step_contact_def {
     double self_distance;    /* m, distance kept between a vertex and a triangle (thickness) */
     double self_friction;    /* Coulomb coefficient of cloth-cloth contact */
     int self_iterations;     /* Gauss-Seidel passes (>= 1) */
+    int self_cache;          /* 1: candidate cache (above); 0: a spatial hash query every step */
 } cb_step_contact_def;
 
 typedef struct cb_step_contact cb_step_contact;
@@ -45,5 +58,13 @@ void cb_step_contact_free(cb_step_contact **c);
  * *contacts (vertex-collider contacts + active self-contact pairs). */
 int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3], double t1,
                           double impulse[3], int *contacts, cb_error *err);
+
+/* The self-contact pairs of positions x (x0: at the start of the step, for the cache
+ * margin) as cb_step_contact_apply uses them (see above): valid until the next call.
+ * m must be the mesh c was created for; self collision must be on. */
+int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const double (*x)[3], const double (*x0)[3],
+                               const cb_pair_list **pairs, cb_error *err);
+/* Spatial hash queries (cache builds) and candidate requests so far. */
+void cb_step_contact_cache_stats(const cb_step_contact *c, long *builds, long *queries);
 
 #endif

@@ -2,7 +2,9 @@
  * with newton (springs.c, cholmod_util.c): spring counts against a brute-force oracle,
  * g(x) against finite differences, monotone descent of g over local/global iterations,
  * convergence to newton's solution, one factorization per run, momentum conservation
- * and balance, the analytic implicit-Euler decay of one spring, error messages. */
+ * and balance, the analytic implicit-Euler decay of one spring, error messages; the
+ * self-contact candidate cache (step_contact.c) against rebuilding every step and a
+ * brute-force oracle. */
 #include "cb_test.h"
 
 #include "core/scene.h"
@@ -11,6 +13,7 @@
 #include "core/world.h"
 #include "solvers/cholmod_util.h"
 #include "solvers/springs.h"
+#include "solvers/step_contact.h"
 
 typedef struct sim {
     cb_scene *scene;
@@ -546,6 +549,110 @@ static void test_all_pinned(void)
     }
 }
 
+/* The self-contact candidate cache: random motions of a crumpled cloth, small (the
+ * cache is reused) and large (it is rebuilt), with the same contact stage cached and
+ * uncached (a spatial hash query every step). The pairs of every step must equal the
+ * brute-force set (every (v, t), v not in t, with box distance^2 <= (1 + 1e-6)^2 d^2,
+ * by triangle then vertex), and the resolved positions and velocities must be
+ * bitwise identical. */
+static void test_contact_cache_exact(void)
+{
+    cb_scene *sa = NULL, *sb = NULL;
+    cb_world *wa = grid_world(24, 24, 1.0, 1.0, &sa), *wb = grid_world(24, 24, 1.0, 1.0, &sb);
+    CU_ASSERT_FATAL(wa != NULL && wb != NULL);
+    const cb_mesh *m = wa->mesh;
+    const int nv = wa->nv, nf = m->nf;
+    const double dist = 0.006; /* edge 1/23 */
+    cb_step_contact_def def = {.collider_offset = 0.0, .self_collision = 1, .self_distance = dist,
+                               .self_friction = 0.3, .self_iterations = 2, .self_cache = 1};
+    cb_step_contact *ca = NULL, *cb = NULL;
+    cb_error e = {0};
+    CU_ASSERT_FATAL(cb_step_contact_create(wa, &def, &ca, &e) == CB_OK);
+    def.self_cache = 0;
+    CU_ASSERT_FATAL(cb_step_contact_create(wb, &def, &cb, &e) == CB_OK);
+    double (*xc)[3] = cb_test_crumple(m, 11, 0.15);
+    memcpy(wa->state.x, xc, (size_t)nv * sizeof *xc);
+    free(xc);
+    memset(wa->state.v, 0, (size_t)nv * sizeof *wa->state.v);
+    double (*x0)[3] = cb_calloc((size_t)nv, sizeof *x0);
+    int (*oracle)[2] = cb_calloc((size_t)nv * (size_t)nf, sizeof *oracle);
+    uint64_t rng = 12345;
+    const double r2 = (1 + 1e-6) * (1 + 1e-6) * dist * dist;
+    static const double scales[3] = {1e-5, 2e-4, 1e-3};
+    long mismatches = 0, differ = 0, total_contacts = 0, npairs = 0;
+    for (int step = 0; step < 60; step++) {
+        /* both worlds at the same state, then the same random motion */
+        memcpy(x0, wa->state.x, (size_t)nv * sizeof *x0);
+        double sc = step % 15 == 14 ? 3e-2 : scales[(int)(cb_test_uniform(&rng) * 3)]; /* a jump every 15 */
+        double drift[3] = {cb_test_uniform(&rng) - 0.5, cb_test_uniform(&rng) - 0.5, cb_test_uniform(&rng) - 0.5};
+        for (int i = 0; i < nv; i++)
+            for (int k = 0; k < 3; k++) {
+                wa->state.x[i][k] += sc * (2 * cb_test_uniform(&rng) - 1 + drift[k]);
+                wa->state.v[i][k] = 2 * cb_test_uniform(&rng) - 1;
+            }
+        memcpy(wb->state.x, wa->state.x, (size_t)nv * sizeof *x0);
+        memcpy(wb->state.v, wa->state.v, (size_t)nv * sizeof *x0);
+        const cb_pair_list *pa = NULL, *pb = NULL;
+        CU_ASSERT_FATAL(cb_step_contact_candidates(ca, m, (const double (*)[3])wa->state.x,
+                                                   (const double (*)[3])x0, &pa, &e) == CB_OK);
+        CU_ASSERT_FATAL(cb_step_contact_candidates(cb, m, (const double (*)[3])wb->state.x,
+                                                   (const double (*)[3])x0, &pb, &e) == CB_OK);
+        long no = 0;
+        const double (*x)[3] = (const double (*)[3])wa->state.x;
+        for (int t = 0; t < nf; t++) {
+            const int *f = m->f[t];
+            double lo[3], hi[3];
+            for (int k = 0; k < 3; k++) {
+                lo[k] = fmin(x[f[0]][k], fmin(x[f[1]][k], x[f[2]][k]));
+                hi[k] = fmax(x[f[0]][k], fmax(x[f[1]][k], x[f[2]][k]));
+            }
+            for (int v = 0; v < nv; v++) {
+                if (v == f[0] || v == f[1] || v == f[2]) continue;
+                double g2 = 0;
+                for (int k = 0; k < 3; k++) {
+                    double g = x[v][k] < lo[k] ? lo[k] - x[v][k] : x[v][k] > hi[k] ? x[v][k] - hi[k] : 0.0;
+                    g2 += g * g;
+                }
+                if (g2 <= r2) {
+                    oracle[no][0] = v;
+                    oracle[no][1] = t;
+                    no++;
+                }
+            }
+        }
+        npairs += no;
+        if (pa->n != no || memcmp(pa->p, oracle, (size_t)no * sizeof *oracle)) mismatches++;
+        if (pb->n != no || memcmp(pb->p, oracle, (size_t)no * sizeof *oracle)) mismatches++;
+        double ia[3] = {0, 0, 0}, ib[3] = {0, 0, 0};
+        int na = 0, nb = 0;
+        CU_ASSERT_FATAL(cb_step_contact_apply(ca, wa, (const double (*)[3])x0, 0.0, ia, &na, &e) == CB_OK);
+        CU_ASSERT_FATAL(cb_step_contact_apply(cb, wb, (const double (*)[3])x0, 0.0, ib, &nb, &e) == CB_OK);
+        total_contacts += na;
+        if (na != nb || memcmp(wa->state.x, wb->state.x, (size_t)nv * sizeof *x0) ||
+            memcmp(wa->state.v, wb->state.v, (size_t)nv * sizeof *x0))
+            differ++;
+    }
+    long builds_a, queries_a, builds_b, queries_b;
+    cb_step_contact_cache_stats(ca, &builds_a, &queries_a);
+    cb_step_contact_cache_stats(cb, &builds_b, &queries_b);
+    fprintf(stderr, "  %ld pairs, %ld contacts over 60 steps; cached: %ld hash queries for %ld requests, "
+                    "uncached: %ld; %ld set mismatches, %ld steps differing\n",
+            npairs, total_contacts, builds_a, queries_a, builds_b, mismatches, differ);
+    CU_ASSERT(total_contacts > 0);
+    CU_ASSERT(builds_a < queries_a / 4); /* the cache was reused (two requests per step) */
+    CU_ASSERT(builds_b == queries_b);    /* and the other one was not */
+    CU_ASSERT_EQUAL(mismatches, 0);
+    CU_ASSERT_EQUAL(differ, 0);
+    free(oracle);
+    free(x0);
+    cb_step_contact_free(&ca);
+    cb_step_contact_free(&cb);
+    cb_world_free(&wa);
+    cb_world_free(&wb);
+    cb_scene_free(&sa);
+    cb_scene_free(&sb);
+}
+
 /* Our own triangular solves (cb_chol_solve3, three interleaved right-hand sides)
  * against cholmod_solve2 (cb_chol_solve) on random sparse SPD systems, simplicial and
  * supernodal, and after a refactorization with new values: the same solution to
@@ -678,6 +785,7 @@ CB_TEST_MAIN("fms",
              CB_TEST(test_single_spring_decay),
              CB_TEST(test_cholmod_errors),
              CB_TEST(test_solve3_matches_cholmod),
+             CB_TEST(test_contact_cache_exact),
              CB_TEST(test_massless_vertex_not_posdef),
              CB_TEST(test_all_pinned),
              CB_TEST(test_parameters_checked))

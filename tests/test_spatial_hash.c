@@ -1,7 +1,8 @@
 /* tests/test_spatial_hash.c — spatial hashing (contact/spatial_hash.h) against O(n^2)
  * brute force: candidates are a superset of the true vertex-triangle pairs within the
  * distance, exactly the pairs whose cells the inflated triangle box covers (hash
- * collisions filtered), no duplicates; cell size; reuse; bad input. */
+ * collisions filtered), no duplicates; cell size; reuse; bad input; the box filter
+ * (exactly the vertices in the inflated triangle box, sorted, whatever the cell size). */
 #include "cb_test.h"
 
 #include <stdint.h>
@@ -182,6 +183,73 @@ static void test_reuse(void)
     cb_mesh_free(&b);
 }
 
+/* Box filter: the candidates are exactly the (v, t), v not in t, with x_v in t's box
+ * inflated by d (up to the rounding slack), by triangle then vertex, the same list
+ * for every cell size, and still every pair within d. */
+static void test_box_filter(void)
+{
+    cb_mesh *m = cb_test_grid(16, 14, 1.0, CB_DIAG_ALTERNATE);
+    double (*x)[3] = cb_test_crumple(m, 5, 0.12);
+    const double d = 0.03;
+    static const double scales[3] = {0.5, 1.0, 2.5};
+    cb_pair_list first = {0};
+    for (int s = 0; s < 3; s++) {
+        cb_spatial_hash *h = NULL;
+        CU_ASSERT_FATAL(cb_spatial_hash_create(scales[s], &h, NULL) == 0);
+        cb_spatial_hash_set_box_filter(h, 1);
+        CU_ASSERT_FATAL(cb_spatial_hash_query(h, m, (const double (*)[3])x, d, NULL) == 0);
+        const cb_pair_list *l = cb_spatial_hash_pairs(h);
+        long bad_order = 0, outside = 0, missing = 0, missing_true = 0, inside = 0;
+        for (long i = 1; i < l->n; i++)
+            bad_order += l->p[i][1] < l->p[i - 1][1] || (l->p[i][1] == l->p[i - 1][1] && l->p[i][0] <= l->p[i - 1][0]);
+        long q = 0; /* walk the (sorted) list alongside the brute force */
+        for (int t = 0; t < m->nf; t++) {
+            const int *f = m->f[t];
+            for (int v = 0; v < m->nv; v++) {
+                int listed = q < l->n && l->p[q][1] == t && l->p[q][0] == v;
+                q += listed;
+                if (v == f[0] || v == f[1] || v == f[2]) {
+                    outside += listed;
+                    continue;
+                }
+                int in = 1, in_loose = 1;
+                for (int k = 0; k < 3; k++) {
+                    double mn = fmin(x[f[0]][k], fmin(x[f[1]][k], x[f[2]][k]));
+                    double mx = fmax(x[f[0]][k], fmax(x[f[1]][k], x[f[2]][k]));
+                    in &= x[v][k] >= mn - d && x[v][k] <= mx + d;
+                    in_loose &= x[v][k] >= mn - d * (1 + 1e-9) - 1e-9 && x[v][k] <= mx + d * (1 + 1e-9) + 1e-9;
+                }
+                inside += in;
+                missing += in && !listed;
+                outside += listed && !in_loose;
+                double d2 = cb_point_triangle_distance2(x[v], x[f[0]], x[f[1]], x[f[2]], NULL, NULL);
+                missing_true += sqrt(d2) <= d && !listed;
+            }
+        }
+        if (bad_order || outside || missing || missing_true || q != l->n)
+            fprintf(stderr, "  scale %g: %ld pairs (%ld walked), %ld inside, order %ld, outside %ld, missing %ld/%ld\n",
+                    scales[s], l->n, q, inside, bad_order, outside, missing, missing_true);
+        CU_ASSERT(inside > 0);
+        CU_ASSERT(q == l->n); /* every listed pair was met in (triangle, vertex) order */
+        CU_ASSERT_EQUAL(bad_order, 0);
+        CU_ASSERT_EQUAL(outside, 0);
+        CU_ASSERT_EQUAL(missing, 0);
+        CU_ASSERT_EQUAL(missing_true, 0);
+        if (s == 0) {
+            CU_ASSERT_FATAL(cb_pair_list_reserve(&first, l->n) == 0);
+            memcpy(first.p, l->p, (size_t)l->n * sizeof *l->p);
+            first.n = l->n;
+        } else {
+            CU_ASSERT(l->n == first.n);
+            if (l->n == first.n) CU_ASSERT(memcmp(l->p, first.p, (size_t)l->n * sizeof *l->p) == 0);
+        }
+        cb_spatial_hash_free(&h);
+    }
+    cb_pair_list_release(&first);
+    free(x);
+    cb_mesh_free(&m);
+}
+
 static void test_bad_input(void)
 {
     cb_error err = {0};
@@ -227,4 +295,5 @@ CB_TEST_MAIN("spatial_hash",
     CB_TEST(test_crumpled_scales),
     CB_TEST(test_soup_negative_coordinates),
     CB_TEST(test_reuse),
+    CB_TEST(test_box_filter),
     CB_TEST(test_bad_input))
