@@ -19,8 +19,15 @@ double cb_acm_box_exit(const double (*dirs)[3], const double *len, int ndir, con
         double a = dirs[j][0] * (x[0] - c[0]) + dirs[j][1] * (x[1] - c[1]) + dirs[j][2] * (x[2] - c[2]);
         double b = cb_v3_dot(dirs[j], v), e = slack * len[j];
         if (!(fabs(a) < half)) return 0.0;
-        if (b + e > 0) s = fmin(s, (half - a) / (b + e));
-        if (b - e < 0) s = fmin(s, (-half - a) / (b - e));
+        /* plain comparisons, not fmin (a library call here): same result, s is never NaN */
+        if (b + e > 0) {
+            double r = (half - a) / (b + e);
+            if (r < s) s = r;
+        }
+        if (b - e < 0) {
+            double r = (-half - a) / (b - e);
+            if (r < s) s = r;
+        }
     }
     return s > 0 ? s : 0.0;
 }
