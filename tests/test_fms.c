@@ -6,6 +6,7 @@
  * self-contact candidate cache (step_contact.c) against rebuilding every step and a
  * brute-force oracle. */
 #include "cb_test.h"
+#include "cb_sim.h"
 
 #include "core/scene.h"
 #include "core/solver.h"
@@ -15,51 +16,11 @@
 #include "solvers/springs.h"
 #include "solvers/step_contact.h"
 
-typedef struct sim {
-    cb_scene *scene;
-    cb_world *w;
-    const cb_solver_class *cls;
-    void *solver;
-    cb_step_info info;
-    cb_error e;
-} sim;
-
-static int sim_open(sim *s, const char *solver, const char *path_or_text, int is_text, const char *const *sets,
+/* scene (file or text) + world + solver: tests/cb_sim.h */
+static int sim_open(cb_sim *s, const char *solver, const char *path_or_text, int is_text, const char *const *sets,
                     int nsets)
 {
-    memset(s, 0, sizeof *s);
-    int rc = is_text ? cb_scene_load_string(path_or_text, "test.yaml", ".", sets, nsets, &s->scene, &s->e)
-                     : cb_scene_load(path_or_text, sets, nsets, &s->scene, &s->e);
-    if (!rc) rc = cb_world_create(s->scene, &s->w, &s->e);
-    s->cls = cb_solver_find(solver);
-    if (!s->cls) {
-        fprintf(stderr, "  solver %s not registered\n", solver);
-        return -1;
-    }
-    if (!rc) {
-        cb_params p = cb_scene_params(s->scene, solver);
-        rc = s->cls->create(s->w, &p, &s->solver, &s->e);
-    }
-    if (rc) fprintf(stderr, "  %s\n", s->e.message);
-    return rc;
-}
-
-static int sim_step_dt(sim *s, double dt)
-{
-    cb_step_info_reset(&s->info);
-    int rc = s->cls->step(s->solver, s->w, dt, &s->info, &s->e);
-    s->w->state.t += dt;
-    if (rc) fprintf(stderr, "  %s\n", s->e.message);
-    return rc;
-}
-
-static int sim_step(sim *s) { return sim_step_dt(s, s->scene->dt); }
-
-static void sim_close(sim *s)
-{
-    if (s->solver) s->cls->destroy(s->solver);
-    cb_world_free(&s->w);
-    cb_scene_free(&s->scene);
+    return cb_sim_open(s, solver, is_text ? NULL : path_or_text, is_text ? path_or_text : NULL, ".", sets, nsets);
 }
 
 /* ---- spring sets ---- */
@@ -167,7 +128,7 @@ static void test_bend_spring_matches_hinge_at_right_angle(void)
 /* grad g against central finite differences of g. */
 static void test_objective_gradient_fd(void)
 {
-    sim s;
+    cb_sim s;
     const char *sets[] = {"cloth.grid.nx=6", "cloth.grid.ny=5"};
     CU_ASSERT_EQUAL_FATAL(sim_open(&s, "fms", "data/scenes/hanging.yaml", 0, sets, 2), CB_OK);
     cb_world *w = s.w;
@@ -202,7 +163,7 @@ static void test_objective_gradient_fd(void)
     free(y);
     free(g);
     cb_springs_release(&sp);
-    sim_close(&s);
+    cb_sim_close(&s);
 }
 
 /* ---- the method ---- */
@@ -225,10 +186,10 @@ static void test_g_monotone(void)
         const char *sets[8];
         for (int i = 0; i < 7; i++) sets[i] = swing_sets[i];
         sets[7] = iter_set;
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, "fms", "data/scenes/hanging.yaml", 0, sets, 8), CB_OK);
         /* a few steps so the state has velocity, then the measured step */
-        for (int n = 0; n < 3; n++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        for (int n = 0; n < 3; n++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         cb_world *w = s.w;
         double h = s.scene->dt;
         double (*y)[3] = calloc((size_t)w->nv, sizeof *y);
@@ -240,11 +201,11 @@ static void test_g_monotone(void)
         if (it == 1) { /* g at the initial guess x = y (pins at their targets: fixed here) */
             gk[0] = cb_springs_objective(&sp, w, (const double (*)[3])y, (const double (*)[3])y, h);
         }
-        CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         gk[it] = cb_springs_objective(&sp, w, (const double (*)[3])w->state.x, (const double (*)[3])y, h);
         free(y);
         cb_springs_release(&sp);
-        sim_close(&s);
+        cb_sim_close(&s);
     }
     int increases = 0;
     for (int it = 1; it <= K; it++)
@@ -266,9 +227,9 @@ static double step_result_diff(const char *set_a, const char *set_b, double *sca
 {
     const char *sets[] = {"cloth.grid.nx=12", "cloth.grid.ny=12", "dt=0.01", "solvers.fms.self_collision=false",
                           "solvers.newton.self_collision=false", set_a, set_b};
-    sim s;
+    cb_sim s;
     if (sim_open(&s, "newton", "data/scenes/hanging.yaml", 0, sets, 7)) return NAN;
-    for (int n = 0; n < 3; n++) sim_step(&s);
+    for (int n = 0; n < 3; n++) cb_sim_step(&s);
     int nv = s.w->nv;
     size_t bytes = (size_t)nv * sizeof(double[3]);
     double (*x0)[3] = malloc(bytes), (*v0)[3] = malloc(bytes), (*xn)[3] = malloc(bytes);
@@ -276,7 +237,7 @@ static double step_result_diff(const char *set_a, const char *set_b, double *sca
     memcpy(v0, s.w->state.v, bytes);
     double t0 = s.w->state.t;
     double diff = NAN;
-    if (!sim_step(&s)) {
+    if (!cb_sim_step(&s)) {
         memcpy(xn, s.w->state.x, bytes);
         memcpy(s.w->state.x, x0, bytes);
         memcpy(s.w->state.v, v0, bytes);
@@ -305,7 +266,7 @@ static double step_result_diff(const char *set_a, const char *set_b, double *sca
     free(x0);
     free(v0);
     free(xn);
-    sim_close(&s);
+    cb_sim_close(&s);
     return diff;
 }
 
@@ -330,22 +291,22 @@ static void test_reaches_newton(void)
 static void test_factor_once(void)
 {
     const char *sets[] = {"cloth.grid.nx=15", "cloth.grid.ny=15", "solvers.fms.springs=classic"};
-    sim s;
+    cb_sim s;
     CU_ASSERT_EQUAL_FATAL(sim_open(&s, "fms", "data/scenes/hanging.yaml", 0, sets, 3), CB_OK);
     int total = 0;
     for (int n = 0; n < 100; n++) {
-        CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         total += s.info.factorizations;
         CU_ASSERT_EQUAL(s.info.iterations, 10);
     }
     CU_ASSERT_EQUAL(total, 1);
-    CU_ASSERT_EQUAL_FATAL(sim_step_dt(&s, 0.5 * s.scene->dt), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(cb_sim_step_dt(&s, 0.5 * s.scene->dt), CB_OK);
     CU_ASSERT_EQUAL(s.info.factorizations, 1);
-    CU_ASSERT_EQUAL_FATAL(sim_step_dt(&s, 0.5 * s.scene->dt), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(cb_sim_step_dt(&s, 0.5 * s.scene->dt), CB_OK);
     CU_ASSERT_EQUAL(s.info.factorizations, 0);
     /* the cloth did move (pins hold the top, the rest fell) */
     CU_ASSERT(cb_model_max_strain(&s.w->model, (const double (*)[3])s.w->state.x) > 1e-4);
-    sim_close(&s);
+    cb_sim_close(&s);
 }
 
 static void momentum(const cb_world *w, double P[3])
@@ -360,14 +321,14 @@ static void test_free_flight_momentum(void)
     const char *solvers[] = {"fms", "newton"};
     for (int c = 0; c < 2; c++) {
         const char *set = "cloth.initial_stretch=1.05"; /* springs start stretched: large internal forces */
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[c], "data/scenes/free_flight.yaml", 0, &set, 1), CB_OK);
         double P0[3], P[3], dP[3];
         momentum(s.w, P0);
         size_t bytes = (size_t)s.w->nv * sizeof(double[3]);
         double (*v0)[3] = malloc(bytes);
         memcpy(v0, s.w->state.v, bytes);
-        for (int n = 0; n < 300; n++) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        for (int n = 0; n < 300; n++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         momentum(s.w, P);
         cb_v3_sub(dP, P, P0);
         double dvmax = 0;
@@ -377,7 +338,7 @@ static void test_free_flight_momentum(void)
         CU_ASSERT(cb_v3_norm(dP) <= 1e-12 * cb_v3_norm(P0));
         CU_ASSERT(dvmax > 0.1); /* the springs did act */
         free(v0);
-        sim_close(&s);
+        cb_sim_close(&s);
     }
 }
 
@@ -390,7 +351,7 @@ static void test_momentum_balance_with_pins(void)
     for (int c = 0; c < 2; c++) {
         const char *sets[] = {"cloth.grid.nx=10", "cloth.grid.ny=10", "solvers.fms.damping=0.02",
                               "solvers.newton.damping=0.02", "solvers.newton.tolerance=1e-12"};
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[c], "data/scenes/hanging.yaml", 0, sets, 5), CB_OK);
         double worst = 0, scale = 0, mfree = 0;
         for (int i = 0; i < s.w->nv; i++)
@@ -398,7 +359,7 @@ static void test_momentum_balance_with_pins(void)
         for (int n = 0; n < 30; n++) {
             double P0[3], P1[3];
             momentum(s.w, P0);
-            CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
             momentum(s.w, P1);
             for (int k = 0; k < 3; k++) {
                 double expect = s.info.external_impulse[k] + mfree * s.w->gravity[k] * s.scene->dt;
@@ -409,7 +370,7 @@ static void test_momentum_balance_with_pins(void)
         fprintf(stderr, "  %s: max |dP - impulse| = %.2e (|dP| up to %.2e)\n", solvers[c], worst, scale);
         CU_ASSERT(scale > 1e-4);
         CU_ASSERT(worst <= 1e-9 * scale);
-        sim_close(&s);
+        cb_sim_close(&s);
     }
 }
 
@@ -418,7 +379,7 @@ static void test_momentum_balance_with_pins(void)
 static void spring_decay(const char *solver, const char *set)
 {
     const char *sets[] = {"dt=0.005", set};
-    sim s;
+    cb_sim s;
     CU_ASSERT_EQUAL_FATAL(sim_open(&s, solver, "data/scenes/single_spring.yaml", 0, sets, 2), CB_OK);
     double k = s.scene->cloth.stretch, m0 = s.w->mass[0], m1 = s.w->mass[1], L = s.w->model.rest_length[0];
     double mu = m0 * m1 / (m0 + m1), w2 = k / mu, h = s.scene->dt;
@@ -436,7 +397,7 @@ static void spring_decay(const char *solver, const char *set)
         if (n == 0) Q0 = Qn;
         else worst_step = fmax(worst_step, fabs(Qn / Q * (1 + h * h * w2) - 1));
         Q = Qn;
-        if (n < N) CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+        if (n < N) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
     }
     double measured = sqrt(Q / Q0), analytic = pow(1 + h * h * w2, -0.5 * N);
     fprintf(stderr, "  %s: amplitude after %d steps %.12g, analytic %.12g; worst per-step factor error %.2e\n",
@@ -444,7 +405,7 @@ static void spring_decay(const char *solver, const char *set)
     CB_ASSERT_REL(measured / analytic, 1.0, 1e-9);
     CU_ASSERT(worst_step < 1e-9);
     CU_ASSERT(analytic < 0.5); /* the decay is large enough to be measured */
-    sim_close(&s);
+    cb_sim_close(&s);
 }
 
 static void test_single_spring_decay(void)
@@ -511,7 +472,7 @@ static void test_massless_vertex_not_posdef(void)
     snprintf(text, sizeof text, "name: m\nduration: 1\ndt: 0.01\ncloth:\n  mesh: %s\n  stretch: 0\n  bend: 0\n", path);
     const char *solvers[] = {"fms", "newton"};
     for (int c = 0; c < 2; c++) {
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[c], text, 1, NULL, 0), CB_OK);
         cb_step_info_reset(&s.info);
         int rc = s.cls->step(s.solver, s.w, 0.01, &s.info, &s.e);
@@ -520,7 +481,7 @@ static void test_massless_vertex_not_posdef(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(s.e.message, "not positive definite"));
         CU_ASSERT_PTR_NOT_NULL(strstr(s.e.message, "vertex 4"));
         CU_ASSERT_PTR_NOT_NULL(strstr(s.e.message, "mass"));
-        sim_close(&s);
+        cb_sim_close(&s);
     }
 }
 
@@ -533,19 +494,19 @@ static void test_all_pinned(void)
                        "  pins: [{box: {min: [-1, -1, -1], max: [1, 1, 2]}, velocity: [0.5, 0, 0]}]\n";
     const char *solvers[] = {"fms", "newton"};
     for (int c = 0; c < 2; c++) {
-        sim s;
+        cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[c], text, 1, NULL, 0), CB_OK);
         CU_ASSERT_EQUAL_FATAL(s.w->npinned, s.w->nv);
         double x0 = s.w->state.x[5][0];
         int fact = 0;
         for (int n = 0; n < 10; n++) {
-            CU_ASSERT_EQUAL_FATAL(sim_step(&s), CB_OK);
+            CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
             fact += s.info.factorizations;
         }
         CU_ASSERT_EQUAL(fact, 0);
         CB_ASSERT_REL(s.w->state.x[5][0], x0 + 0.5 * s.w->state.t, 1e-14);
         CB_ASSERT_REL(s.w->state.v[5][0], 0.5, 1e-14);
-        sim_close(&s);
+        cb_sim_close(&s);
     }
 }
 
@@ -763,13 +724,13 @@ static void test_parameters_checked(void)
     char mesh_scene[1024];
     snprintf(mesh_scene, sizeof mesh_scene, "name: m\nduration: 1\ndt: 0.01\ncloth:\n  mesh: %s\n", path);
     for (int i = 0; i < 5; i++) {
-        sim s;
+        cb_sim s;
         int rc = sim_open(&s, "fms", i < 4 ? "data/scenes/hanging.yaml" : mesh_scene, i == 4, &bad[i], 1);
         CU_ASSERT_EQUAL(rc, CB_ERR_INPUT);
         if (!strstr(s.e.message, needle[i])) fprintf(stderr, "  message: %s\n", s.e.message);
         CU_ASSERT_PTR_NOT_NULL(strstr(s.e.message, needle[i]));
         CU_ASSERT_PTR_NULL(s.solver);
-        sim_close(&s);
+        cb_sim_close(&s);
     }
 }
 
