@@ -147,6 +147,14 @@ class Run:
         ax.set_title("t = %.3f s" % self.T[k], fontsize=9)
 
 
+def load_or_fail(path):
+    """A finished run with frames, or exit with the reason (the figure scripts' loader)."""
+    try:
+        return Run(path, False)
+    except cbrun.RunError as e:
+        cbrun.fail(str(e))
+
+
 def render_one(plt, run, k, out, size):
     fig = plt.figure(figsize=size)
     ax = fig.add_subplot(projection="3d")

@@ -58,10 +58,7 @@ def frame_strip(fig, nrows, row, path, times, first=1):
     nrows x len(times) grid of 3D axes; returns the frame times drawn."""
     import numpy as np
     import render
-    try:
-        run = render.Run(path, False)
-    except cbrun.RunError as e:
-        cbrun.fail(str(e))
+    run = render.load_or_fail(path)
     drawn = []
     for j, t in enumerate(times):
         k = int(np.argmin(np.abs(run.T - t)))

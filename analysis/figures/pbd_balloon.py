@@ -32,10 +32,7 @@ def main():
     fig = plt.figure(figsize=(3.8 * (n + 1), 4.0))
     axp = fig.add_subplot(1, n + 1, n + 1)
     for i, r in enumerate(rows):
-        try:
-            run = render.Run(os.path.join(args.folder, r["file"]), False)
-        except cbrun.RunError as e:
-            cbrun.fail(str(e))
+        run = render.load_or_fail(os.path.join(args.folder, r["file"]))
         F = run.faces
         V0 = volume(np, run.f["mesh/rest_positions"][()], F)
         v = np.array([volume(np, run.X[k], F) for k in range(run.X.shape[0])]) / V0

@@ -38,10 +38,7 @@ def main():
     for r in rows:
         if r["status"] != "ok":
             cbrun.fail("%s: status %s (%s): rerun the sweep" % (r["file"], r["status"], r["message"]))
-        try:
-            run = render.Run(os.path.join(args.folder, r["file"]), False)
-        except cbrun.RunError as e:
-            cbrun.fail(str(e))
+        run = render.load_or_fail(os.path.join(args.folder, r["file"]))
         i, j = ks.index(cbrun.num(r[KS])), kb.index(cbrun.num(r[KB]))
         ax = fig.add_subplot(len(ks), len(kb), i * len(kb) + j + 1, projection="3d")
         k = run.X.shape[0] - 1

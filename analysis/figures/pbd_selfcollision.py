@@ -27,10 +27,7 @@ def main():
     fig = plt.figure(figsize=(4.5 * (n + 1), 4.2))
     axp = fig.add_subplot(1, n + 1, n + 1)
     for i, r in enumerate(rows):
-        try:
-            run = render.Run(os.path.join(args.folder, r["file"]), False)
-        except cbrun.RunError as e:
-            cbrun.fail(str(e))
+        run = render.load_or_fail(os.path.join(args.folder, r["file"]))
         ax = fig.add_subplot(1, n + 1, i + 1, projection="3d")
         k = run.X.shape[0] - 1
         run.draw(ax, k)
