@@ -13,8 +13,9 @@
  *   name,scene,solver,nx,vertices,steps,repeats,median_ms_per_step,min_ms_per_step,
  *   max_ms_per_step,peak_rss_mb,create_ms,stage_ms_per_step,status,message
  *
- * create_ms is the solver's create (prefactorization, schedules); stage_ms_per_step
- * is "name=ms;name=ms..." of the solver's named stages per step (last repeat).
+ * create_ms is the solver's create (prefactorization, schedules; the least of the
+ * repeats); stage_ms_per_step is "name=ms;name=ms..." of the solver's named stages per
+ * step, from the fastest repeat (so they add up to about min_ms_per_step).
  */
 #ifndef CB_BENCH_H
 #define CB_BENCH_H

@@ -59,19 +59,20 @@ static void test_quick_table(void)
             CU_ASSERT(mn > 0 && mn <= med && med <= mx);
             CU_ASSERT(mb > 1.0 && mb < 4096.0); /* MB: more than nothing, less than the machine */
             CU_ASSERT(cms >= 0.0 && cms < 1e4);
-            /* stage times are "name=ms;..." and no stage takes longer than the whole step */
+            /* stage times are "name=ms;..." of the fastest repeat: timed inside its
+             * steps, so together they take no longer than its mean step (min_ms_per_step) */
             if (strcmp(stages, "-")) {
                 double total = 0.0;
                 for (char *q = stages; q && *q;) {
                     char *eq = strchr(q, '=');
                     CU_ASSERT_PTR_NOT_NULL_FATAL(eq);
                     double v = strtod(eq + 1, NULL);
-                    CU_ASSERT(v >= 0.0 && v <= mx * 1.01 + 1e-3);
+                    CU_ASSERT(v >= 0.0);
                     total += v;
                     q = strchr(eq, ';');
                     if (q) q++;
                 }
-                CU_ASSERT(total >= 0.0);
+                CU_ASSERT(total <= mn * (1 + 1e-3) + 1e-3);
             }
         } else {
             fprintf(stderr, "  bench row not ok: %s\n", line);
