@@ -20,6 +20,8 @@ struct cb_spatial_hash {
     long *vbucket;              /* [nv] bucket of each vertex */
     long *start;                /* [P + 1] bucket offsets into entries */
     int *entries;               /* [nv] vertices sorted by bucket */
+    double (*ex)[3];            /* [nv] their positions, in the same order */
+    int64_t (*ec)[3];           /* [nv] their cells, in the same order */
     cb_pair_list pairs;
 };
 
@@ -44,6 +46,8 @@ void cb_spatial_hash_free(cb_spatial_hash **hp)
     free(h->vbucket);
     free(h->start);
     free(h->entries);
+    free(h->ex);
+    free(h->ec);
     cb_pair_list_release(&h->pairs);
     free(h);
     *hp = NULL;
@@ -90,10 +94,14 @@ static int ensure_capacity(cb_spatial_hash *h, int nv, cb_error *err)
         free(h->vcell);
         free(h->vbucket);
         free(h->entries);
+        free(h->ex);
+        free(h->ec);
         h->vcell = cb_calloc((size_t)nv, sizeof *h->vcell);
         h->vbucket = cb_calloc((size_t)nv, sizeof(long));
         h->entries = cb_calloc((size_t)nv, sizeof(int));
-        h->nv_cap = (h->vcell && h->vbucket && h->entries) ? nv : 0;
+        h->ex = cb_calloc((size_t)nv, sizeof *h->ex);
+        h->ec = cb_calloc((size_t)nv, sizeof *h->ec);
+        h->nv_cap = (h->vcell && h->vbucket && h->entries && h->ex && h->ec) ? nv : 0;
         if (!h->nv_cap) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory for a spatial hash of %d vertices", nv);
     }
     if (h->tsize + 1 > h->tcap) {
@@ -110,7 +118,9 @@ static int ensure_capacity(cb_spatial_hash *h, int nv, cb_error *err)
  * a reader computes by hand; it is monotone in c, which the guarantee needs. */
 static inline int64_t cell_of(double c, double cell)
 {
-    return (int64_t)floor(c / cell);
+    double q = c / cell;
+    int64_t i = (int64_t)q; /* truncation, then one down for negative non-integers: floor */
+    return i - (q < (double)i);
 }
 
 int cb_spatial_hash_query(cb_spatial_hash *h, const cb_mesh *m, const double (*x)[3], double distance,
@@ -172,7 +182,14 @@ int cb_spatial_hash_query(cb_spatial_hash *h, const cb_mesh *m, const double (*x
     }
     for (long i = 0; i < p; i++) h->start[i + 1] += h->start[i];
     /* fill in vertex order (stable), using start[b] as a cursor, then shift back */
-    for (int v = 0; v < m->nv; v++) h->entries[h->start[h->vbucket[v]]++] = v;
+    for (int v = 0; v < m->nv; v++) {
+        long e = h->start[h->vbucket[v]]++;
+        h->entries[e] = v;
+        for (int k = 0; k < 3; k++) {
+            h->ex[e][k] = x[v][k];
+            h->ec[e][k] = h->vcell[v][k];
+        }
+    }
     for (long i = p; i > 0; i--) h->start[i] = h->start[i - 1];
     h->start[0] = 0;
 
@@ -192,29 +209,41 @@ int cb_spatial_hash_query(cb_spatial_hash *h, const cb_mesh *m, const double (*x
             hi[k] = cell_of(bhi[k], cell);
         }
         long first = h->pairs.n;
+        const int f0 = f[0], f1 = f[1], f2 = f[2];
         for (int64_t i = lo[0]; i <= hi[0]; i++)
             for (int64_t j = lo[1]; j <= hi[1]; j++)
                 for (int64_t k = lo[2]; k <= hi[2]; k++) {
                     long bkt = hash_cell(i, j, k, p, magic), e0 = h->start[bkt], e1 = h->start[bkt + 1];
                     if (e0 == e1) continue;
-                    if (cb_pair_list_reserve(&h->pairs, h->pairs.n + (e1 - e0)))
+                    if (h->pairs.n + (e1 - e0) > h->pairs.cap && cb_pair_list_reserve(&h->pairs, h->pairs.n + (e1 - e0)))
                         return CB_FAIL(err, CB_ERR_NOMEM, "out of memory growing the spatial hash pairs");
-                    /* branch-free: write every vertex of the bucket, keep it when it qualifies */
+                    /* over the bucket's entries (positions and cells stored in bucket
+                     * order): write every vertex, keep it when it qualifies */
                     long n = h->pairs.n;
                     int (*out)[2] = h->pairs.p;
-                    for (long e = e0; e < e1; e++) {
-                        int v = h->entries[e];
-                        const int64_t *c = h->vcell[v];
-                        int keep = (c[0] == i) & (c[1] == j) & (c[2] == k) & (v != f[0]) & (v != f[1]) & (v != f[2]);
-                        if (filter) {
-                            const double *q = x[v];
-                            keep &= (q[0] >= blo[0]) & (q[0] <= bhi[0]) & (q[1] >= blo[1]) & (q[1] <= bhi[1]) &
-                                    (q[2] >= blo[2]) & (q[2] <= bhi[2]);
+                    const int *ev = h->entries;
+                    const int64_t (*ec)[3] = (const int64_t (*)[3])h->ec;
+                    const double (*ex)[3] = (const double (*)[3])h->ex;
+                    if (filter) {
+                        /* the box test first (most entries fail it), then the cell (each
+                         * vertex once: at its own cell, not at a colliding one) */
+                        for (long e = e0; e < e1; e++) {
+                            const double *q = ex[e];
+                            if (!((q[0] >= blo[0]) & (q[0] <= bhi[0]) & (q[1] >= blo[1]) & (q[1] <= bhi[1]) &
+                                  (q[2] >= blo[2]) & (q[2] <= bhi[2])))
+                                continue;
+                            int v = ev[e];
+                            out[n][0] = v;
+                            out[n][1] = t;
+                            n += (ec[e][0] == i) & (ec[e][1] == j) & (ec[e][2] == k) & (v != f0) & (v != f1) & (v != f2);
                         }
-                        out[n][0] = v;
-                        out[n][1] = t;
-                        n += keep;
-                    }
+                    } else
+                        for (long e = e0; e < e1; e++) {
+                            int v = ev[e];
+                            out[n][0] = v;
+                            out[n][1] = t;
+                            n += (ec[e][0] == i) & (ec[e][1] == j) & (ec[e][2] == k) & (v != f0) & (v != f1) & (v != f2);
+                        }
                     h->pairs.n = n;
                 }
         if (filter) /* insertion sort of this triangle's (few) candidates by vertex */

@@ -7,8 +7,9 @@
  *   H(i, j, k) = fold32((i * 73856093) xor (j * 19349663) xor (k * 83492791)) mod P,
  * computed in unsigned 64-bit arithmetic, folded to 32 bits (high xor low half), the
  * remainder taken by multiplications (no division). The bucket mapping never changes
- * the answer: only the vertices whose cell matches exactly are candidates. Vertices are stored by cell (a counting
- * sort, so no linked lists and no per-step allocation); then each triangle's AABB,
+ * the answer: only the vertices whose cell matches exactly are candidates. Vertices are stored by bucket (a counting
+ * sort, so no linked lists and no per-step allocation), each entry with a copy of its
+ * position and cell so a bucket is scanned in contiguous memory; then each triangle's AABB,
  * inflated by `distance`, is scanned cell by cell and every vertex whose cell matches
  * exactly (hash collisions are filtered) and which is not a vertex of the triangle
  * becomes a candidate (vertex, triangle). Each pair appears at most once: a vertex

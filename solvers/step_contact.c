@@ -93,6 +93,51 @@ static inline double box_dist2(const double *p, const double *a, const double *b
     return g2;
 }
 
+/* cb_step_contact_far (step_contact.h): returns 1 when the distance from p to
+ * triangle (a, b, q) is certainly above dist = sqrt(dist2), by a relative 1e-5, so the
+ * pair cannot pass the exact test d2 < dist^2. With n = (b - a) x (q - a), the distance^2 is at least the squared
+ * distance to the plane plus the squared in-plane distance beyond any one edge:
+ *   d^2 >= s^2 / |n|^2 + max_k max(0, o_k)^2 / (|E_k|^2 |n|^2),
+ * s = (p - a) . n, o_k = (p - P_k) . (E_k x n) for the edges P_k -> P_k + E_k (E_k x n
+ * points out of the triangle in its plane). Differences of coordinates are correctly
+ * rounded (relative error 2^-53); with the triangle not too thin (|n|^2 >= 1e-6
+ * |E_0|^2 |E_2|^2, so n has a relative error below ~1e-12) and its edges not much
+ * longer than dist (|E_k|^2 <= 1e8 dist^2; the pair passed the box test, so |p - P_k|
+ * is then below ~1e4 dist too), the computed bound is within ~1e-7 relative of the
+ * true one, far inside the 1e-5 margin. Otherwise: 0 (no decision). */
+int cb_step_contact_far(const double p[3], const double a[3], const double b[3], const double q[3], double dist2)
+{
+    double e0[3], e1[3], e2[3], dp[3];
+    cb_v3_sub(e0, b, a);
+    cb_v3_sub(e1, q, b);
+    cb_v3_sub(e2, a, q);
+    cb_v3_sub(dp, p, a);
+    double l0 = cb_v3_dot(e0, e0), l1 = cb_v3_dot(e1, e1), l2 = cb_v3_dot(e2, e2);
+    double n[3];
+    cb_v3_cross(n, e0, e2); /* = -(b - a) x (q - a): same plane, opposite orientation */
+    double nn = cb_v3_dot(n, n);
+    double lmax = l0 > l1 ? (l0 > l2 ? l0 : l2) : (l1 > l2 ? l1 : l2);
+    if (!(nn >= 1e-6 * l0 * l2) || !(lmax <= 1e8 * dist2)) return 0;
+    double s = cb_v3_dot(dp, n);
+    /* n = (q - a) x (b - a) orients the edges a->b, b->q, q->a clockwise, so the
+     * outward in-plane normal of edge E is n x E */
+    double m[3], o, best = 0.0;
+    cb_v3_cross(m, n, e0);
+    o = cb_v3_dot(dp, m);
+    if (o > 0 && o * o > best * l0) best = o * o / l0;
+    double dpb[3];
+    cb_v3_sub(dpb, p, b);
+    cb_v3_cross(m, n, e1);
+    o = cb_v3_dot(dpb, m);
+    if (o > 0 && o * o > best * l1) best = o * o / l1;
+    double dpq[3];
+    cb_v3_sub(dpq, p, q);
+    cb_v3_cross(m, n, e2);
+    o = cb_v3_dot(dpq, m);
+    if (o > 0 && o * o > best * l2) best = o * o / l2;
+    return s * s + best > (1.0 + 1e-5) * (1.0 + 1e-5) * dist2 * nn;
+}
+
 static void tri_normal(const double (*x)[3], const int *t, double n[3])
 {
     double e1[3], e2[3];
@@ -106,10 +151,10 @@ static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0
 {
     double (*x)[3] = w->state.x, (*vel)[3] = w->state.v;
     const double dist = c->def.self_distance;
-    /* cheap exact rejection: the distance to the triangle is at least the distance to
-     * its bounding box; a pair whose box distance exceeds dist (with a relative margin
-     * far above round-off) cannot pass the test below */
-    if (box_dist2(x[v], x[t[0]], x[t[1]], x[t[2]]) > c->reject2) return 0;
+    /* cheap exact rejection (a lower bound on the distance, with a relative margin far
+     * above round-off): such a pair cannot pass the test below. (The pairs passed the
+     * box test when they were collected; repeating it here rejected almost nothing.) */
+    if (cb_step_contact_far(x[v], x[t[0]], x[t[1]], x[t[2]], dist * dist)) return 0;
     double bary[3], cp[3];
     double d2 = cb_point_triangle_distance2(x[v], x[t[0]], x[t[1]], x[t[2]], bary, cp);
     if (!(d2 < dist * dist)) return 0;
@@ -174,47 +219,61 @@ int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const doubl
     if (m->nv != c->nv) return CB_FAIL(err, CB_ERR_INPUT, "step contact: %d vertices (created for %d)", m->nv, c->nv);
     const int nv = m->nv;
     c->queries++;
-    /* largest coordinate change since the build, and the largest coordinate */
+    /* spread of the displacement since the build: per coordinate, half the range of
+     * x - xb over the vertices (a common translation removed), and the largest
+     * coordinate */
     double moved = 0.0, maxabs = 0.0;
-    if (c->valid)
+    if (c->valid) {
+        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
         for (int v = 0; v < nv; v++)
             for (int k = 0; k < 3; k++) {
-                double d = fabs(x[v][k] - c->xb[v][k]), a = fabs(x[v][k]);
-                moved = d > moved ? d : moved;
+                double d = x[v][k] - c->xb[v][k], a = fabs(x[v][k]);
+                lo[k] = d < lo[k] ? d : lo[k];
+                hi[k] = d > hi[k] ? d : hi[k];
                 maxabs = a > maxabs ? a : maxabs;
             }
+        for (int k = 0; k < 3; k++) moved = fmax(moved, 0.5 * (hi[k] - lo[k]));
+    }
     /* A pair with box distance <= self_distance (1 + 1e-6) now has a box distance in
-     * each coordinate (Chebyshev) <= that at the build plus 2 moved (the vertex and
-     * each box bound moved by <= moved), so it is in the cache while 2 moved < delta;
-     * the tolerance covers the rounding of the comparisons. */
+     * each coordinate (Chebyshev) <= that at the build plus the largest change of a
+     * coordinate difference between the vertex and a vertex of the triangle (each box
+     * bound is a coordinate of one of them), at most hi - lo = 2 moved; so it is in the
+     * cache while 2 moved < delta, however far the cloth moved as a whole. The
+     * tolerance covers the rounding of the differences and comparisons. */
     if (!c->valid || !(2.0 * moved + 64 * DBL_EPSILON * maxabs < c->delta)) {
-        double step = 0.0;
+        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
         for (int v = 0; v < nv; v++)
             for (int k = 0; k < 3; k++) {
-                double d = fabs(x[v][k] - x0[v][k]);
-                step = d > step ? d : step;
+                double d = x[v][k] - x0[v][k];
+                lo[k] = d < lo[k] ? d : lo[k];
+                hi[k] = d > hi[k] ? d : hi[k];
             }
+        double step = 0.0;
+        for (int k = 0; k < 3; k++) step = fmax(step, 0.5 * (hi[k] - lo[k]));
         double cell = c->builds ? cb_spatial_hash_cell_size(c->hash) / CELL_SCALE : INFINITY;
         double delta = fmax(CACHE_STEPS * step, CACHE_MIN * c->def.self_distance);
         if (c->def.self_cache == 0 || !(delta <= cell)) delta = 0.0;
         int rc = cb_spatial_hash_query(c->hash, m, x, sqrt(c->reject2) + delta, err);
         if (rc) return rc;
         const cb_pair_list *pl = cb_spatial_hash_pairs(c->hash);
-        if (cb_pair_list_reserve(&c->cand, pl->n) || cb_pair_list_reserve(&c->act, pl->n))
+        if (cb_pair_list_reserve(&c->act, pl->n) || (delta > 0.0 && cb_pair_list_reserve(&c->cand, pl->n)))
             return CB_FAIL(err, CB_ERR_NOMEM, "step contact: out of memory for %ld candidates", pl->n);
-        memcpy(c->cand.p, pl->p, (size_t)pl->n * sizeof *pl->p);
-        c->cand.n = pl->n;
-        memcpy(c->xb, x, (size_t)nv * sizeof *x);
         c->delta = delta;
         c->valid = delta > 0.0;
         c->builds++;
+        if (c->valid) { /* keep the candidates and the positions they are valid around */
+            memcpy(c->cand.p, pl->p, (size_t)pl->n * sizeof *pl->p);
+            c->cand.n = pl->n;
+            memcpy(c->xb, x, (size_t)nv * sizeof *x);
+        }
     }
-    /* this step's pairs: the cached ones passing the box test now (in cache order) */
+    /* this step's pairs: the candidates passing the box test now (in their order) */
+    const cb_pair_list *src = c->valid ? &c->cand : cb_spatial_hash_pairs(c->hash);
     const int (*f)[3] = (const int (*)[3])m->f;
-    const int (*cp)[2] = (const int (*)[2])c->cand.p;
+    const int (*cp)[2] = (const int (*)[2])src->p;
     int (*ap)[2] = c->act.p;
     long n = 0;
-    for (long i = 0; i < c->cand.n; i++) {
+    for (long i = 0; i < src->n; i++) {
         int v = cp[i][0];
         const int *t = f[cp[i][1]];
         ap[n][0] = v;

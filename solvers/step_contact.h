@@ -9,15 +9,20 @@
  *     contact stage starts from, ordered by triangle then vertex: a superset of the
  *     pairs in contact that does not depend on how it is found. They come from a
  *     candidate cache: the contact library's spatial hash (contact/spatial_hash.h, box
- *     filter on) within (1 + 1e-6) self_distance + delta, kept while every coordinate
- *     of every vertex moved by less than delta/2 since it was built (then no pair can
+ *     filter on) within (1 + 1e-6) self_distance + delta, kept while, in every
+ *     coordinate, the displacements of the vertices since the build span less than
+ *     delta (max - min over the vertices: a common translation of the whole cloth
+ *     does not count, only relative motion changes a box distance; then no pair can
  *     have entered the box distance without being cached: each step filters the cache
- *     with the exact box test). delta = 8 x the largest coordinate change of the step
- *     at the build, at least 4 self_distance; 0 (a build every step) when that exceeds
- *     the mean edge length or the cache is off. Cached or not, the pairs are the same,
- *     in the same order, so the results are identical (tests/test_fms.c). For each
- *     candidate closer than the thickness the vertex is pushed to the side it was on at
- *     the start of the step (so a vertex that crossed a triangle within the step is
+ *     with the exact box test). delta = 8 x half that span for the step at the build,
+ *     at least 4 self_distance; 0 (a build every step) when that exceeds the mean
+ *     edge length or the cache is off. Cached or not, the pairs are the same, in the
+ *     same order, so the results are identical (tests/test_fms.c). A pair is first
+ *     rejected when a lower bound on its distance (cb_step_contact_far) exceeds the
+ *     thickness (exact: it changes no result, and skips most of the distance
+ *     computations: a flat grid's pairs are mostly the opposite vertex of the
+ *     neighbouring triangle, in the triangle's box); for each pair closer than the
+ *     thickness the vertex is pushed to the side it was on at the start of the step (so a vertex that crossed a triangle within the step is
  *     pushed back), to a distance of `self_distance` along the triangle normal. The
  *     correction is split by inverse masses with the barycentric weights of the closest
  *     point (as in PBD), so it conserves linear momentum. Velocity: the relative normal
@@ -64,6 +69,12 @@ int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3]
  * m must be the mesh c was created for; self collision must be on. */
 int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const double (*x)[3], const double (*x0)[3],
                                const cb_pair_list **pairs, cb_error *err);
+/* The exact rejection of a vertex-triangle pair used before the distance test: 1 when
+ * the distance from p to triangle (a, b, q) certainly exceeds sqrt(dist2) (a lower
+ * bound: distance to the plane and beyond an edge in the plane, with a relative margin
+ * of 1e-5 far above its round-off), 0 when it does not or cannot decide (a needle-thin
+ * triangle, or edges over 1e4 sqrt(dist2)). */
+int cb_step_contact_far(const double p[3], const double a[3], const double b[3], const double q[3], double dist2);
 /* Spatial hash queries (cache builds) and candidate requests so far. */
 void cb_step_contact_cache_stats(const cb_step_contact *c, long *builds, long *queries);
 

@@ -8,6 +8,7 @@
 #include "cb_test.h"
 #include "cb_sim.h"
 
+#include "contact/distance.h"
 #include "core/scene.h"
 #include "core/solver.h"
 #include "core/vec3.h"
@@ -414,6 +415,116 @@ static void test_single_spring_decay(void)
     spring_decay("newton", "solvers.newton.tolerance=1e-12");
 }
 
+/* The reported residual is |grad g(x)| / |grad g(y)| of the step (fms takes |grad g(y)|
+ * from its first right-hand side and |grad g(x)| from its own pass over the springs):
+ * against cb_springs_gradient at the step's y and result, at 1, 3 and 10 iterations. */
+static void test_residual_is_relative_gradient(void)
+{
+    const char *its[] = {"solvers.fms.iterations=1", "solvers.fms.iterations=3", "solvers.fms.iterations=10"};
+    double prev = INFINITY;
+    for (int c = 0; c < 3; c++) {
+        const char *sets[] = {"cloth.grid.nx=11", "cloth.grid.ny=9", "solvers.fms.self_collision=false", its[c]};
+        cb_sim s;
+        CU_ASSERT_EQUAL_FATAL(sim_open(&s, "fms", "data/scenes/hanging.yaml", 0, sets, 4), CB_OK);
+        for (int n = 0; n < 4; n++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
+        cb_world *w = s.w;
+        double h = s.scene->dt;
+        double (*y)[3] = calloc((size_t)w->nv, sizeof *y), (*g)[3] = calloc((size_t)w->nv, sizeof *g);
+        CU_ASSERT_FATAL(y && g);
+        for (int i = 0; i < w->nv; i++)
+            for (int k = 0; k < 3; k++) y[i][k] = w->state.x[i][k] + h * w->state.v[i][k];
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
+        for (int i = 0; i < w->nv; i++) /* pins at their targets in y */
+            if (w->inv_mass[i] == 0.0) cb_v3_copy(y[i], w->state.x[i]);
+        cb_spring_set sp;
+        cb_error e;
+        CU_ASSERT_EQUAL_FATAL(cb_springs_build(w, CB_SPRINGS_MODEL, &sp, &e), CB_OK);
+        const double (*cy)[3] = (const double (*)[3])y;
+        double g0 = cb_springs_gradient(&sp, w, cy, cy, h, g);
+        double g1 = cb_springs_gradient(&sp, w, (const double (*)[3])w->state.x, cy, h, g);
+        fprintf(stderr, "  %s: residual %.12e, oracle %.12e\n", its[c], s.info.residual, g1 / g0);
+        CU_ASSERT(g0 > 0);
+        CB_ASSERT_REL(s.info.residual, g1 / g0, 1e-8);
+        CU_ASSERT(s.info.residual < prev); /* more iterations, closer to the solution */
+        prev = s.info.residual;
+        cb_springs_release(&sp);
+        free(y);
+        free(g);
+        cb_sim_close(&s);
+    }
+}
+
+/* cb_springs_energy (square roots two springs at a time) equals the plain sum over the
+ * springs in order, for an even and an odd number of springs. */
+static void test_springs_energy_matches_sum(void)
+{
+    cb_scene *sc = NULL;
+    cb_world *w = grid_world(7, 6, 0.6, 0.5, &sc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    cb_spring_set sp;
+    cb_error e;
+    CU_ASSERT_EQUAL_FATAL(cb_springs_build(w, CB_SPRINGS_MODEL, &sp, &e), CB_OK);
+    srand(11);
+    for (int i = 0; i < w->nv; i++)
+        for (int k = 0; k < 3; k++) w->state.x[i][k] += 0.03 * ((double)rand() / RAND_MAX - 0.5);
+    const double (*x)[3] = (const double (*)[3])w->state.x;
+    int n = sp.n;
+    for (int c = 0; c < 2; c++, sp.n--) {
+        long double sum = 0;
+        for (int i = 0; i < sp.n; i++) {
+            const double *a = x[sp.ij[i][0]], *b = x[sp.ij[i][1]];
+            long double l = sqrtl((long double)(a[0] - b[0]) * (a[0] - b[0]) + (long double)(a[1] - b[1]) * (a[1] - b[1]) +
+                                  (long double)(a[2] - b[2]) * (a[2] - b[2])) - sp.rest[i];
+            sum += 0.5L * sp.k[i] * l * l;
+        }
+        double en = cb_springs_energy(&sp, x);
+        fprintf(stderr, "  %d springs: E = %.17g, oracle %.17Lg\n", sp.n, en, sum);
+        CU_ASSERT(sum > 0);
+        CU_ASSERT(fabsl(en - sum) <= 1e-12L * sum);
+    }
+    sp.n = n;
+    cb_springs_release(&sp);
+    cb_world_free(&w);
+    cb_scene_free(&sc);
+}
+
+/* A spring of zero length (two free vertices at the same point): its direction is
+ * undefined, fms takes one of length r (any is a minimiser of the local step), so the
+ * step stays finite and still lowers g below g(y). */
+static void test_zero_length_spring(void)
+{
+    const char *sets[] = {"cloth.grid.nx=8", "cloth.grid.ny=8", "solvers.fms.self_collision=false"};
+    cb_sim s;
+    CU_ASSERT_EQUAL_FATAL(sim_open(&s, "fms", "data/scenes/hanging.yaml", 0, sets, 3), CB_OK);
+    cb_world *w = s.w;
+    int a = 3 + 8 * 4, b = a + 1; /* neighbours in the middle of the cloth, both free */
+    CU_ASSERT_FATAL(w->inv_mass[a] > 0 && w->inv_mass[b] > 0);
+    cb_v3_copy(w->state.x[b], w->state.x[a]);
+    double h = s.scene->dt;
+    double (*y)[3] = calloc((size_t)w->nv, sizeof *y);
+    CU_ASSERT_FATAL(y != NULL);
+    for (int i = 0; i < w->nv; i++)
+        for (int k = 0; k < 3; k++) y[i][k] = w->state.x[i][k] + h * w->state.v[i][k];
+    cb_spring_set sp;
+    cb_error e;
+    CU_ASSERT_EQUAL_FATAL(cb_springs_build(w, CB_SPRINGS_MODEL, &sp, &e), CB_OK);
+    double gy = cb_springs_objective(&sp, w, (const double (*)[3])y, (const double (*)[3])y, h);
+    CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
+    int finite = 1;
+    for (int i = 0; i < w->nv; i++)
+        for (int k = 0; k < 3; k++) finite &= isfinite(w->state.x[i][k]) && isfinite(w->state.v[i][k]);
+    double gx = cb_springs_objective(&sp, w, (const double (*)[3])w->state.x, (const double (*)[3])y, h);
+    fprintf(stderr, "  g(y) = %.10g, g(x) = %.10g, |x_a - x_b| = %.3e, residual %.3e\n", gy, gx,
+            cb_v3_dist(w->state.x[a], w->state.x[b]), s.info.residual);
+    CU_ASSERT(finite);
+    CU_ASSERT(isfinite(s.info.residual));
+    CU_ASSERT(gx < gy);
+    CU_ASSERT(cb_v3_dist(w->state.x[a], w->state.x[b]) > 0); /* the spring pushed them apart */
+    cb_springs_release(&sp);
+    free(y);
+    cb_sim_close(&s);
+}
+
 /* ---- errors ---- */
 
 static void test_cholmod_errors(void)
@@ -734,6 +845,152 @@ static void test_parameters_checked(void)
     }
 }
 
+/* The two exact shortcuts of the contact stage (step_contact.c). (1) The cache bound
+ * is on relative motion: a crumpled cloth translated far (0.3 m per step, 7 edge
+ * lengths) with a small jitter keeps its cache, and every step's pairs still equal the
+ * brute-force box-distance set, with the resolved state bitwise equal to an uncached
+ * stage. (2) cb_step_contact_far never rejects a pair closer than the distance: points
+ * at 1 - 1e-7 of it from random triangles (well-shaped, thin, needle-thin, long), in
+ * every Voronoi region, against cb_point_triangle_distance2; and it does reject what a
+ * lower bound must (2 x the distance off the plane, or beyond an edge in the plane). */
+static void test_contact_rigid_cache_and_far_bound(void)
+{
+    cb_scene *sa = NULL, *sb = NULL;
+    cb_world *wa = grid_world(16, 16, 0.7, 0.7, &sa), *wb = grid_world(16, 16, 0.7, 0.7, &sb);
+    CU_ASSERT_FATAL(wa != NULL && wb != NULL);
+    const cb_mesh *m = wa->mesh;
+    const int nv = wa->nv, nf = m->nf;
+    const double dist = 0.006; /* edge 0.7/15 */
+    cb_step_contact_def def = {.collider_offset = 0.0, .self_collision = 1, .self_distance = dist,
+                               .self_friction = 0.3, .self_iterations = 2, .self_cache = 1};
+    cb_step_contact *ca = NULL, *cb = NULL;
+    cb_error e = {0};
+    CU_ASSERT_FATAL(cb_step_contact_create(wa, &def, &ca, &e) == CB_OK);
+    def.self_cache = 0;
+    CU_ASSERT_FATAL(cb_step_contact_create(wb, &def, &cb, &e) == CB_OK);
+    double (*xc)[3] = cb_test_crumple(m, 7, 0.1);
+    memcpy(wa->state.x, xc, (size_t)nv * sizeof *xc);
+    free(xc);
+    double (*x0)[3] = cb_calloc((size_t)nv, sizeof *x0);
+    int (*oracle)[2] = cb_calloc((size_t)nv * (size_t)nf, sizeof *oracle);
+    uint64_t rng = 777;
+    const double r2 = (1 + 1e-6) * (1 + 1e-6) * dist * dist;
+    long mismatches = 0, differ = 0, contacts = 0;
+    for (int step = 0; step < 40; step++) {
+        memcpy(x0, wa->state.x, (size_t)nv * sizeof *x0);
+        double tr[3];
+        for (int k = 0; k < 3; k++) tr[k] = 0.3 * (2 * cb_test_uniform(&rng) - 1);
+        for (int i = 0; i < nv; i++)
+            for (int k = 0; k < 3; k++) {
+                wa->state.x[i][k] += tr[k] + 2e-5 * (2 * cb_test_uniform(&rng) - 1);
+                wa->state.v[i][k] = 2 * cb_test_uniform(&rng) - 1;
+            }
+        memcpy(wb->state.x, wa->state.x, (size_t)nv * sizeof *x0);
+        memcpy(wb->state.v, wa->state.v, (size_t)nv * sizeof *x0);
+        const cb_pair_list *pa = NULL;
+        CU_ASSERT_FATAL(cb_step_contact_candidates(ca, m, (const double (*)[3])wa->state.x,
+                                                   (const double (*)[3])x0, &pa, &e) == CB_OK);
+        long no = 0;
+        const double (*x)[3] = (const double (*)[3])wa->state.x;
+        for (int t = 0; t < nf; t++) {
+            const int *f = m->f[t];
+            for (int v = 0; v < nv; v++) {
+                if (v == f[0] || v == f[1] || v == f[2]) continue;
+                double g2 = 0;
+                for (int k = 0; k < 3; k++) {
+                    double lo = fmin(x[f[0]][k], fmin(x[f[1]][k], x[f[2]][k]));
+                    double hi = fmax(x[f[0]][k], fmax(x[f[1]][k], x[f[2]][k]));
+                    double g = x[v][k] < lo ? lo - x[v][k] : x[v][k] > hi ? x[v][k] - hi : 0.0;
+                    g2 += g * g;
+                }
+                if (g2 <= r2) {
+                    oracle[no][0] = v;
+                    oracle[no][1] = t;
+                    no++;
+                }
+            }
+        }
+        if (pa->n != no || memcmp(pa->p, oracle, (size_t)no * sizeof *oracle)) mismatches++;
+        double ia[3] = {0, 0, 0}, ib[3] = {0, 0, 0};
+        int na = 0, nb = 0;
+        CU_ASSERT_FATAL(cb_step_contact_apply(ca, wa, (const double (*)[3])x0, 0.0, ia, &na, &e) == CB_OK);
+        CU_ASSERT_FATAL(cb_step_contact_apply(cb, wb, (const double (*)[3])x0, 0.0, ib, &nb, &e) == CB_OK);
+        contacts += na;
+        if (na != nb || memcmp(wa->state.x, wb->state.x, (size_t)nv * sizeof *x0) ||
+            memcmp(wa->state.v, wb->state.v, (size_t)nv * sizeof *x0))
+            differ++;
+    }
+    long builds, queries;
+    cb_step_contact_cache_stats(ca, &builds, &queries);
+    fprintf(stderr, "  rigid translation: %ld contacts, %ld hash queries for %ld requests, %ld mismatches, %ld differ\n",
+            contacts, builds, queries, mismatches, differ);
+    CU_ASSERT(contacts > 0);
+    CU_ASSERT(builds <= 2); /* one build, kept through the translations */
+    CU_ASSERT_EQUAL(mismatches, 0);
+    CU_ASSERT_EQUAL(differ, 0);
+    free(oracle);
+    free(x0);
+    cb_step_contact_free(&ca);
+    cb_step_contact_free(&cb);
+    cb_world_free(&wa);
+    cb_world_free(&wb);
+    cb_scene_free(&sa);
+    cb_scene_free(&sb);
+
+    /* (2) the lower bound of cb_step_contact_far */
+    long wrong = 0, near = 0, missed = 0, decided = 0;
+    for (int trial = 0; trial < 4000; trial++) {
+        double d = 0.002, a[3], b[3], q[3];
+        int kind = trial % 4; /* well-shaped, thin (1e-2), needle (1e-5), long (edges 1e5 d) */
+        double size = kind == 3 ? 1e5 * d : d * (0.5 + 20 * cb_test_uniform(&rng));
+        for (int k = 0; k < 3; k++) {
+            a[k] = 3 * (cb_test_uniform(&rng) - 0.5);
+            b[k] = a[k] + size * (cb_test_uniform(&rng) - 0.5);
+            q[k] = a[k] + size * (cb_test_uniform(&rng) - 0.5);
+        }
+        if (kind == 1 || kind == 2) { /* q near the line ab */
+            double s = cb_test_uniform(&rng), thin = kind == 1 ? 1e-2 : 1e-5;
+            for (int k = 0; k < 3; k++) q[k] = a[k] + s * (b[k] - a[k]) + thin * (q[k] - a[k]);
+        }
+        double p[3], cp[3];
+        for (int k = 0; k < 3; k++) /* anywhere around the triangle: every Voronoi region */
+            p[k] = a[k] + 1.6 * (cb_test_uniform(&rng) - 0.3) * (b[k] - a[k]) +
+                   1.6 * (cb_test_uniform(&rng) - 0.3) * (q[k] - a[k]) + 3 * d * (cb_test_uniform(&rng) - 0.5);
+        double d2 = cb_point_triangle_distance2(p, a, b, q, NULL, cp);
+        if (!(d2 > 0)) continue;
+        double s = d * (1 - 1e-7) / sqrt(d2), pn[3]; /* same closest point, just inside d */
+        for (int k = 0; k < 3; k++) pn[k] = cp[k] + s * (p[k] - cp[k]);
+        double dn2 = cb_point_triangle_distance2(pn, a, b, q, NULL, NULL);
+        if (dn2 < d * d) {
+            near++;
+            wrong += cb_step_contact_far(pn, a, b, q, d * d);
+        }
+        int f = cb_step_contact_far(p, a, b, q, d * d);
+        wrong += f && d2 < d * d;
+        decided += f;
+        if (kind == 0) { /* a well-shaped triangle must be decided off the plane and beyond an edge */
+            double e0[3], e1[3], n[3], c[3], mid[3], out[3];
+            cb_v3_sub(e0, b, a);
+            cb_v3_sub(e1, q, a);
+            cb_v3_cross(n, e0, e1);
+            double sin2 = cb_v3_dot(n, n) / (cb_v3_dot(e0, e0) * cb_v3_dot(e1, e1));
+            if (sin2 < 0.05 || cb_v3_normalize(n) == 0.0) continue;
+            for (int k = 0; k < 3; k++) c[k] = (a[k] + b[k] + q[k]) / 3 + 2 * d * n[k];
+            missed += !cb_step_contact_far(c, a, b, q, d * d);
+            cb_v3_cross(out, e0, n); /* in the plane, away from q (opposite side of ab) */
+            cb_v3_normalize(out);
+            for (int k = 0; k < 3; k++) mid[k] = 0.5 * (a[k] + b[k]) + 2 * d * out[k];
+            missed += !cb_step_contact_far(mid, a, b, q, d * d);
+        }
+    }
+    fprintf(stderr, "  far bound: %ld points just inside checked, %ld wrong rejections, %ld rejected, %ld missed\n",
+            near, wrong, decided, missed);
+    CU_ASSERT(near > 3000);
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT_EQUAL(missed, 0);
+    CU_ASSERT(decided > 400);
+}
+
 CB_TEST_MAIN("fms",
              CB_TEST(test_classic_spring_counts),
              CB_TEST(test_bend_spring_matches_hinge_at_right_angle),
@@ -744,9 +1001,13 @@ CB_TEST_MAIN("fms",
              CB_TEST(test_free_flight_momentum),
              CB_TEST(test_momentum_balance_with_pins),
              CB_TEST(test_single_spring_decay),
+             CB_TEST(test_residual_is_relative_gradient),
+             CB_TEST(test_springs_energy_matches_sum),
+             CB_TEST(test_zero_length_spring),
              CB_TEST(test_cholmod_errors),
              CB_TEST(test_solve3_matches_cholmod),
              CB_TEST(test_contact_cache_exact),
              CB_TEST(test_massless_vertex_not_posdef),
              CB_TEST(test_all_pinned),
-             CB_TEST(test_parameters_checked))
+             CB_TEST(test_parameters_checked),
+             CB_TEST(test_contact_rigid_cache_and_far_bound))
