@@ -108,6 +108,31 @@
 #define FMS_PAIRS 0
 #endif
 
+#if FMS_PAIRS
+/* The edge vectors e = p_a - p_b of springs i and i + 1 (lanes 0 and 1), and |e|^2. */
+static inline __m128d pair_edges(const double (*x)[3], const int *ia, const int *ib, int i, __m128d e[3])
+{
+    const double *pa = x[ia[i]], *pb = x[ib[i]], *qa = x[ia[i + 1]], *qb = x[ib[i + 1]];
+    for (int k = 0; k < 3; k++) e[k] = _mm_sub_pd(_mm_set_pd(qa[k], pa[k]), _mm_set_pd(qb[k], pb[k]));
+    return _mm_add_pd(_mm_add_pd(_mm_mul_pd(e[0], e[0]), _mm_mul_pd(e[1], e[1])), _mm_mul_pd(e[2], e[2]));
+}
+
+/* Add the vectors fv of springs i and i + 1 (lanes 0 and 1) to their rows ua and
+ * subtract them from their rows ub, spring i first. */
+static inline void pair_scatter(double (*b)[3], const int *ua, const int *ub, int i, const __m128d fv[3])
+{
+    double f[3][2];
+    for (int k = 0; k < 3; k++) _mm_storeu_pd(f[k], fv[k]);
+    for (int q = 0; q < 2; q++) {
+        double *ra = b[ua[i + q]], *rb = b[ub[i + q]];
+        for (int k = 0; k < 3; k++) {
+            ra[k] += f[k][q];
+            rb[k] -= f[k][q];
+        }
+    }
+}
+#endif
+
 /* A spring while sorting: ends and their unknowns (nfree for a pinned end). */
 typedef struct fms_spring {
     int a, b, ua, ub;
@@ -306,32 +331,18 @@ static void local_step_rhs(fms_solver *s, const double (*x)[3], int want_pin_d)
 #if FMS_PAIRS
     const int *ia = s->ia, *ib = s->ib, *ua = s->ua, *ub = s->ub;
     for (; i + 1 < ns; i += 2) {
-        const double *pa = x[ia[i]], *pb = x[ib[i]], *qa = x[ia[i + 1]], *qb = x[ib[i + 1]];
-        __m128d e0 = _mm_sub_pd(_mm_set_pd(qa[0], pa[0]), _mm_set_pd(qb[0], pb[0]));
-        __m128d e1 = _mm_sub_pd(_mm_set_pd(qa[1], pa[1]), _mm_set_pd(qb[1], pb[1]));
-        __m128d e2 = _mm_sub_pd(_mm_set_pd(qa[2], pa[2]), _mm_set_pd(qb[2], pb[2]));
-        __m128d l2 = _mm_add_pd(_mm_add_pd(_mm_mul_pd(e0, e0), _mm_mul_pd(e1, e1)), _mm_mul_pd(e2, e2));
-        __m128d sc = _mm_div_pd(_mm_loadu_pd(s->rest + i), _mm_sqrt_pd(l2));
-        __m128d kh = _mm_loadu_pd(s->kh + i);
-        double f0[2], f1[2], f2[2];
-        _mm_storeu_pd(f0, _mm_mul_pd(kh, _mm_mul_pd(sc, e0)));
-        _mm_storeu_pd(f1, _mm_mul_pd(kh, _mm_mul_pd(sc, e1)));
-        _mm_storeu_pd(f2, _mm_mul_pd(kh, _mm_mul_pd(sc, e2)));
+        __m128d e[3], f[3];
+        __m128d l2 = pair_edges(x, ia, ib, i, e);
         /* a spring of zero length (l2 = 0, or NaN): the scalar path */
         if (_mm_movemask_pd(_mm_cmpgt_pd(l2, _mm_setzero_pd())) != 3) {
             local_one(s, i, x, b);
             local_one(s, i + 1, x, b);
             continue;
         }
-        for (int q = 0; q < 2; q++) {
-            double *ra = b[ua[i + q]], *rb = b[ub[i + q]];
-            ra[0] += f0[q];
-            ra[1] += f1[q];
-            ra[2] += f2[q];
-            rb[0] -= f0[q];
-            rb[1] -= f1[q];
-            rb[2] -= f2[q];
-        }
+        __m128d sc = _mm_div_pd(_mm_loadu_pd(s->rest + i), _mm_sqrt_pd(l2));
+        __m128d kh = _mm_loadu_pd(s->kh + i);
+        for (int k = 0; k < 3; k++) f[k] = _mm_mul_pd(kh, _mm_mul_pd(sc, e[k]));
+        pair_scatter(b, ua, ub, i, f);
     }
 #endif
     for (; i < ns; i++) local_one(s, i, x, b);
@@ -374,11 +385,8 @@ static double gradient_norm(fms_solver *s, const cb_world *w, const double (*x)[
 #if FMS_PAIRS
     const int *ia = s->ia, *ib = s->ib, *ua = s->ua, *ub = s->ub;
     for (; i + 1 < ns; i += 2) {
-        const double *pa = x[ia[i]], *pb = x[ib[i]], *qa = x[ia[i + 1]], *qb = x[ib[i + 1]];
-        __m128d e0 = _mm_sub_pd(_mm_set_pd(qa[0], pa[0]), _mm_set_pd(qb[0], pb[0]));
-        __m128d e1 = _mm_sub_pd(_mm_set_pd(qa[1], pa[1]), _mm_set_pd(qb[1], pb[1]));
-        __m128d e2 = _mm_sub_pd(_mm_set_pd(qa[2], pa[2]), _mm_set_pd(qb[2], pb[2]));
-        __m128d l2 = _mm_add_pd(_mm_add_pd(_mm_mul_pd(e0, e0), _mm_mul_pd(e1, e1)), _mm_mul_pd(e2, e2));
+        __m128d e[3], f[3];
+        __m128d l2 = pair_edges(x, ia, ib, i, e);
         if (_mm_movemask_pd(_mm_cmpgt_pd(l2, _mm_setzero_pd())) != 3) {
             grad_one(s, i, x, g);
             grad_one(s, i + 1, x, g);
@@ -386,19 +394,8 @@ static double gradient_norm(fms_solver *s, const cb_world *w, const double (*x)[
         }
         __m128d l = _mm_sqrt_pd(l2);
         __m128d c = _mm_mul_pd(_mm_loadu_pd(s->kh + i), _mm_div_pd(_mm_sub_pd(l, _mm_loadu_pd(s->rest + i)), l));
-        double f0[2], f1[2], f2[2];
-        _mm_storeu_pd(f0, _mm_mul_pd(c, e0));
-        _mm_storeu_pd(f1, _mm_mul_pd(c, e1));
-        _mm_storeu_pd(f2, _mm_mul_pd(c, e2));
-        for (int q = 0; q < 2; q++) {
-            double *ra = g[ua[i + q]], *rb = g[ub[i + q]];
-            ra[0] += f0[q];
-            ra[1] += f1[q];
-            ra[2] += f2[q];
-            rb[0] -= f0[q];
-            rb[1] -= f1[q];
-            rb[2] -= f2[q];
-        }
+        for (int k = 0; k < 3; k++) f[k] = _mm_mul_pd(c, e[k]);
+        pair_scatter(g, ua, ub, i, f);
     }
 #endif
     for (; i < ns; i++) grad_one(s, i, x, g);

@@ -621,6 +621,110 @@ static void test_all_pinned(void)
     }
 }
 
+/* Two contact stages on two copies of a crumpled grid cloth, the first with the
+ * candidate cache and the second without: what the contact tests step by hand. */
+typedef struct contact_twin {
+    cb_scene *sa, *sb;
+    cb_world *wa, *wb;
+    cb_step_contact *ca, *cb;
+    double (*x0)[3];       /* positions at the start of the step */
+    int (*oracle)[2];      /* the brute-force pairs */
+    double r2;             /* squared box distance of a candidate */
+    cb_error e;
+} contact_twin;
+
+static int twin_open(contact_twin *T, int n, double size, double dist, int seed, double amplitude)
+{
+    memset(T, 0, sizeof *T);
+    T->wa = grid_world(n, n, size, size, &T->sa);
+    T->wb = grid_world(n, n, size, size, &T->sb);
+    if (!T->wa || !T->wb) return -1;
+    cb_step_contact_def def = {.collider_offset = 0.0, .self_collision = 1, .self_distance = dist,
+                               .self_friction = 0.3, .self_iterations = 2, .self_cache = 1};
+    if (cb_step_contact_create(T->wa, &def, &T->ca, &T->e)) return -1;
+    def.self_cache = 0;
+    if (cb_step_contact_create(T->wb, &def, &T->cb, &T->e)) return -1;
+    const int nv = T->wa->nv;
+    double (*xc)[3] = cb_test_crumple(T->wa->mesh, seed, amplitude);
+    memcpy(T->wa->state.x, xc, (size_t)nv * sizeof *xc);
+    free(xc);
+    memset(T->wa->state.v, 0, (size_t)nv * sizeof *T->wa->state.v);
+    T->x0 = cb_calloc((size_t)nv, sizeof *T->x0);
+    T->oracle = cb_calloc((size_t)nv * (size_t)T->wa->mesh->nf, sizeof *T->oracle);
+    T->r2 = (1 + 1e-6) * (1 + 1e-6) * dist * dist;
+    return T->x0 && T->oracle ? 0 : -1;
+}
+
+static void twin_close(contact_twin *T)
+{
+    free(T->oracle);
+    free(T->x0);
+    cb_step_contact_free(&T->ca);
+    cb_step_contact_free(&T->cb);
+    cb_world_free(&T->wa);
+    cb_world_free(&T->wb);
+    cb_scene_free(&T->sa);
+    cb_scene_free(&T->sb);
+}
+
+/* The second cloth takes the first one's positions and velocities. */
+static void twin_sync(contact_twin *T)
+{
+    size_t bytes = (size_t)T->wa->nv * sizeof *T->x0;
+    memcpy(T->wb->state.x, T->wa->state.x, bytes);
+    memcpy(T->wb->state.v, T->wa->state.v, bytes);
+}
+
+/* The brute-force candidates of the first cloth into T->oracle: every (v, t), v not in
+ * t, with box distance^2 <= r2, by triangle then vertex. Returns their number. */
+static long twin_oracle(contact_twin *T)
+{
+    const cb_mesh *m = T->wa->mesh;
+    const double (*x)[3] = (const double (*)[3])T->wa->state.x;
+    long no = 0;
+    for (int t = 0; t < m->nf; t++) {
+        const int *f = m->f[t];
+        double lo[3], hi[3];
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fmin(x[f[0]][k], fmin(x[f[1]][k], x[f[2]][k]));
+            hi[k] = fmax(x[f[0]][k], fmax(x[f[1]][k], x[f[2]][k]));
+        }
+        for (int v = 0; v < m->nv; v++) {
+            if (v == f[0] || v == f[1] || v == f[2]) continue;
+            double g2 = 0;
+            for (int k = 0; k < 3; k++) {
+                double g = x[v][k] < lo[k] ? lo[k] - x[v][k] : x[v][k] > hi[k] ? x[v][k] - hi[k] : 0.0;
+                g2 += g * g;
+            }
+            if (g2 <= T->r2) {
+                T->oracle[no][0] = v;
+                T->oracle[no][1] = t;
+                no++;
+            }
+        }
+    }
+    return no;
+}
+
+/* Whether a candidate list differs from the first no oracle pairs. */
+static int twin_mismatch(const contact_twin *T, const cb_pair_list *pl, long no)
+{
+    return pl->n != no || memcmp(pl->p, T->oracle, (size_t)no * sizeof *T->oracle);
+}
+
+/* Both contact stages from x0; *na = contacts of the first. Returns 1 when the two
+ * cloths' states (or contact counts) are not bitwise equal afterwards. */
+static int twin_apply(contact_twin *T, int *na)
+{
+    double ia[3] = {0, 0, 0}, ib[3] = {0, 0, 0};
+    int nb = 0;
+    const double (*x0)[3] = (const double (*)[3])T->x0;
+    CU_ASSERT_FATAL(cb_step_contact_apply(T->ca, T->wa, x0, 0.0, ia, na, &T->e) == CB_OK);
+    CU_ASSERT_FATAL(cb_step_contact_apply(T->cb, T->wb, x0, 0.0, ib, &nb, &T->e) == CB_OK);
+    size_t bytes = (size_t)T->wa->nv * sizeof *T->x0;
+    return *na != nb || memcmp(T->wa->state.x, T->wb->state.x, bytes) || memcmp(T->wa->state.v, T->wb->state.v, bytes);
+}
+
 /* The self-contact candidate cache: random motions of a crumpled cloth, small (the
  * cache is reused) and large (it is rebuilt), with the same contact stage cached and
  * uncached (a spatial hash query every step). The pairs of every step must equal the
@@ -629,84 +733,39 @@ static void test_all_pinned(void)
  * bitwise identical. */
 static void test_contact_cache_exact(void)
 {
-    cb_scene *sa = NULL, *sb = NULL;
-    cb_world *wa = grid_world(24, 24, 1.0, 1.0, &sa), *wb = grid_world(24, 24, 1.0, 1.0, &sb);
-    CU_ASSERT_FATAL(wa != NULL && wb != NULL);
-    const cb_mesh *m = wa->mesh;
-    const int nv = wa->nv, nf = m->nf;
-    const double dist = 0.006; /* edge 1/23 */
-    cb_step_contact_def def = {.collider_offset = 0.0, .self_collision = 1, .self_distance = dist,
-                               .self_friction = 0.3, .self_iterations = 2, .self_cache = 1};
-    cb_step_contact *ca = NULL, *cb = NULL;
-    cb_error e = {0};
-    CU_ASSERT_FATAL(cb_step_contact_create(wa, &def, &ca, &e) == CB_OK);
-    def.self_cache = 0;
-    CU_ASSERT_FATAL(cb_step_contact_create(wb, &def, &cb, &e) == CB_OK);
-    double (*xc)[3] = cb_test_crumple(m, 11, 0.15);
-    memcpy(wa->state.x, xc, (size_t)nv * sizeof *xc);
-    free(xc);
-    memset(wa->state.v, 0, (size_t)nv * sizeof *wa->state.v);
-    double (*x0)[3] = cb_calloc((size_t)nv, sizeof *x0);
-    int (*oracle)[2] = cb_calloc((size_t)nv * (size_t)nf, sizeof *oracle);
+    contact_twin T;
+    CU_ASSERT_FATAL(twin_open(&T, 24, 1.0, 0.006 /* edge 1/23 */, 11, 0.15) == 0);
+    const cb_mesh *m = T.wa->mesh;
+    const int nv = T.wa->nv;
     uint64_t rng = 12345;
-    const double r2 = (1 + 1e-6) * (1 + 1e-6) * dist * dist;
     static const double scales[3] = {1e-5, 2e-4, 1e-3};
     long mismatches = 0, differ = 0, total_contacts = 0, npairs = 0;
     for (int step = 0; step < 60; step++) {
         /* both worlds at the same state, then the same random motion */
-        memcpy(x0, wa->state.x, (size_t)nv * sizeof *x0);
+        memcpy(T.x0, T.wa->state.x, (size_t)nv * sizeof *T.x0);
         double sc = step % 15 == 14 ? 3e-2 : scales[(int)(cb_test_uniform(&rng) * 3)]; /* a jump every 15 */
         double drift[3] = {cb_test_uniform(&rng) - 0.5, cb_test_uniform(&rng) - 0.5, cb_test_uniform(&rng) - 0.5};
         for (int i = 0; i < nv; i++)
             for (int k = 0; k < 3; k++) {
-                wa->state.x[i][k] += sc * (2 * cb_test_uniform(&rng) - 1 + drift[k]);
-                wa->state.v[i][k] = 2 * cb_test_uniform(&rng) - 1;
+                T.wa->state.x[i][k] += sc * (2 * cb_test_uniform(&rng) - 1 + drift[k]);
+                T.wa->state.v[i][k] = 2 * cb_test_uniform(&rng) - 1;
             }
-        memcpy(wb->state.x, wa->state.x, (size_t)nv * sizeof *x0);
-        memcpy(wb->state.v, wa->state.v, (size_t)nv * sizeof *x0);
+        twin_sync(&T);
         const cb_pair_list *pa = NULL, *pb = NULL;
-        CU_ASSERT_FATAL(cb_step_contact_candidates(ca, m, (const double (*)[3])wa->state.x,
-                                                   (const double (*)[3])x0, &pa, &e) == CB_OK);
-        CU_ASSERT_FATAL(cb_step_contact_candidates(cb, m, (const double (*)[3])wb->state.x,
-                                                   (const double (*)[3])x0, &pb, &e) == CB_OK);
-        long no = 0;
-        const double (*x)[3] = (const double (*)[3])wa->state.x;
-        for (int t = 0; t < nf; t++) {
-            const int *f = m->f[t];
-            double lo[3], hi[3];
-            for (int k = 0; k < 3; k++) {
-                lo[k] = fmin(x[f[0]][k], fmin(x[f[1]][k], x[f[2]][k]));
-                hi[k] = fmax(x[f[0]][k], fmax(x[f[1]][k], x[f[2]][k]));
-            }
-            for (int v = 0; v < nv; v++) {
-                if (v == f[0] || v == f[1] || v == f[2]) continue;
-                double g2 = 0;
-                for (int k = 0; k < 3; k++) {
-                    double g = x[v][k] < lo[k] ? lo[k] - x[v][k] : x[v][k] > hi[k] ? x[v][k] - hi[k] : 0.0;
-                    g2 += g * g;
-                }
-                if (g2 <= r2) {
-                    oracle[no][0] = v;
-                    oracle[no][1] = t;
-                    no++;
-                }
-            }
-        }
+        CU_ASSERT_FATAL(cb_step_contact_candidates(T.ca, m, (const double (*)[3])T.wa->state.x,
+                                                   (const double (*)[3])T.x0, &pa, &T.e) == CB_OK);
+        CU_ASSERT_FATAL(cb_step_contact_candidates(T.cb, m, (const double (*)[3])T.wb->state.x,
+                                                   (const double (*)[3])T.x0, &pb, &T.e) == CB_OK);
+        long no = twin_oracle(&T);
         npairs += no;
-        if (pa->n != no || memcmp(pa->p, oracle, (size_t)no * sizeof *oracle)) mismatches++;
-        if (pb->n != no || memcmp(pb->p, oracle, (size_t)no * sizeof *oracle)) mismatches++;
-        double ia[3] = {0, 0, 0}, ib[3] = {0, 0, 0};
-        int na = 0, nb = 0;
-        CU_ASSERT_FATAL(cb_step_contact_apply(ca, wa, (const double (*)[3])x0, 0.0, ia, &na, &e) == CB_OK);
-        CU_ASSERT_FATAL(cb_step_contact_apply(cb, wb, (const double (*)[3])x0, 0.0, ib, &nb, &e) == CB_OK);
+        mismatches += twin_mismatch(&T, pa, no) + twin_mismatch(&T, pb, no);
+        int na = 0;
+        differ += twin_apply(&T, &na);
         total_contacts += na;
-        if (na != nb || memcmp(wa->state.x, wb->state.x, (size_t)nv * sizeof *x0) ||
-            memcmp(wa->state.v, wb->state.v, (size_t)nv * sizeof *x0))
-            differ++;
     }
     long builds_a, queries_a, builds_b, queries_b;
-    cb_step_contact_cache_stats(ca, &builds_a, &queries_a);
-    cb_step_contact_cache_stats(cb, &builds_b, &queries_b);
+    cb_step_contact_cache_stats(T.ca, &builds_a, &queries_a);
+    cb_step_contact_cache_stats(T.cb, &builds_b, &queries_b);
     fprintf(stderr, "  %ld pairs, %ld contacts over 60 steps; cached: %ld hash queries for %ld requests, "
                     "uncached: %ld; %ld set mismatches, %ld steps differing\n",
             npairs, total_contacts, builds_a, queries_a, builds_b, mismatches, differ);
@@ -715,14 +774,7 @@ static void test_contact_cache_exact(void)
     CU_ASSERT(builds_b == queries_b);    /* and the other one was not */
     CU_ASSERT_EQUAL(mismatches, 0);
     CU_ASSERT_EQUAL(differ, 0);
-    free(oracle);
-    free(x0);
-    cb_step_contact_free(&ca);
-    cb_step_contact_free(&cb);
-    cb_world_free(&wa);
-    cb_world_free(&wb);
-    cb_scene_free(&sa);
-    cb_scene_free(&sb);
+    twin_close(&T);
 }
 
 /* Our own triangular solves (cb_chol_solve3, three interleaved right-hand sides)
@@ -855,87 +907,39 @@ static void test_parameters_checked(void)
  * lower bound must (2 x the distance off the plane, or beyond an edge in the plane). */
 static void test_contact_rigid_cache_and_far_bound(void)
 {
-    cb_scene *sa = NULL, *sb = NULL;
-    cb_world *wa = grid_world(16, 16, 0.7, 0.7, &sa), *wb = grid_world(16, 16, 0.7, 0.7, &sb);
-    CU_ASSERT_FATAL(wa != NULL && wb != NULL);
-    const cb_mesh *m = wa->mesh;
-    const int nv = wa->nv, nf = m->nf;
-    const double dist = 0.006; /* edge 0.7/15 */
-    cb_step_contact_def def = {.collider_offset = 0.0, .self_collision = 1, .self_distance = dist,
-                               .self_friction = 0.3, .self_iterations = 2, .self_cache = 1};
-    cb_step_contact *ca = NULL, *cb = NULL;
-    cb_error e = {0};
-    CU_ASSERT_FATAL(cb_step_contact_create(wa, &def, &ca, &e) == CB_OK);
-    def.self_cache = 0;
-    CU_ASSERT_FATAL(cb_step_contact_create(wb, &def, &cb, &e) == CB_OK);
-    double (*xc)[3] = cb_test_crumple(m, 7, 0.1);
-    memcpy(wa->state.x, xc, (size_t)nv * sizeof *xc);
-    free(xc);
-    double (*x0)[3] = cb_calloc((size_t)nv, sizeof *x0);
-    int (*oracle)[2] = cb_calloc((size_t)nv * (size_t)nf, sizeof *oracle);
+    contact_twin T;
+    CU_ASSERT_FATAL(twin_open(&T, 16, 0.7, 0.006 /* edge 0.7/15 */, 7, 0.1) == 0);
+    const cb_mesh *m = T.wa->mesh;
+    const int nv = T.wa->nv;
     uint64_t rng = 777;
-    const double r2 = (1 + 1e-6) * (1 + 1e-6) * dist * dist;
     long mismatches = 0, differ = 0, contacts = 0;
     for (int step = 0; step < 40; step++) {
-        memcpy(x0, wa->state.x, (size_t)nv * sizeof *x0);
+        memcpy(T.x0, T.wa->state.x, (size_t)nv * sizeof *T.x0);
         double tr[3];
         for (int k = 0; k < 3; k++) tr[k] = 0.3 * (2 * cb_test_uniform(&rng) - 1);
         for (int i = 0; i < nv; i++)
             for (int k = 0; k < 3; k++) {
-                wa->state.x[i][k] += tr[k] + 2e-5 * (2 * cb_test_uniform(&rng) - 1);
-                wa->state.v[i][k] = 2 * cb_test_uniform(&rng) - 1;
+                T.wa->state.x[i][k] += tr[k] + 2e-5 * (2 * cb_test_uniform(&rng) - 1);
+                T.wa->state.v[i][k] = 2 * cb_test_uniform(&rng) - 1;
             }
-        memcpy(wb->state.x, wa->state.x, (size_t)nv * sizeof *x0);
-        memcpy(wb->state.v, wa->state.v, (size_t)nv * sizeof *x0);
+        twin_sync(&T);
         const cb_pair_list *pa = NULL;
-        CU_ASSERT_FATAL(cb_step_contact_candidates(ca, m, (const double (*)[3])wa->state.x,
-                                                   (const double (*)[3])x0, &pa, &e) == CB_OK);
-        long no = 0;
-        const double (*x)[3] = (const double (*)[3])wa->state.x;
-        for (int t = 0; t < nf; t++) {
-            const int *f = m->f[t];
-            for (int v = 0; v < nv; v++) {
-                if (v == f[0] || v == f[1] || v == f[2]) continue;
-                double g2 = 0;
-                for (int k = 0; k < 3; k++) {
-                    double lo = fmin(x[f[0]][k], fmin(x[f[1]][k], x[f[2]][k]));
-                    double hi = fmax(x[f[0]][k], fmax(x[f[1]][k], x[f[2]][k]));
-                    double g = x[v][k] < lo ? lo - x[v][k] : x[v][k] > hi ? x[v][k] - hi : 0.0;
-                    g2 += g * g;
-                }
-                if (g2 <= r2) {
-                    oracle[no][0] = v;
-                    oracle[no][1] = t;
-                    no++;
-                }
-            }
-        }
-        if (pa->n != no || memcmp(pa->p, oracle, (size_t)no * sizeof *oracle)) mismatches++;
-        double ia[3] = {0, 0, 0}, ib[3] = {0, 0, 0};
-        int na = 0, nb = 0;
-        CU_ASSERT_FATAL(cb_step_contact_apply(ca, wa, (const double (*)[3])x0, 0.0, ia, &na, &e) == CB_OK);
-        CU_ASSERT_FATAL(cb_step_contact_apply(cb, wb, (const double (*)[3])x0, 0.0, ib, &nb, &e) == CB_OK);
+        CU_ASSERT_FATAL(cb_step_contact_candidates(T.ca, m, (const double (*)[3])T.wa->state.x,
+                                                   (const double (*)[3])T.x0, &pa, &T.e) == CB_OK);
+        mismatches += twin_mismatch(&T, pa, twin_oracle(&T));
+        int na = 0;
+        differ += twin_apply(&T, &na);
         contacts += na;
-        if (na != nb || memcmp(wa->state.x, wb->state.x, (size_t)nv * sizeof *x0) ||
-            memcmp(wa->state.v, wb->state.v, (size_t)nv * sizeof *x0))
-            differ++;
     }
     long builds, queries;
-    cb_step_contact_cache_stats(ca, &builds, &queries);
+    cb_step_contact_cache_stats(T.ca, &builds, &queries);
     fprintf(stderr, "  rigid translation: %ld contacts, %ld hash queries for %ld requests, %ld mismatches, %ld differ\n",
             contacts, builds, queries, mismatches, differ);
     CU_ASSERT(contacts > 0);
     CU_ASSERT(builds <= 2); /* one build, kept through the translations */
     CU_ASSERT_EQUAL(mismatches, 0);
     CU_ASSERT_EQUAL(differ, 0);
-    free(oracle);
-    free(x0);
-    cb_step_contact_free(&ca);
-    cb_step_contact_free(&cb);
-    cb_world_free(&wa);
-    cb_world_free(&wb);
-    cb_scene_free(&sa);
-    cb_scene_free(&sb);
+    twin_close(&T);
 
     /* (2) the lower bound of cb_step_contact_far */
     long wrong = 0, near = 0, missed = 0, decided = 0;
