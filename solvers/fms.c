@@ -62,9 +62,13 @@
  * separate scatter. The per-step setup has no pass for grad g(y): the first right-hand
  * side is -grad g(y) (below); the constant part c and the final gradient are one pass
  * over the springs each, and E(x) in springs.c takes its square roots two at a time.
- * Self contact reuses its candidate pairs while the cloth moves little
- * (step_contact.h: exactly the same pairs as a query every step). Nothing is allocated
- * per step.
+ * Self contact reuses its candidate pairs while the cloth's relative motion stays
+ * small (a common translation does not count), skips pairs whose distance lower bound
+ * exceeds the thickness before the exact distance, and scans hash buckets stored with
+ * their positions (step_contact.h: exactly the same pairs and results as a query every
+ * step). Nothing is allocated per step. Create orders the springs and the matrix
+ * entries with counting sorts (O(springs + vertices)), so prefactorization is mostly
+ * CHOLMOD's analysis and first numeric factorization.
  *
  * Reported: iterations, residual = |grad g(x)| / |grad g(y)| after the iterations
  * (before contact; the relative gradient newton stops on; grad g(y) is the first
