@@ -41,6 +41,82 @@ static cb_world *grid_world(int nx, int ny, double sx, double sy, cb_scene **sc)
     return w;
 }
 
+/* The pattern of the global matrix (cb_springs_pattern) against a dense oracle built
+ * from its definition: model and classic springs on a 7 x 6 grid with every fifth
+ * vertex pinned, blocks 1 x 1 (fms) and 3 x 3 (newton). Columns start at their
+ * diagonal, rows strictly increase (sorted, no duplicates), the stored set is exactly
+ * the diagonal blocks' lower triangles plus the free springs' off-diagonal blocks, and
+ * diag_pos / spring_pos point at the entries they name (-1 for springs to pins). */
+static void test_springs_pattern(void)
+{
+    cb_scene *sc = NULL;
+    cb_world *w = grid_world(7, 6, 0.6, 0.5, &sc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    int *unk = cb_calloc((size_t)w->nv, sizeof *unk), nunk = 0;
+    for (int v = 0; v < w->nv; v++) unk[v] = v % 5 == 0 ? -1 : nunk++;
+    for (int kind = 0; kind < 2; kind++)
+        for (int bs = 1; bs <= 3; bs += 2) {
+            cb_spring_set s;
+            cb_error e;
+            CU_ASSERT_EQUAL_FATAL(cb_springs_build(w, (cb_spring_kind)kind, &s, &e), CB_OK);
+            int *cp = NULL, *ri = NULL, *dp = NULL, *sp = NULL;
+            CU_ASSERT_EQUAL_FATAL(cb_springs_pattern(&s, unk, nunk, bs, &cp, &ri, &dp, &sp, &e), CB_OK);
+            const int N = nunk * bs, b2 = bs * bs;
+            char *want = cb_calloc((size_t)N * N, 1);
+            for (int u = 0; u < nunk; u++)
+                for (int r = 0; r < bs; r++)
+                    for (int c = 0; c <= r; c++) want[(long)(u * bs + r) * N + u * bs + c] = 1;
+            for (int i = 0; i < s.n; i++) {
+                int ua = unk[s.ij[i][0]], ub = unk[s.ij[i][1]];
+                if (ua < 0 || ub < 0 || ua == ub) continue;
+                int lo = ua < ub ? ua : ub, hi = ua ^ ub ^ lo;
+                for (int r = 0; r < bs; r++)
+                    for (int c = 0; c < bs; c++) want[(long)(hi * bs + r) * N + lo * bs + c] = 1;
+            }
+            long nwant = 0, bad = 0;
+            for (long q = 0; q < (long)N * N; q++) nwant += want[q];
+            CU_ASSERT_EQUAL(cp[0], 0);
+            CU_ASSERT_EQUAL(cp[N], nwant);
+            for (int j = 0; j < N; j++) {
+                if (cp[j + 1] <= cp[j] || ri[cp[j]] != j) bad++;
+                for (int q = cp[j]; q < cp[j + 1]; q++)
+                    if (ri[q] < j || ri[q] >= N || !want[(long)ri[q] * N + j] || (q > cp[j] && ri[q] <= ri[q - 1]))
+                        bad++;
+            }
+            /* the entry at pos is (row, col): rowidx says row, colptr brackets col */
+            for (int u = 0; u < nunk; u++)
+                for (int r = 0; r < bs; r++)
+                    for (int c = 0; c < bs; c++) {
+                        int pos = dp[u * b2 + r * bs + c], hr = r > c ? r : c, col = u * bs + (r ^ c ^ hr);
+                        if (pos < cp[col] || pos >= cp[col + 1] || ri[pos] != u * bs + hr) bad++;
+                    }
+            for (int i = 0; i < s.n; i++) {
+                int ua = unk[s.ij[i][0]], ub = unk[s.ij[i][1]];
+                for (int r = 0; r < bs; r++)
+                    for (int c = 0; c < bs; c++) {
+                        int pos = sp[i * b2 + r * bs + c];
+                        if (ua < 0 || ub < 0 || ua == ub) {
+                            bad += pos != -1;
+                            continue;
+                        }
+                        int lo = ua < ub ? ua : ub, hi = ua ^ ub ^ lo, col = lo * bs + c;
+                        if (pos < cp[col] || pos >= cp[col + 1] || ri[pos] != hi * bs + r) bad++;
+                    }
+            }
+            if (bad) fprintf(stderr, "  kind %d, bs %d: %ld wrong entries of %ld\n", kind, bs, bad, nwant);
+            CU_ASSERT_EQUAL(bad, 0);
+            free(want);
+            free(cp);
+            free(ri);
+            free(dp);
+            free(sp);
+            cb_springs_release(&s);
+        }
+    free(unk);
+    cb_world_free(&w);
+    cb_scene_free(&sc);
+}
+
 /* Classic set: 6n^2 - 10n + 2 springs for n x n, and exactly the vertex pairs at rest
  * distance a, a sqrt(2) (diagonals) and 2a along a grid line, found by brute force. */
 static void test_classic_spring_counts(void)
@@ -997,6 +1073,7 @@ static void test_contact_rigid_cache_and_far_bound(void)
 
 CB_TEST_MAIN("fms",
              CB_TEST(test_classic_spring_counts),
+             CB_TEST(test_springs_pattern),
              CB_TEST(test_bend_spring_matches_hinge_at_right_angle),
              CB_TEST(test_objective_gradient_fd),
              CB_TEST(test_g_monotone),
