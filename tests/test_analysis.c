@@ -4,7 +4,8 @@
  * printed by `clothbench info` for the same run file; plot_runs.py and render.py
  * (single frame, contact sheet) write their pictures; a missing run file, an index
  * with runs not yet run and an unfinished (status running) run file are refused with
- * a message naming the file. */
+ * a message naming the file. The fms convergence figure script on a tiny version of
+ * its experiment. */
 #include "cb_test.h"
 
 #include <hdf5.h>
@@ -210,9 +211,54 @@ static void test_missing_and_unfinished(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "unfinished run file"));
 }
 
+/* The fms convergence figure (analysis/figures/fms_convergence.py) on a tiny version
+ * of its experiment (an 8 x 8 curtain, two repeats of every setting): one table row per
+ * setting, not per repeat; fms's error falls with its iterations and Newton's too; the
+ * pictures are written. */
+static void test_fms_convergence_figure(void)
+{
+    if (!py()) return;
+    const char *e = cb_test_write_tmp("conv.yaml",
+                                      "name: fms_convergence\n"
+                                      "scenes: [data/scenes/curtain.yaml]\n"
+                                      "solvers: [fms, newton]\n"
+                                      "set: {duration: 0.03333333333333333, cloth.grid.nx: 8, cloth.grid.ny: 8, "
+                                      "solvers.fms.self_collision: false, solvers.newton.self_collision: false, "
+                                      "solvers.newton.tolerance: 1.0e-12}\n"
+                                      "grid:\n"
+                                      "  solvers.fms.iterations: [1, 10, 100]\n"
+                                      "  solvers.newton.max_iterations: [1, 2, 30]\n"
+                                      "repeats: 2\n");
+    char d[1024];
+    snprintf(d, sizeof d, "%s/conv_out", cb_test_tmpdir());
+    int rc = sh("%s sweep %s -o %s -q", cb_test_program(), e, d);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(sh("%s analysis/figures/fms_convergence.py %s", py(), d), 0);
+    int rows[2] = {0, 0};
+    double err[2][3];
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        char solver[16];
+        int it;
+        double ms, re;
+        if (sscanf(line, "%15s %d %lf %lf", solver, &it, &ms, &re) != 4) continue;
+        int k = !strcmp(solver, "newton");
+        CU_ASSERT(ms > 0);
+        if (rows[k] < 3) err[k][rows[k]] = re;
+        rows[k]++;
+    }
+    CU_ASSERT_EQUAL(rows[0], 3); /* fms: 1, 10, 100 iterations, once each */
+    CU_ASSERT_EQUAL(rows[1], 2); /* newton: 1 and 2 (30 is the reference) */
+    if (rows[0] == 3) CU_ASSERT(err[0][2] < err[0][1] && err[0][1] < err[0][0]);
+    if (rows[1] == 2) CU_ASSERT(err[1][1] < err[1][0]);
+    CU_ASSERT(exists(d, "fms_convergence.png"));
+    CU_ASSERT(exists(d, "fms_convergence.pdf"));
+}
+
 CB_TEST_MAIN("analysis",
     CB_TEST(test_python_available),
     CB_TEST(test_help),
     CB_TEST(test_compare_matches_info),
     CB_TEST(test_plot_and_render),
-    CB_TEST(test_missing_and_unfinished))
+    CB_TEST(test_missing_and_unfinished),
+    CB_TEST(test_fms_convergence_figure))
