@@ -60,8 +60,9 @@
  * contributions per unknown (CSR of incident springs): it moves d through memory (the
  * working set no longer fits in L2), and blocks of springs with vectorised sqrt then a
  * separate scatter. The per-step setup has no pass for grad g(y): the first right-hand
- * side is -grad g(y) (below); the constant part c and the final gradient are one pass
- * over the springs each, and E(x) in springs.c takes its square roots two at a time.
+ * side is -grad g(y) (below); the constant part c is one pass over the springs, the
+ * final gradient is cb_springs_gradient's, and E(x) in springs.c takes its square
+ * roots two at a time.
  * Self contact reuses its candidate pairs while the cloth's relative motion stays
  * small (a common translation does not count), skips pairs whose distance lower bound
  * exceeds the thickness before the exact distance, and scans hash buckets stored with
@@ -357,53 +358,6 @@ static void local_step_rhs(fms_solver *s, const double (*x)[3], int want_pin_d)
         }
 }
 
-/* One spring's term of grad g: h^2 k (|e| - r)/|e| e (0 when |e| = 0). */
-static inline void grad_one(const fms_solver *s, int i, const double (*x)[3], double (*g)[3])
-{
-    const double *pa = x[s->ia[i]], *pb = x[s->ib[i]];
-    double e[3] = {pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]};
-    double l = sqrt(cb_v3_norm2(e));
-    if (!(l > 0)) return;
-    double c = s->kh[i] * ((l - s->rest[i]) / l);
-    cb_v3_axpy(g[s->ua[i]], c, e);
-    cb_v3_axpy(g[s->ub[i]], -c, e);
-}
-
-/* |grad g(x)| over the free vertices (scratch: c):
- * grad g = M (x - y) - h^2 f_ext + h^2 grad E(x), in one pass over the springs. */
-static double gradient_norm(fms_solver *s, const cb_world *w, const double (*x)[3], double h2)
-{
-    const cb_spring_solver *ss = &s->ss;
-    const int nf = ss->nfree, ns = s->ns;
-    double (*g)[3] = s->c;
-    for (int u = 0; u < nf; u++) {
-        int v = ss->vert[u];
-        for (int k = 0; k < 3; k++) g[u][k] = w->mass[v] * (x[v][k] - ss->y[v][k] - h2 * w->gravity[k]);
-    }
-    cb_v3_zero(g[nf]);
-    int i = 0;
-#if FMS_PAIRS
-    const int *ia = s->ia, *ib = s->ib, *ua = s->ua, *ub = s->ub;
-    for (; i + 1 < ns; i += 2) {
-        __m128d e[3], f[3];
-        __m128d l2 = pair_edges(x, ia, ib, i, e);
-        if (_mm_movemask_pd(_mm_cmpgt_pd(l2, _mm_setzero_pd())) != 3) {
-            grad_one(s, i, x, g);
-            grad_one(s, i + 1, x, g);
-            continue;
-        }
-        __m128d l = _mm_sqrt_pd(l2);
-        __m128d c = _mm_mul_pd(_mm_loadu_pd(s->kh + i), _mm_div_pd(_mm_sub_pd(l, _mm_loadu_pd(s->rest + i)), l));
-        for (int k = 0; k < 3; k++) f[k] = _mm_mul_pd(c, e[k]);
-        pair_scatter(g, ua, ub, i, f);
-    }
-#endif
-    for (; i < ns; i++) grad_one(s, i, x, g);
-    double n2 = 0.0;
-    for (int u = 0; u < nf; u++) n2 += cb_v3_norm2(g[u]);
-    return sqrt(n2);
-}
-
 static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
 {
     fms_solver *s = self;
@@ -473,7 +427,7 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     }
     double residual = NAN;
     if (nf > 0) {
-        double gn = gradient_norm(s, w, cx, h2);
+        double gn = cb_springs_gradient(&ss->sp, w, cx, cy, h, ss->grad);
         residual = gnorm0 > 0 ? gn / gnorm0 : 0.0;
     }
     double tc = 0.0;
