@@ -224,26 +224,19 @@ int cb_spatial_hash_query(cb_spatial_hash *h, const cb_mesh *m, const double (*x
                     const int *ev = h->entries;
                     const int64_t (*ec)[3] = (const int64_t (*)[3])h->ec;
                     const double (*ex)[3] = (const double (*)[3])h->ex;
-                    if (filter) {
-                        /* the box test first (most entries fail it), then the cell (each
-                         * vertex once: at its own cell, not at a colliding one) */
-                        for (long e = e0; e < e1; e++) {
-                            const double *q = ex[e];
-                            if (!((q[0] >= blo[0]) & (q[0] <= bhi[0]) & (q[1] >= blo[1]) & (q[1] <= bhi[1]) &
-                                  (q[2] >= blo[2]) & (q[2] <= bhi[2])))
-                                continue;
-                            int v = ev[e];
-                            out[n][0] = v;
-                            out[n][1] = t;
-                            n += (ec[e][0] == i) & (ec[e][1] == j) & (ec[e][2] == k) & (v != f0) & (v != f1) & (v != f2);
-                        }
-                    } else
-                        for (long e = e0; e < e1; e++) {
-                            int v = ev[e];
-                            out[n][0] = v;
-                            out[n][1] = t;
-                            n += (ec[e][0] == i) & (ec[e][1] == j) & (ec[e][2] == k) & (v != f0) & (v != f1) & (v != f2);
-                        }
+                    for (long e = e0; e < e1; e++) {
+                        const double *q = ex[e];
+                        /* with the filter, the box test first (most entries fail it);
+                         * then the cell (each vertex once: at its own cell, not at a
+                         * colliding one) */
+                        if (filter && !((q[0] >= blo[0]) & (q[0] <= bhi[0]) & (q[1] >= blo[1]) & (q[1] <= bhi[1]) &
+                                        (q[2] >= blo[2]) & (q[2] <= bhi[2])))
+                            continue;
+                        int v = ev[e];
+                        out[n][0] = v;
+                        out[n][1] = t;
+                        n += (ec[e][0] == i) & (ec[e][1] == j) & (ec[e][2] == k) & (v != f0) & (v != f1) & (v != f2);
+                    }
                     h->pairs.n = n;
                 }
         if (filter) /* insertion sort of this triangle's (few) candidates by vertex */

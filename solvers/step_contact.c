@@ -210,6 +210,25 @@ static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0
     return 1;
 }
 
+/* The spread of the displacements x - ref over the vertices: the largest over the
+ * coordinates of half the range (max - min) of x[v][k] - ref[v][k], so a common
+ * translation counts 0. maxabs (if not NULL): the largest |x[v][k]|. */
+static double half_spread(const double (*x)[3], const double (*ref)[3], int nv, double *maxabs)
+{
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, big = 0.0;
+    for (int v = 0; v < nv; v++)
+        for (int k = 0; k < 3; k++) {
+            double d = x[v][k] - ref[v][k], a = fabs(x[v][k]);
+            lo[k] = d < lo[k] ? d : lo[k];
+            hi[k] = d > hi[k] ? d : hi[k];
+            big = a > big ? a : big;
+        }
+    if (maxabs) *maxabs = big;
+    double spread = 0.0;
+    for (int k = 0; k < 3; k++) spread = fmax(spread, 0.5 * (hi[k] - lo[k]));
+    return spread;
+}
+
 int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const double (*x)[3], const double (*x0)[3],
                                const cb_pair_list **pairs, cb_error *err)
 {
@@ -222,18 +241,8 @@ int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const doubl
     /* spread of the displacement since the build: per coordinate, half the range of
      * x - xb over the vertices (a common translation removed), and the largest
      * coordinate */
-    double moved = 0.0, maxabs = 0.0;
-    if (c->valid) {
-        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-        for (int v = 0; v < nv; v++)
-            for (int k = 0; k < 3; k++) {
-                double d = x[v][k] - c->xb[v][k], a = fabs(x[v][k]);
-                lo[k] = d < lo[k] ? d : lo[k];
-                hi[k] = d > hi[k] ? d : hi[k];
-                maxabs = a > maxabs ? a : maxabs;
-            }
-        for (int k = 0; k < 3; k++) moved = fmax(moved, 0.5 * (hi[k] - lo[k]));
-    }
+    double maxabs = 0.0;
+    double moved = c->valid ? half_spread(x, (const double (*)[3])c->xb, nv, &maxabs) : 0.0;
     /* A pair with box distance <= self_distance (1 + 1e-6) now has a box distance in
      * each coordinate (Chebyshev) <= that at the build plus the largest change of a
      * coordinate difference between the vertex and a vertex of the triangle (each box
@@ -241,15 +250,7 @@ int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const doubl
      * cache while 2 moved < delta, however far the cloth moved as a whole. The
      * tolerance covers the rounding of the differences and comparisons. */
     if (!c->valid || !(2.0 * moved + 64 * DBL_EPSILON * maxabs < c->delta)) {
-        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-        for (int v = 0; v < nv; v++)
-            for (int k = 0; k < 3; k++) {
-                double d = x[v][k] - x0[v][k];
-                lo[k] = d < lo[k] ? d : lo[k];
-                hi[k] = d > hi[k] ? d : hi[k];
-            }
-        double step = 0.0;
-        for (int k = 0; k < 3; k++) step = fmax(step, 0.5 * (hi[k] - lo[k]));
+        double step = half_spread(x, x0, nv, NULL);
         double cell = c->builds ? cb_spatial_hash_cell_size(c->hash) / CELL_SCALE : INFINITY;
         double delta = fmax(CACHE_STEPS * step, CACHE_MIN * c->def.self_distance);
         if (c->def.self_cache == 0 || !(delta <= cell)) delta = 0.0;
