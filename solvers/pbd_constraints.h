@@ -57,15 +57,24 @@ static inline double cb_pbd_stretch(const double p0[3], const double p1[3], doub
     return l - rest;
 }
 
+/* The vectors of hinge (p0, p1; p2, p3) every bending kernel starts from: the edge
+ * e = p1 - p0, a = p2 - p0, b = p3 - p0 and the first wing's normal n1 = e x a (each
+ * kernel takes the second normal in its own orientation). */
+static inline void cb_pbd_hinge_vectors(const double p0[3], const double p1[3], const double p2[3],
+                                        const double p3[3], double e[3], double a[3], double b[3], double n1[3])
+{
+    cb_v3_sub(e, p1, p0);
+    cb_v3_sub(a, p2, p0);
+    cb_v3_sub(b, p3, p0);
+    cb_v3_cross(n1, e, a);
+}
+
 /* The paper's bending angle acos(n1 . n2) of hinge (p0, p1; p2, p3) (pi when flat). */
 static inline double cb_pbd_bend_paper_angle(const double p0[3], const double p1[3], const double p2[3],
                                              const double p3[3])
 {
     double e[3], a[3], b[3], n1[3], n2[3];
-    cb_v3_sub(e, p1, p0);
-    cb_v3_sub(a, p2, p0);
-    cb_v3_sub(b, p3, p0);
-    cb_v3_cross(n1, e, a);
+    cb_pbd_hinge_vectors(p0, p1, p2, p3, e, a, b, n1);
     cb_v3_cross(n2, e, b);
     double l1 = cb_v3_norm(n1), l2 = cb_v3_norm(n2);
     if (!(l1 > 0) || !(l2 > 0)) return M_PI;
@@ -80,10 +89,7 @@ static inline double cb_pbd_bend_paper(const double p0[3], const double p1[3], c
                                        const double p3[3], double phi0, double g[4][3])
 {
     double e[3], a[3], b[3], n1[3], n2[3];
-    cb_v3_sub(e, p1, p0);
-    cb_v3_sub(a, p2, p0);
-    cb_v3_sub(b, p3, p0);
-    cb_v3_cross(n1, e, a);
+    cb_pbd_hinge_vectors(p0, p1, p2, p3, e, a, b, n1);
     cb_v3_cross(n2, e, b);
     double l1 = cb_v3_norm(n1), l2 = cb_v3_norm(n2);
     if (!(l1 > 0) || !(l2 > 0)) {
@@ -291,10 +297,7 @@ static inline void cb_pbd_project_bend_paper(double *p0, double *p1, double *p2,
                                              double phi0, double k, double cap)
 {
     double e[3], a[3], b[3], n1[3], n2[3];
-    cb_v3_sub(e, p1, p0);
-    cb_v3_sub(a, p2, p0);
-    cb_v3_sub(b, p3, p0);
-    cb_v3_cross(n1, e, a);
+    cb_pbd_hinge_vectors(p0, p1, p2, p3, e, a, b, n1);
     cb_v3_cross(n2, e, b);
     double n1s = cb_v3_norm2(n1), n2s = cb_v3_norm2(n2);
     if (!(n1s > 0) || !(n2s > 0)) return;
@@ -336,10 +339,7 @@ static inline void cb_pbd_project_bend_dihedral(double *p0, double *p1, double *
                                                 double theta0, double k, double at, double *lambda, double cap)
 {
     double e[3], a[3], b[3], n1[3], n2[3];
-    cb_v3_sub(e, p1, p0);
-    cb_v3_sub(a, p2, p0);
-    cb_v3_sub(b, p3, p0);
-    cb_v3_cross(n1, e, a);
+    cb_pbd_hinge_vectors(p0, p1, p2, p3, e, a, b, n1);
     cb_v3_cross(n2, b, e);
     double n1s = cb_v3_norm2(n1), n2s = cb_v3_norm2(n2), le2 = cb_v3_norm2(e);
     if (!(n1s > 0) || !(n2s > 0) || !(le2 > 0)) { /* degenerate: g = 0 (xpbd still moves lambda) */
