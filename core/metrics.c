@@ -26,6 +26,9 @@ const cb_metric_desc cb_metric_table[] = {
     M(external_impulse, 3, "N s", "impulse of gravity (free vertices), colliders and attachments this step"),
     M(collider_penetrations, 1, "1", "vertices inside any collider (signed distance < 0)"),
     M(collider_max_depth, 1, "m", "depth of the deepest vertex inside a collider (0 if none)"),
+    M(contact_depth_corrected, 1, "m", "deepest collider penetration the solver's contact stage moved a vertex out of this step, measured before the move; NaN: no such stage"),
+    M(contact_vertices_corrected, 1, "1", "vertices the solver's contact stage changed this step; NaN: no such stage"),
+    M(contact_work, 1, "J", "change of kinetic + gravity + stretch + bend energy across the solver's contact stage this step; NaN: no such stage"),
     M(self_intersections, 1, "1", "edge-triangle pairs without a shared vertex that intersect (exact)"),
     M(min_separation, 1, "m", "smallest distance between non-adjacent primitives"),
     M(max_strain, 1, "1", "max over edges of |l - L| / L"),
@@ -78,6 +81,10 @@ void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt, 
     }
     m->collider_penetrations = (double)pen;
     m->collider_max_depth = depth;
+    m->contact_depth_corrected = info ? info->contact_depth_corrected : NAN;
+    m->contact_vertices_corrected =
+        info && info->contact_vertices_corrected >= 0 ? (double)info->contact_vertices_corrected : NAN;
+    m->contact_work = info ? info->contact_work : NAN;
     m->self_intersections = NAN;
     m->min_separation = NAN;
     m->max_strain = cb_model_max_strain(&w->model, x);

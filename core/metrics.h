@@ -15,6 +15,7 @@ typedef struct cb_metrics {
     double solver_energy, contact_energy;
     double linear_momentum[3], angular_momentum[3], external_impulse[3];
     double collider_penetrations, collider_max_depth;
+    double contact_depth_corrected, contact_vertices_corrected, contact_work;
     double self_intersections, min_separation;
     double max_strain;
     double iterations, residual, events;

@@ -92,27 +92,32 @@ double cb_dihedral_angle(const double x0[3], const double x1[3], const double x2
     return theta;
 }
 
+double cb_model_edge_energy(const cb_cloth_model *m, int e, const double (*x)[3])
+{
+    const int *ev = m->mesh->e[e];
+    double d = cb_v3_dist(x[ev[0]], x[ev[1]]) - m->rest_length[e];
+    return 0.5 * m->k_stretch * d * d;
+}
+
+double cb_model_hinge_energy(const cb_cloth_model *m, int i, const double (*x)[3])
+{
+    const int *h = m->mesh->h[i];
+    double d = cb_dihedral_angle(x[h[0]], x[h[1]], x[h[2]], x[h[3]], NULL) - m->hinge_rest_angle[i];
+    return m->k_bend * m->hinge_weight[i] * d * d;
+}
+
 double cb_model_stretch_energy(const cb_cloth_model *m, const double (*x)[3])
 {
-    const cb_mesh *mesh = m->mesh;
     double E = 0;
-    for (int i = 0; i < mesh->ne; i++) {
-        double d = cb_v3_dist(x[mesh->e[i][0]], x[mesh->e[i][1]]) - m->rest_length[i];
-        E += d * d;
-    }
-    return 0.5 * m->k_stretch * E;
+    for (int i = 0; i < m->mesh->ne; i++) E += cb_model_edge_energy(m, i, x);
+    return E;
 }
 
 double cb_model_bend_energy(const cb_cloth_model *m, const double (*x)[3])
 {
-    const cb_mesh *mesh = m->mesh;
     double E = 0;
-    for (int i = 0; i < mesh->nh; i++) {
-        const int *h = mesh->h[i];
-        double d = cb_dihedral_angle(x[h[0]], x[h[1]], x[h[2]], x[h[3]], NULL) - m->hinge_rest_angle[i];
-        E += m->hinge_weight[i] * d * d;
-    }
-    return m->k_bend * E;
+    for (int i = 0; i < m->mesh->nh; i++) E += cb_model_hinge_energy(m, i, x);
+    return E;
 }
 
 void cb_model_add_stretch_forces(const cb_cloth_model *m, const double (*x)[3], double (*f)[3])

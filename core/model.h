@@ -38,6 +38,10 @@ double cb_dihedral_angle(const double x0[3], const double x1[3], const double x2
                          const double x3[3], double grad[4][3]);
 
 double cb_model_stretch_energy(const cb_cloth_model *m, const double (*x)[3]);
+/* The stretch energy of edge e and the bending energy of hinge i alone (the terms of
+ * the two sums above). */
+double cb_model_edge_energy(const cb_cloth_model *m, int e, const double (*x)[3]);
+double cb_model_hinge_energy(const cb_cloth_model *m, int i, const double (*x)[3]);
 double cb_model_bend_energy(const cb_cloth_model *m, const double (*x)[3]);
 /* Adds -dE/dx to f (forces) for stretch and bend respectively. */
 void cb_model_add_stretch_forces(const cb_cloth_model *m, const double (*x)[3], double (*f)[3]);

@@ -54,6 +54,9 @@ void cb_step_info_reset(cb_step_info *info)
     info->solver_energy = NAN;
     info->contact_energy = NAN;
     info->events = -1; /* not an event-based method */
+    info->contact_depth_corrected = NAN;
+    info->contact_vertices_corrected = -1;
+    info->contact_work = NAN;
 }
 
 void cb_step_info_stage(cb_step_info *info, const char *name, double seconds)

@@ -45,12 +45,17 @@ typedef struct cb_step_info {
     double external_impulse[3]; /* impulse applied by colliders and attachments this
                                    step (the run loop adds gravity); NaN if unknown */
     double wall_contact_s;    /* wall time of contact work this step */
+    /* what the contact stage after the integrator did (core/contact_probe.h); NaN / -1
+       where the method has no such stage */
+    double contact_depth_corrected; /* deepest collider penetration it moved a vertex out of (m) */
+    int contact_vertices_corrected; /* vertices it changed */
+    double contact_work;      /* change of the shared model's energy across it (J) */
     int nstages;
     cb_stage_time stage[CB_MAX_STAGES];
 } cb_step_info;
 
 /* Reset to "nothing known": zero counts, NaN energies and residual, zero impulse,
- * events -1. */
+ * events -1, contact probe fields NaN / -1. */
 void cb_step_info_reset(cb_step_info *info);
 /* Add seconds to the named stage (created on first use). */
 void cb_step_info_stage(cb_step_info *info, const char *name, double seconds);

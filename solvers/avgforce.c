@@ -176,6 +176,7 @@
 #include "contact/ccd.h"
 #include "contact/distance.h"
 #include "contact/sat.h"
+#include "core/contact_probe.h"
 #include "core/solver.h"
 #include "core/vec3.h"
 
@@ -217,6 +218,7 @@ typedef struct avg_solver {
     cb_bvh *bvh;
     cb_bvh_result *res;
     long nsteps;
+    cb_contact_probe *probe;    /* measures correction and responses after the prediction */
 } avg_solver;
 
 static const char *const spring_names[] = {"taylor", "exact", NULL};
@@ -238,6 +240,7 @@ static void avg_destroy(void *self)
     free(s->resp_t); free(s->cand_l); free(s->cand_u0); free(s->cand_n);
     cb_bvh_free(&s->bvh);
     cb_bvh_result_free(&s->res);
+    cb_contact_probe_free(&s->probe);
     free(s);
 }
 
@@ -283,6 +286,11 @@ static int avg_create(const cb_world *w, const cb_params *p, void **self, cb_err
         return CB_FAIL(err, CB_ERR_NOMEM, "avgforce: out of memory");
     }
     for (size_t e = 0; e < ne; e++) s->L2[e] = w->model.rest_length[e] * w->model.rest_length[e];
+    rc = cb_contact_probe_create(w, &s->probe, err);
+    if (rc) {
+        avg_destroy(s);
+        return rc;
+    }
     if (s->self_collision && s->response == RESP_SAT && w->mesh->nf > 1) {
         rc = cb_bvh_create(w->mesh, CB_BV_AABB, &s->bvh, err);
         if (!rc) rc = cb_bvh_result_create(&s->res, err);
@@ -546,7 +554,7 @@ static void start_responses(avg_solver *s, cb_world *w, double tr, double imp[3]
 
 /* One substep of length h from time t (the method of the header, items 1-6, except
  * self collision, which runs once per step). */
-static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, sub_stats *st)
+static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, sub_stats *st, cb_step_info *info)
 {
     const int nv = w->nv;
     const double t1 = t + h;
@@ -650,6 +658,8 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
     }
     cb_world_apply_pins(w, t1);
     double c4 = cb_wall_time();
+    /* what follows moves vertices after the prediction: measured by the probe */
+    cb_contact_probe_begin(s->probe, w, t1, (const double (*)[3])x, (const double (*)[3])v);
 
     /* geometric correction (eq 3): positions only */
     if (s->corr_iters > 0 && w->mesh->ne > 0) correction(s, w);
@@ -691,6 +701,7 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
         for (int i = 0; i < nv; i++)
             contacts += cb_world_resolve_collider_contact(w, i, t1, s->offset, x[i], v[i], imp);
     }
+    cb_contact_probe_end(s->probe, w, (const double (*)[3])x, (const double (*)[3])v, info);
     double c8 = cb_wall_time();
     st->contacts += contacts;
     st->t_force += (c2 - c1) + force1_s;
@@ -717,13 +728,15 @@ static int avg_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     memset(&st, 0, sizeof st);
     st.dlambda = NAN;
     if (s->bvh) memcpy(s->xs, w->state.x, (size_t)w->nv * sizeof *s->xs);
-    for (long k = 0; k < n; k++) substep(s, w, w->state.t + (double)k * h, h, tr, &st);
+    for (long k = 0; k < n; k++) substep(s, w, w->state.t + (double)k * h, h, tr, &st, info);
     /* self collision once per step, over the whole step's motion (items 5-6) */
     if (s->bvh) {
         double c0 = cb_wall_time();
         int rc = self_detect(s, w, &st.contacts, err);
         if (rc) return rc;
         double c1 = cb_wall_time();
+        cb_contact_probe_begin(s->probe, w, w->state.t + dt, (const double (*)[3])w->state.x,
+                               (const double (*)[3])w->state.v);
         if (s->self_response_time > 0) {
             start_responses(s, w, s->self_response_time, st.imp);
         } else { /* the t -> 0 limit of (17)-(21): move by l now, relative normal velocity 0 */
@@ -735,6 +748,8 @@ static int avg_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
                 s->cand_l[i] = 0.0;
             }
         }
+        cb_contact_probe_end(s->probe, w, (const double (*)[3])w->state.x, (const double (*)[3])w->state.v,
+                             info);
         st.t_detect += c1 - c0;
         st.t_resp += cb_wall_time() - c1;
     }

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/contact_probe.h"
 #include "core/solver.h"
 #include "core/vec3.h"
 
@@ -55,6 +56,7 @@ typedef struct explicit_solver {
     double h_stable;       /* auto substep bound (s) */
     int have_force;
     double (*f)[3];        /* internal forces at the current positions */
+    cb_contact_probe *probe; /* measures the collider projection (contact_probe.h) */
 } explicit_solver;
 
 static const char *const scheme_names[] = {"verlet", "euler", NULL};
@@ -83,7 +85,9 @@ static int explicit_create(const cb_world *w, const cb_params *p, void **self, c
         s->f = cb_calloc((size_t)w->nv, sizeof *s->f);
         if (!s->f) rc = CB_FAIL(err, CB_ERR_NOMEM, "explicit: out of memory");
     }
+    if (!rc && w->ncolliders) rc = cb_contact_probe_create(w, &s->probe, err);
     if (rc) {
+        cb_contact_probe_free(&s->probe);
         free(s->f);
         free(s);
         return rc;
@@ -132,10 +136,14 @@ static void substep(explicit_solver *s, cb_world *w, double t0, double dt, doubl
     cb_world_apply_pins(w, t1);
     double c2 = cb_wall_time();
     int contacts = 0;
-    if (w->ncolliders)
+    if (w->ncolliders) {
+        const double (*x)[3] = (const double (*)[3])w->state.x, (*v)[3] = (const double (*)[3])w->state.v;
+        cb_contact_probe_begin(s->probe, w, t1, x, v);
         for (int i = 0; i < w->nv; i++)
             contacts += cb_world_resolve_collider_contact(w, i, t1, s->offset, w->state.x[i],
                                                           w->state.v[i], imp);
+        cb_contact_probe_end(s->probe, w, x, v, info);
+    }
     double c3 = cb_wall_time();
     compute_forces(s, w);
     double c4 = cb_wall_time();
@@ -170,6 +178,7 @@ static void explicit_destroy(void *self)
 {
     explicit_solver *s = self;
     if (!s) return;
+    cb_contact_probe_free(&s->probe);
     free(s->f);
     free(s);
 }

@@ -106,6 +106,7 @@
 #endif
 
 #include "contact/spatial_hash.h"
+#include "core/contact_probe.h"
 #include "core/solver.h"
 #include "core/vec3.h"
 #include "solvers/pbd_constraints.h"
@@ -163,6 +164,7 @@ typedef struct pbd_solver {
     /* pressure */
     double v6rest;
     double (*grad)[3];
+    cb_contact_probe *probe;                /* measures the stage after the solve (colliders only) */
 } pbd_solver;
 
 static const char *const pbd_keys[] = {"iterations", "substeps", "damping", "drag", "contact_offset",
@@ -383,6 +385,7 @@ static void pbd_destroy(void *self)
     free(s->sc);
     free(s->grad);
     cb_spatial_hash_free(&s->hash);
+    cb_contact_probe_free(&s->probe);
     free(s);
 }
 
@@ -547,6 +550,7 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
             if (!s->sc) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", name);
         }
     }
+    if (!rc && w->ncolliders) rc = cb_contact_probe_create(w, &s->probe, err);
     if (rc) {
         pbd_destroy(s);
         return rc;
@@ -888,6 +892,14 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info
     }
     solve(s);
     double c3 = cb_wall_time();
+    /* the contact stage after the solve, measured by the probe: the final collider
+     * pass, then restitution and friction, against the velocities (p - x)/h */
+    if (s->probe) {
+        for (int i = 0; i < nv; i++)
+            for (int k = 0; k < 3; k++)
+                w->state.v[i][k] = s->w[i] == 0.0 ? w->pin_velocity[i][k] : (s->p[i][k] - w->state.x[i][k]) / h;
+        cb_contact_probe_begin(s->probe, w, t1, (const double (*)[3])s->p, (const double (*)[3])w->state.v);
+    }
     int fixed = w->ncolliders ? final_collider_pass(s, w, t1) : 0;
     for (int i = 0; i < nv; i++) {
         if (s->w[i] == 0.0) continue;
@@ -898,6 +910,8 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info
     }
     cb_world_apply_pins(w, t1);
     contact_velocities(s, w, t1);
+    if (s->probe)
+        cb_contact_probe_end(s->probe, w, (const double (*)[3])w->state.x, (const double (*)[3])w->state.v, info);
     double c4 = cb_wall_time();
     int contacts = fixed;
     for (int c = 0; c < s->ncc; c++) contacts += s->cc[c].active;

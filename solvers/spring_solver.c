@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/contact_probe.h"
 #include "core/vec3.h"
 
 static const char *const spring_names[] = {"model", "classic", NULL};
@@ -42,6 +43,7 @@ int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_w
     cd.self_distance = w->thickness;
     if (!rc) rc = cb_springs_build(w, (cb_spring_kind)kind, &s->sp, err);
     if (!rc) rc = cb_step_contact_create(w, &cd, &s->contact, err);
+    if (!rc) rc = cb_contact_probe_create(w, &s->probe, err);
     return rc;
 }
 
@@ -80,6 +82,7 @@ void cb_spring_solver_release(cb_spring_solver *s)
     cb_springs_release(&s->sp);
     cb_chol_free(&s->chol);
     cb_step_contact_free(&s->contact);
+    cb_contact_probe_free(&s->probe);
     free(s->unk);
     free(s->vert);
     free(s->diag_pos);
@@ -142,7 +145,10 @@ int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t
     }
     double c0 = cb_wall_time();
     int contacts = 0;
+    const double (*x)[3] = (const double (*)[3])w->state.x, (*vc)[3] = (const double (*)[3])w->state.v;
+    cb_contact_probe_begin(s->probe, w, t1, x, vc);
     int rc = cb_step_contact_apply(s->contact, w, (const double (*)[3])s->x0, t1, imp, &contacts, err);
+    cb_contact_probe_end(s->probe, w, x, vc, info);
     if (rc) {
         cb_error_prefix(err, "%s: ", s->name);
         return rc;

@@ -47,6 +47,7 @@ typedef struct cb_spring_solver {
     double (*grad)[3];     /* [nv] gradient of g (scratch for the residual) */
     double (*dx)[3];       /* [nv] x - y on the free vertices */
     cb_step_contact *contact;
+    struct cb_contact_probe *probe; /* measures the contact stage (core/contact_probe.h) */
 } cb_spring_solver;
 
 /* Read the common parameters of p (own_keys: the solver's own, NULL-terminated, at
