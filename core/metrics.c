@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "contact/selfcheck.h"
+#include "core/penetration.h"
 #include "core/vec3.h"
 
 #define M(name, width, unit, desc) { #name, width, offsetof(cb_metrics, name), unit, desc }
@@ -24,8 +25,10 @@ const cb_metric_desc cb_metric_table[] = {
     M(linear_momentum, 3, "kg m/s", "sum m v"),
     M(angular_momentum, 3, "kg m^2/s", "sum m x cross v, about the origin"),
     M(external_impulse, 3, "N s", "impulse of gravity (free vertices), colliders and attachments this step"),
-    M(collider_penetrations, 1, "1", "vertices inside any collider (signed distance < 0)"),
-    M(collider_max_depth, 1, "m", "depth of the deepest vertex inside a collider (0 if none)"),
+    M(collider_penetrations, 1, "1", "vertices, edges and triangles with a point inside a collider (exact for analytic colliders; mesh colliders: vertices only)"),
+    M(collider_max_depth, 1, "m", "depth of the deepest point of the cloth (vertex, edge or triangle) inside a collider (0 if none)"),
+    M(vertex_penetrations, 1, "1", "vertices inside any collider (signed distance < 0): the collider_penetrations of earlier versions"),
+    M(vertex_max_depth, 1, "m", "depth of the deepest vertex inside a collider (0 if none): the collider_max_depth of earlier versions"),
     M(contact_depth_corrected, 1, "m", "deepest collider penetration the solver's contact stage moved a vertex out of this step, measured before the move; NaN: no such stage"),
     M(contact_vertices_corrected, 1, "1", "vertices the solver's contact stage changed this step; NaN: no such stage"),
     M(contact_work, 1, "J", "change of kinetic + gravity + stretch + bend energy across the solver's contact stage this step; NaN: no such stage"),
@@ -40,6 +43,58 @@ const cb_metric_desc cb_metric_table[] = {
 };
 #undef M
 const int cb_metric_count = (int)(sizeof cb_metric_table / sizeof cb_metric_table[0]);
+
+/* Vertices, then edges and triangles (exact, core/penetration.h). The signed distance
+ * is 1-Lipschitz, so a primitive whose vertices are all farther from every collider than
+ * its longest edge cannot reach inside one and is skipped. A non-finite vertex counts for
+ * nothing (the run loop reports it as divergence). */
+static void collider_penetration(const cb_world *w, cb_metrics *m)
+{
+    m->collider_penetrations = m->collider_max_depth = m->vertex_penetrations = m->vertex_max_depth = 0.0;
+    if (!w->ncolliders) return;
+    const double (*x)[3] = (const double (*)[3])w->state.x;
+    const double t = w->state.t;
+    double *d = malloc((size_t)w->nv * sizeof *d);
+    if (!d) {
+        m->collider_penetrations = m->collider_max_depth = m->vertex_penetrations = m->vertex_max_depth = NAN;
+        return;
+    }
+    long pen = 0;
+    double depth = 0;
+    for (int i = 0; i < w->nv; i++) {
+        d[i] = cb_v3_isfinite(x[i]) ? cb_world_collider_distance(w, t, x[i], NULL, NULL, NULL) : INFINITY;
+        if (d[i] < 0) {
+            pen++;
+            depth = fmax(depth, -d[i]);
+        }
+    }
+    m->vertex_penetrations = (double)pen;
+    m->vertex_max_depth = depth;
+    const cb_mesh *mesh = w->mesh;
+    for (int n = 2; n <= 3; n++) {
+        int count = n == 2 ? mesh->ne : mesh->nf;
+        for (int e = 0; e < count; e++) {
+            const int *v = n == 2 ? mesh->e[e] : mesh->f[e];
+            double p[3][3], near = INFINITY, reach = 0;
+            for (int j = 0; j < n; j++) {
+                cb_v3_copy(p[j], x[v[j]]);
+                near = fmin(near, d[v[j]]);
+                reach = fmax(reach, cb_v3_dist(x[v[j]], x[v[(j + 1) % n]]));
+            }
+            if (!(near <= reach) || !isfinite(reach)) continue; /* also: a non-finite vertex */
+            double best = INFINITY;
+            for (int c = 0; c < w->ncolliders; c++)
+                best = fmin(best, cb_collider_primitive_distance(&w->colliders[c], t, n, (const double (*)[3])p));
+            if (best < 0) {
+                pen++;
+                depth = fmax(depth, -best);
+            }
+        }
+    }
+    free(d);
+    m->collider_penetrations = (double)pen;
+    m->collider_max_depth = depth;
+}
 
 void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt, double wall_step_s,
                         cb_metrics *m)
@@ -70,17 +125,7 @@ void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt, 
     cb_v3_copy(m->angular_momentum, L);
     for (int k = 0; k < 3; k++)
         m->external_impulse[k] = (info ? info->external_impulse[k] : NAN) + free_mass * w->gravity[k] * dt;
-    long pen = 0;
-    double depth = 0;
-    for (int i = 0; i < w->nv && w->ncolliders; i++) {
-        double d = cb_world_collider_distance(w, w->state.t, x[i], NULL, NULL, NULL);
-        if (d < 0) {
-            pen++;
-            if (-d > depth) depth = -d;
-        }
-    }
-    m->collider_penetrations = (double)pen;
-    m->collider_max_depth = depth;
+    collider_penetration(w, m);
     m->contact_depth_corrected = info ? info->contact_depth_corrected : NAN;
     m->contact_vertices_corrected =
         info && info->contact_vertices_corrected >= 0 ? (double)info->contact_vertices_corrected : NAN;
