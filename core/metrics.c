@@ -34,12 +34,16 @@ const cb_metric_desc cb_metric_table[] = {
     M(contact_work, 1, "J", "change of kinetic + gravity + stretch + bend energy across the solver's contact stage this step; NaN: no such stage"),
     M(self_intersections, 1, "1", "edge-triangle pairs without a shared vertex that intersect (exact)"),
     M(min_separation, 1, "m", "smallest distance between non-adjacent primitives"),
+    M(crossings_in_step, 1, "1", "continuous audit: self_crossings_in_step + collider_crossings_in_step; NaN without the audit"),
+    M(self_crossings_in_step, 1, "1", "continuous audit: vertex-triangle and edge-edge pairs of the cloth whose distance reached 0 on their paths during the steps since the previous row; NaN without the audit"),
+    M(collider_crossings_in_step, 1, "1", "continuous audit: vertices whose path went inside a collider during the steps since the previous row; NaN without the audit"),
     M(max_strain, 1, "1", "max over edges of |l - L| / L"),
     M(iterations, 1, "1", "solver iterations this step"),
     M(residual, 1, "1", "solver residual after the step"),
     M(events, 1, "1", "asynchronous events processed this step (NaN for synchronous methods)"),
     M(wall_step_s, 1, "s", "wall time of the step"),
     M(wall_contact_s, 1, "s", "wall time of the step's contact work"),
+    M(wall_audit_s, 1, "s", "wall time of the continuous audit of the steps since the previous row (not part of wall_step_s); NaN without the audit"),
 };
 #undef M
 const int cb_metric_count = (int)(sizeof cb_metric_table / sizeof cb_metric_table[0]);
@@ -132,12 +136,14 @@ void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt, 
     m->contact_work = info ? info->contact_work : NAN;
     m->self_intersections = NAN;
     m->min_separation = NAN;
+    m->crossings_in_step = m->self_crossings_in_step = m->collider_crossings_in_step = NAN;
     m->max_strain = cb_model_max_strain(&w->model, x);
     m->iterations = info ? (double)info->iterations : NAN;
     m->residual = info ? info->residual : NAN;
     m->events = info && info->events >= 0 ? (double)info->events : NAN;
     m->wall_step_s = wall_step_s;
     m->wall_contact_s = info ? info->wall_contact_s : NAN;
+    m->wall_audit_s = NAN;
 }
 
 struct cb_metrics_cache {

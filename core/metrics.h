@@ -17,9 +17,10 @@ typedef struct cb_metrics {
     double collider_penetrations, collider_max_depth, vertex_penetrations, vertex_max_depth;
     double contact_depth_corrected, contact_vertices_corrected, contact_work;
     double self_intersections, min_separation;
+    double crossings_in_step, self_crossings_in_step, collider_crossings_in_step;
     double max_strain;
     double iterations, residual, events;
-    double wall_step_s, wall_contact_s;
+    double wall_step_s, wall_contact_s, wall_audit_s;
 } cb_metrics;
 
 typedef struct cb_metric_desc {

@@ -18,12 +18,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/audit.h"
 #include "core/metrics.h"
 #include "core/runlog.h"
 #include "core/scene.h"
 #include "core/solver.h"
 #include "core/vec3.h"
 #include "core/world.h"
+#include "solvers/acm/acm.h"
 
 static volatile sig_atomic_t g_interrupted = 0;
 
@@ -99,6 +101,13 @@ static void progress(long step, long nsteps, double wall, int done)
     fflush(stderr);
 }
 
+/* acm's kinks are the knots of the audited paths (solvers/acm/acm.h). */
+static void audit_kink(void *ctx, int vertex, double t, const double x[3], const double v[3])
+{
+    (void)v;
+    cb_audit_knot(ctx, vertex, t, x);
+}
+
 static void set_result(cb_run_result *r, const char *status, const char *msg)
 {
     snprintf(r->status, sizeof r->status, "%s", status);
@@ -122,6 +131,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     void *solver = NULL;
     cb_runlog *log = NULL;
     cb_metrics_cache *mcache = NULL;
+    cb_audit *audit = NULL;
     char *ptext = NULL;
     int rc = cb_scene_load(def->scene_path, def->sets, def->nsets, &scene, err);
     if (rc) goto done;
@@ -156,6 +166,12 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     }
 
     if (expensive_every > 0 && (rc = cb_metrics_cache_create(world, &mcache, err))) goto done;
+    if (def->audit || scene->audit) {
+        if ((rc = cb_audit_create(world, &audit, err))) goto done;
+        if (!strcmp(cls->name, "acm")) cb_acm_set_kink_hook(solver, audit_kink, audit);
+    }
+    long self_crossings = 0, collider_crossings = 0; /* since the last row */
+    double audit_since_row = 0.0;
     cb_metrics m;
     cb_step_info info;
     cb_step_info_reset(&info);
@@ -187,11 +203,21 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
             break;
         }
         cb_step_info_reset(&info);
+        if (audit) cb_audit_begin(audit, world);
         double t0 = cb_wall_time();
         rc = cls->step(solver, world, scene->dt, &info, err);
         double wall = cb_wall_time() - t0;
         res->wall_s += wall;
         world->state.t = (double)(step + 1) * scene->dt;
+        if (audit && !rc) {
+            long sc = 0, cc = 0;
+            double a0 = cb_wall_time();
+            rc = cb_audit_end(audit, world, &sc, &cc, err);
+            res->audit_s += cb_wall_time() - a0;
+            audit_since_row += cb_wall_time() - a0;
+            self_crossings += sc;
+            collider_crossings += cc;
+        }
         for (int k = 0; k < info.nstages; k++) {
             int j = 0;
             while (j < nstage && strcmp(stage_names[j], info.stage[k].name)) j++;
@@ -214,6 +240,14 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
         int frame_step = ((step + 1) % per_frame == 0) || step + 1 == nsteps;
         if (bad >= 0 || frame_step || (step + 1) % scene->log_every == 0) {
             cb_metrics_compute(world, &info, scene->dt, wall, &m);
+            if (audit) {
+                m.self_crossings_in_step = (double)self_crossings;
+                m.collider_crossings_in_step = (double)collider_crossings;
+                m.crossings_in_step = (double)(self_crossings + collider_crossings);
+                m.wall_audit_s = audit_since_row;
+                self_crossings = collider_crossings = 0;
+                audit_since_row = 0.0;
+            }
             long frame_index = (step + 1) / per_frame;
             if (frame_step && expensive_every > 0 && frame_index % expensive_every == 0)
                 cb_metrics_compute_expensive(world, mcache, &m);
@@ -261,6 +295,7 @@ done:
     }
     if (solver) cls->destroy(solver);
     cb_metrics_cache_free(&mcache);
+    cb_audit_free(&audit);
     free(ptext);
     cb_world_free(&world);
     cb_scene_free(&scene);

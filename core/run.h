@@ -15,6 +15,7 @@ typedef struct cb_run_def {
     int progress;              /* draw a progress bar on stderr */
     int write_frames;          /* 1 (default): write /frames */
     long max_steps;            /* > 0: stop after this many steps (bench) */
+    int audit;                 /* 1: the continuous audit (core/audit.h) even if the scene has none */
 } cb_run_def;
 
 cb_run_def cb_default_run_def(void);
@@ -27,6 +28,7 @@ typedef struct cb_run_result {
     double wall_s;             /* total wall time of solver steps */
     double mean_step_ms;
     double create_s;           /* wall time of the solver's create (e.g. prefactorization) */
+    double audit_s;            /* wall time of the continuous audit (0 without one) */
     int nstages;               /* per-stage wall-time totals over the run (as in /stages) */
     const char *stage_name[32];    /* static strings owned by the solver class */
     double stage_seconds[32];

@@ -635,7 +635,7 @@ static int read_collider(const ctx *c, const cb_yaml *node, int index, const cha
 static int interpret(const ctx *c, cb_scene *s)
 {
     static const char *const keys[] = { "name", "duration", "dt", "frame_rate", "gravity",
-                                        "log_every", "bound", "expensive_every", "cloth",
+                                        "log_every", "bound", "expensive_every", "audit", "cloth",
                                         "colliders", "solvers", NULL };
     static const double g0[3] = { 0.0, 0.0, -9.81 };
     const cb_yaml *root = s->root;
@@ -658,6 +658,8 @@ static int interpret(const ctx *c, cb_scene *s)
         (rc = get_double(c, root, "", "bound", 0, 1000.0, R_POS, &s->bound)) ||
         (rc = get_int(c, root, "", "expensive_every", 0, 1, 0, &s->expensive_every)))
         return rc;
+    const cb_yaml *audit = cb_yaml_get(root, "audit");
+    if (audit && (rc = cb_yaml_bool(audit, c->label, "audit", &s->audit, c->err))) return rc;
     if (s->dt > s->duration)
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: dt: expected a value <= duration (%g), got %s",
                        where(c, cb_yaml_get(root, "dt"), w, sizeof w), s->duration,

@@ -69,6 +69,7 @@ typedef struct cb_scene {
     double bound;            /* divergence: |x| beyond this (m) is "diverged" (default 1e3) */
     int expensive_every;     /* self_intersections/min_separation every n-th frame
                                 (0 = never, default 1 = every frame) */
+    int audit;               /* 1: the continuous audit of every step (core/audit.h); default 0 */
     cb_cloth_def cloth;
     int ncolliders;
     cb_collider *colliders;

@@ -38,6 +38,7 @@ static const char *usage =
     "      -o, --output RUN.h5               run file (default runs/<scene>-<solver>.h5)\n"
     "      --set KEY.PATH=VALUE              override a scene value (repeatable)\n"
     "      --no-frames                       do not write /frames (series only)\n"
+    "      --audit                           count crossings inside every step (= --set audit=true)\n"
     "      -q, --quiet                       no progress bar, no summary\n"
     "  info RUN.h5                           one-screen summary of a run file\n"
     "  sweep EXPERIMENT.yaml [options]       every run of an experiment file (resumable)\n"
@@ -162,6 +163,8 @@ static int cmd_run(int argc, char **argv)
             sets[def.nsets++] = a + 6;
         } else if (!strcmp(a, "--no-frames")) {
             def.write_frames = 0;
+        } else if (!strcmp(a, "--audit")) {
+            sets[def.nsets++] = "audit=true"; /* recorded in the run file's scene text */
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
         } else if (a[0] == '-' && a[1]) {

@@ -1,0 +1,437 @@
+/* core/audit.c — the continuous audit (audit.h). */
+#include "core/audit.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/bvh.h"
+#include "contact/ccd.h"
+#include "contact/distance.h"
+#include "core/penetration.h"
+#include "core/vec3.h"
+
+typedef struct knot {
+    double t;
+    double x[3];
+    int vertex;
+} knot;
+
+struct cb_audit {
+    int nv;
+    double t0, t1;
+    double (*x0)[3];     /* [nv] positions at the start of the step */
+    double (*lo)[3], (*hi)[3]; /* [nv] box of each vertex's path (finite vertices) */
+    unsigned char *bad;  /* [nv] a non-finite position somewhere on the path */
+    double *reach;       /* [nv] bound of the distance from x0 to any point of the path */
+    double (*x1r)[3];    /* [nv] end positions in the frame of the mean displacement */
+    /* per step: a ball around every triangle and edge at the start, and how far their
+     * vertices travel (edges: the two added into er) */
+    double (*tc)[3], *tr, *treach; /* [nf] */
+    double (*ec)[3], *er;          /* [ne] */
+    knot *knots;         /* this step's knots, sorted by vertex at the end of the step */
+    long nknots, capknots;
+    long *first;         /* [nv + 1] vertex i's knots are knots[first[i] .. first[i+1]) */
+    knot *tmp;
+    int knot_error;      /* out of memory while recording */
+    cb_bvh *bvh;
+    cb_bvh_result *res;
+};
+
+int cb_audit_create(const cb_world *w, cb_audit **out, cb_error *err)
+{
+    if (!w || !out) return CB_FAIL(err, CB_ERR_INPUT, "cb_audit_create: NULL argument");
+    *out = NULL;
+    cb_audit *a = cb_calloc(1, sizeof *a);
+    size_t n = (size_t)(w->nv > 0 ? w->nv : 1);
+    if (a) {
+        a->nv = w->nv;
+        a->x0 = cb_calloc(n, sizeof *a->x0);
+        a->lo = cb_calloc(n, sizeof *a->lo);
+        a->hi = cb_calloc(n, sizeof *a->hi);
+        a->bad = cb_calloc(n, 1);
+        a->reach = cb_calloc(n, sizeof *a->reach);
+        a->x1r = cb_calloc(n, sizeof *a->x1r);
+        a->first = cb_calloc(n + 1, sizeof *a->first);
+    }
+    if (!a || !a->x0 || !a->lo || !a->hi || !a->bad || !a->reach || !a->x1r || !a->first) {
+        cb_audit_free(&a);
+        return CB_FAIL(err, CB_ERR_NOMEM, "audit: out of memory (%d vertices)", w->nv);
+    }
+    size_t nf = (size_t)(w->mesh->nf > 0 ? w->mesh->nf : 1), ne = (size_t)(w->mesh->ne > 0 ? w->mesh->ne : 1);
+    a->tc = cb_calloc(nf, sizeof *a->tc);
+    a->tr = cb_calloc(nf, sizeof *a->tr);
+    a->treach = cb_calloc(nf, sizeof *a->treach);
+    a->ec = cb_calloc(ne, sizeof *a->ec);
+    a->er = cb_calloc(ne, sizeof *a->er);
+    if (!a->tc || !a->tr || !a->treach || !a->ec || !a->er) {
+        cb_audit_free(&a);
+        return CB_FAIL(err, CB_ERR_NOMEM, "audit: out of memory (%d triangles)", w->mesh->nf);
+    }
+    if (w->mesh->nf > 1) {
+        int rc = cb_bvh_create(w->mesh, CB_BV_AABB, &a->bvh, err);
+        if (!rc) rc = cb_bvh_result_create(&a->res, err);
+        if (!rc) rc = cb_bvh_build(a->bvh, (const double (*)[3])w->mesh->x, 0.0, err);
+        if (rc) {
+            cb_audit_free(&a);
+            return rc;
+        }
+    }
+    *out = a;
+    return CB_OK;
+}
+
+void cb_audit_free(cb_audit **pa)
+{
+    if (!pa || !*pa) return;
+    cb_audit *a = *pa;
+    free(a->x0);
+    free(a->lo);
+    free(a->hi);
+    free(a->bad);
+    free(a->reach);
+    free(a->x1r);
+    free(a->tc);
+    free(a->tr);
+    free(a->treach);
+    free(a->ec);
+    free(a->er);
+    free(a->knots);
+    free(a->tmp);
+    free(a->first);
+    cb_bvh_free(&a->bvh);
+    cb_bvh_result_free(&a->res);
+    free(a);
+    *pa = NULL;
+}
+
+void cb_audit_begin(cb_audit *a, const cb_world *w)
+{
+    CB_ASSERT(a && w && w->nv == a->nv);
+    memcpy(a->x0, w->state.x, (size_t)a->nv * sizeof *a->x0);
+    a->t0 = w->state.t;
+    a->nknots = 0;
+    a->knot_error = 0;
+}
+
+void cb_audit_knot(cb_audit *a, int i, double t, const double x[3])
+{
+    if (!a || i < 0 || i >= a->nv) return;
+    if (a->nknots == a->capknots) {
+        long cap = a->capknots ? 2 * a->capknots : 1024;
+        knot *k = realloc(a->knots, (size_t)cap * sizeof *k);
+        if (!k) {
+            a->knot_error = 1;
+            return;
+        }
+        a->knots = k;
+        a->capknots = cap;
+    }
+    knot *k = &a->knots[a->nknots++];
+    k->t = t;
+    k->vertex = i;
+    cb_v3_copy(k->x, x);
+}
+
+/* Sort the knots by vertex, keeping each vertex's order (counting sort). */
+static int sort_knots(cb_audit *a)
+{
+    memset(a->first, 0, (size_t)(a->nv + 1) * sizeof *a->first);
+    if (a->nknots == 0) return 0;
+    knot *tmp = realloc(a->tmp, (size_t)a->nknots * sizeof *tmp);
+    if (!tmp) return -1;
+    a->tmp = tmp;
+    for (long k = 0; k < a->nknots; k++) a->first[a->knots[k].vertex + 1]++;
+    for (int i = 0; i < a->nv; i++) a->first[i + 1] += a->first[i];
+    long *pos = malloc((size_t)a->nv * sizeof *pos);
+    if (!pos) return -1;
+    memcpy(pos, a->first, (size_t)a->nv * sizeof *pos);
+    for (long k = 0; k < a->nknots; k++) tmp[pos[a->knots[k].vertex]++] = a->knots[k];
+    free(pos);
+    memcpy(a->knots, tmp, (size_t)a->nknots * sizeof *tmp);
+    return 0;
+}
+
+/* Position of vertex i at time t (t0 <= t <= t1) on its path. *cursor (start it at
+ * first[i]) remembers where the last, earlier, time was found: calls in increasing t
+ * cost O(knots) together. */
+static void position(const cb_audit *a, const double (*x1)[3], int i, double t, long *cursor, double out[3])
+{
+    double ta = a->t0, tb = a->t1;
+    const double *xa = a->x0[i], *xb = x1[i];
+    long k0 = *cursor;
+    if (k0 > a->first[i]) {
+        ta = a->knots[k0 - 1].t;
+        xa = a->knots[k0 - 1].x;
+    }
+    for (long k = k0; k < a->first[i + 1]; k++) {
+        const knot *kn = &a->knots[k];
+        if (kn->t <= t) {
+            ta = kn->t;
+            xa = kn->x;
+            *cursor = k + 1;
+        } else {
+            tb = kn->t;
+            xb = kn->x;
+            break;
+        }
+    }
+    double s = tb > ta ? (t - ta) / (tb - ta) : 1.0;
+    for (int k = 0; k < 3; k++) out[k] = xa[k] + s * (xb[k] - xa[k]);
+}
+
+/* Knot times of the vertices v[0..n-1] inside (t0, t1), with t0 and t1, sorted and
+ * without repeats, into times (room for 2 + their knots). Returns the count. */
+static int piece_times(const cb_audit *a, const int *v, int n, double *times)
+{
+    int m = 0;
+    times[m++] = a->t0;
+    for (int j = 0; j < n; j++)
+        for (long k = a->first[v[j]]; k < a->first[v[j] + 1]; k++) {
+            double t = a->knots[k].t;
+            if (t > a->t0 && t < a->t1) times[m++] = t;
+        }
+    times[m++] = a->t1;
+    for (int i = 1; i < m; i++) /* insertion sort: few entries */
+        for (int j = i; j > 0 && times[j] < times[j - 1]; j--) {
+            double tt = times[j];
+            times[j] = times[j - 1];
+            times[j - 1] = tt;
+        }
+    int u = 1;
+    for (int i = 1; i < m; i++)
+        if (times[i] > times[u - 1]) times[u++] = times[i];
+    return u;
+}
+
+#define MAX_PIECES 256
+
+/* 1 if the pair (vertex-triangle: kind 0, v = {p, a, b, c}; edge-edge: kind 1,
+ * v = {p, q, r, s}) reaches distance 0 on some piece of the step. */
+static int pair_crosses(const cb_audit *a, const double (*x1)[3], int kind, const int *v)
+{
+    for (int j = 0; j < 4; j++)
+        if (a->bad[v[j]]) return 0;
+    /* the paths' boxes: apart along an axis, the primitives never meet */
+    int na = kind == 0 ? 1 : 2;
+    for (int k = 0; k < 3; k++) {
+        double alo = INFINITY, ahi = -INFINITY, blo = INFINITY, bhi = -INFINITY;
+        for (int j = 0; j < 4; j++) {
+            if (j < na) {
+                alo = fmin(alo, a->lo[v[j]][k]);
+                ahi = fmax(ahi, a->hi[v[j]][k]);
+            } else {
+                blo = fmin(blo, a->lo[v[j]][k]);
+                bhi = fmax(bhi, a->hi[v[j]][k]);
+            }
+        }
+        if (alo > bhi || blo > ahi) return 0;
+    }
+    /* no point moves farther than its vertices' reach: a pair apart by more than the two
+     * primitives' reach at the start cannot touch during the step (most pairs) */
+    const double (*x0)[3] = (const double (*)[3])a->x0;
+    double d2 = kind == 0 ? cb_point_triangle_distance2(x0[v[0]], x0[v[1]], x0[v[2]], x0[v[3]], NULL, NULL)
+                          : cb_edge_edge_distance2(x0[v[0]], x0[v[1]], x0[v[2]], x0[v[3]], NULL, NULL, NULL, NULL);
+    double r0 = kind == 0 ? a->reach[v[0]] : fmax(a->reach[v[0]], a->reach[v[1]]);
+    double r1 = kind == 0 ? fmax(a->reach[v[1]], fmax(a->reach[v[2]], a->reach[v[3]]))
+                          : fmax(a->reach[v[2]], a->reach[v[3]]);
+    double gap = sqrt(d2) - (r0 + r1);
+    if (gap > 1e-9 * (1.0 + sqrt(d2))) return 0;
+    long need = 2;
+    for (int j = 0; j < 4; j++) need += a->first[v[j] + 1] - a->first[v[j]];
+    double stack[MAX_PIECES], *times = need <= MAX_PIECES ? stack : malloc((size_t)need * sizeof *times);
+    if (!times) return 1; /* out of memory: the conservative answer */
+    int m = piece_times(a, v, 4, times);
+    cb_ccd_opts o = cb_default_ccd_opts();
+    int hit = 0;
+    long cursor[4];
+    for (int j = 0; j < 4; j++) cursor[j] = a->first[v[j]];
+    for (int p = 0; p + 1 < m; p++) {
+        double P0[4][3], P1[4][3], toi;
+        for (int j = 0; j < 4; j++) {
+            if (a->nknots) {
+                position(a, x1, v[j], times[p], &cursor[j], P0[j]);
+                position(a, x1, v[j], times[p + 1], &cursor[j], P1[j]);
+            } else {
+                cb_v3_copy(P0[j], a->x0[v[j]]);
+                cb_v3_copy(P1[j], x1[v[j]]);
+            }
+        }
+        hit = kind == 0 ? cb_ccd_vertex_triangle(P0[0], P1[0], P0[1], P1[1], P0[2], P1[2], P0[3], P1[3], &o, &toi)
+                            : cb_ccd_edge_edge(P0[0], P1[0], P0[1], P1[1], P0[2], P1[2], P0[3], P1[3], &o, &toi);
+        if (hit) break;
+    }
+    if (times != stack) free(times);
+    return hit;
+}
+
+typedef struct visit_ctx {
+    const cb_audit *a;
+    const cb_mesh *m;
+    const double (*x1)[3];
+    const int *vowner, *eowner;
+    const int (*tedge)[3];
+    long count;
+} visit_ctx;
+
+/* Two balls (centre, radius) that do not meet: what they hold never touches. */
+static int too_far(const double c0[3], double r0, const double c1[3], double r1)
+{
+    double d[3];
+    cb_v3_sub(d, c0, c1);
+    double r = r0 + r1;
+    return cb_v3_norm2(d) > r * r * (1.0 + 1e-12) + 1e-300;
+}
+
+static int in_triangle(const int *f, int v) { return f[0] == v || f[1] == v || f[2] == v; }
+
+/* Two triangles whose swept boxes overlap (possibly sharing vertices): their vertex-
+ * triangle and edge-edge pairs, each counted once (from its owning triangles, the
+ * ownership of contact/bvh.h). First a test for the whole pair: along the line between
+ * the centroids at the start, the two triangles are apart by more than their vertices'
+ * reach, so no sub-pair can meet (the common case: neighbours in a grid). */
+static int visit_pair(void *ctx, int ta, int tb, double *radius)
+{
+    (void)radius;
+    visit_ctx *c = ctx;
+    const cb_audit *a = c->a;
+    const int *fa = c->m->f[ta], *fb = c->m->f[tb];
+    if (too_far(a->tc[ta], a->tr[ta] + a->treach[ta], a->tc[tb], a->tr[tb] + a->treach[tb])) return 0;
+    const double (*x0)[3] = (const double (*)[3])a->x0;
+    for (int side = 0; side < 2; side++) { /* vertices of A against B, then of B against A */
+        const int *fv = side ? fb : fa, *ft = side ? fa : fb;
+        int tv = side ? tb : ta;
+        for (int j = 0; j < 3; j++) {
+            int v = fv[j];
+            int tt = side ? ta : tb;
+            if (c->vowner[v] != tv || in_triangle(ft, v)) continue;
+            if (too_far(x0[v], a->reach[v], a->tc[tt], a->tr[tt] + a->treach[tt])) continue;
+            int q[4] = {v, ft[0], ft[1], ft[2]};
+            c->count += pair_crosses(a, c->x1, 0, q);
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        int ea = c->tedge[ta][i];
+        if (c->eowner[ea] != ta) continue;
+        for (int j = 0; j < 3; j++) {
+            int eb = c->tedge[tb][j];
+            if (c->eowner[eb] != tb) continue;
+            const int *p = c->m->e[ea], *r = c->m->e[eb];
+            if (p[0] == r[0] || p[0] == r[1] || p[1] == r[0] || p[1] == r[1]) continue;
+            if (too_far(a->ec[ea], a->er[ea], a->ec[eb], a->er[eb])) continue;
+            int q[4] = {p[0], p[1], r[0], r[1]};
+            c->count += pair_crosses(a, c->x1, 1, q);
+        }
+    }
+    return 0;
+}
+
+static long collider_crossings(const cb_audit *a, const cb_world *w, const double (*x1)[3])
+{
+    long count = 0;
+    for (int i = 0; i < a->nv; i++) {
+        if (a->bad[i] || w->inv_mass[i] == 0.0) continue;
+        double ta = a->t0;
+        const double *xa = a->x0[i];
+        int inside = 0;
+        for (long k = a->first[i]; k <= a->first[i + 1] && !inside; k++) {
+            double tb = k < a->first[i + 1] ? a->knots[k].t : a->t1;
+            const double *xb = k < a->first[i + 1] ? a->knots[k].x : x1[i];
+            for (int c = 0; c < w->ncolliders && !inside; c++)
+                inside = cb_collider_path_distance(&w->colliders[c], ta, xa, tb, xb) < 0;
+            ta = tb;
+            xa = xb;
+        }
+        count += inside;
+    }
+    return count;
+}
+
+static void balls(cb_audit *a, const cb_mesh *m)
+{
+    const double (*x0)[3] = (const double (*)[3])a->x0;
+    for (int t = 0; t < m->nf; t++) {
+        const int *f = m->f[t];
+        double *c = a->tc[t], r2 = 0, reach = 0;
+        for (int k = 0; k < 3; k++) c[k] = (x0[f[0]][k] + x0[f[1]][k] + x0[f[2]][k]) / 3.0;
+        for (int j = 0; j < 3; j++) {
+            double d[3];
+            cb_v3_sub(d, x0[f[j]], c);
+            double q = cb_v3_norm2(d);
+            r2 = q > r2 ? q : r2;
+            reach = a->reach[f[j]] > reach ? a->reach[f[j]] : reach;
+        }
+        a->tr[t] = sqrt(r2) * (1.0 + 1e-12);
+        a->treach[t] = reach;
+    }
+    for (int e = 0; e < m->ne; e++) {
+        const int *v = m->e[e];
+        for (int k = 0; k < 3; k++) a->ec[e][k] = 0.5 * (x0[v[0]][k] + x0[v[1]][k]);
+        double reach = a->reach[v[0]] > a->reach[v[1]] ? a->reach[v[0]] : a->reach[v[1]];
+        a->er[e] = 0.5 * cb_v3_dist(x0[v[0]], x0[v[1]]) * (1.0 + 1e-12) + reach;
+    }
+}
+
+int cb_audit_end(cb_audit *a, const cb_world *w, long *self_out, long *coll_out, cb_error *err)
+{
+    if (!a || !w || !self_out || !coll_out) return CB_FAIL(err, CB_ERR_INPUT, "cb_audit_end: NULL argument");
+    *self_out = *coll_out = 0;
+    a->t1 = w->state.t;
+    const double (*x1)[3] = (const double (*)[3])w->state.x;
+    if (a->knot_error || sort_knots(a)) return CB_FAIL(err, CB_ERR_NOMEM, "audit: out of memory for the path knots");
+    for (int i = 0; i < a->nv; i++) {
+        int ok = cb_v3_isfinite(a->x0[i]) && cb_v3_isfinite(x1[i]);
+        for (long k = a->first[i]; k < a->first[i + 1]; k++) ok = ok && cb_v3_isfinite(a->knots[k].x);
+        a->bad[i] = !ok;
+    }
+    if (w->ncolliders) *coll_out = collider_crossings(a, w, x1);
+    if (!a->bvh) return CB_OK;
+    /* Distances within the cloth do not change under a translation common to all of it,
+     * so the self check runs in the frame that moves with the mean displacement u over
+     * the step (x(t) - u (t - t0)/(t1 - t0)): a falling or sliding cloth then hardly
+     * moves, and its swept boxes and reaches stay small. */
+    double u[3] = {0, 0, 0};
+    int nok = 0;
+    for (int i = 0; i < a->nv; i++)
+        if (!a->bad[i]) {
+            for (int k = 0; k < 3; k++) u[k] += x1[i][k] - a->x0[i][k];
+            nok++;
+        }
+    if (nok) cb_v3_scale(u, u, 1.0 / nok);
+    double span = a->t1 > a->t0 ? a->t1 - a->t0 : 1.0;
+    for (long k = 0; k < a->nknots; k++) cb_v3_axpy(a->knots[k].x, -(a->knots[k].t - a->t0) / span, u);
+    for (int i = 0; i < a->nv; i++) {
+        cb_v3_sub(a->x1r[i], x1[i], u);
+        if (a->bad[i]) { /* a harmless box: its pairs are skipped anyway */
+            cb_v3_zero(a->lo[i]);
+            cb_v3_zero(a->hi[i]);
+            a->reach[i] = 0;
+            continue;
+        }
+        /* the box of the path and the farthest the path gets from x0 (at a knot or the end:
+         * the distance from x0 is convex along each piece) */
+        double r2 = 0;
+        for (long k = a->first[i]; k <= a->first[i + 1]; k++) {
+            const double *p = k < a->first[i + 1] ? a->knots[k].x : a->x1r[i];
+            for (int q = 0; q < 3; q++) {
+                a->lo[i][q] = fmin(k == a->first[i] ? a->x0[i][q] : a->lo[i][q], p[q]);
+                a->hi[i][q] = fmax(k == a->first[i] ? a->x0[i][q] : a->hi[i][q], p[q]);
+            }
+            double d = cb_v3_dist(p, a->x0[i]);
+            r2 = fmax(r2, d);
+        }
+        a->reach[i] = r2;
+    }
+    const double (*x1r)[3] = (const double (*)[3])a->x1r;
+    balls(a, w->mesh);
+    /* the swept volume of a triangle encloses its vertices' boxes: lo and hi as the two
+     * "positions" of each vertex give exactly the box of the box corners */
+    int rc = cb_bvh_refit_swept(a->bvh, (const double (*)[3])a->lo, (const double (*)[3])a->hi, 0.0, err);
+    if (rc) return rc;
+    visit_ctx vc = {a, w->mesh, x1r, cb_bvh_vertex_owners(a->bvh), cb_bvh_edge_owners(a->bvh),
+                    cb_bvh_triangle_edges(a->bvh), 0};
+    rc = cb_bvh_self_visit(a->bvh, 0.0, visit_pair, &vc, err);
+    if (rc < 0) return rc;
+    *self_out = vc.count;
+    return CB_OK;
+}
