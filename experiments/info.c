@@ -53,7 +53,8 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     cb_h5_read_string_attr(f, "message", s->message, sizeof s->message);
     cb_h5_read_string_attr(f, "created", s->created, sizeof s->created);
     double *t = NULL, *dt = NULL, *E = NULL, *depth = NULL, *pen = NULL, *si = NULL, *ms = NULL, *strain = NULL,
-           *wall = NULL, *P = NULL, *J = NULL;
+           *wall = NULL, *P = NULL, *J = NULL, *vdepth = NULL, *cdepth = NULL, *cwork = NULL, *scross = NULL,
+           *ccross = NULL, *awall = NULL;
     long n = read_series(f, "time", 1, &t);
     int rc = CB_OK;
     if (n < 1) {
@@ -70,6 +71,12 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     read_series(f, "wall_step_s", 1, &wall);
     read_series(f, "linear_momentum", 3, &P);
     read_series(f, "external_impulse", 3, &J);
+    read_series(f, "vertex_max_depth", 1, &vdepth);
+    read_series(f, "contact_depth_corrected", 1, &cdepth);
+    read_series(f, "contact_work", 1, &cwork);
+    read_series(f, "self_crossings_in_step", 1, &scross);
+    read_series(f, "collider_crossings_in_step", 1, &ccross);
+    read_series(f, "wall_audit_s", 1, &awall);
     s->rows = n;
     s->t_end = t[n - 1];
     s->steps = dt && dt[n - 1] > 0 ? lround(t[n - 1] / dt[n - 1]) : n - 1;
@@ -104,6 +111,28 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
         if (strain) s->max_strain = fmax(s->max_strain, strain[i]);
         if (wall && i > 0) { wsum += wall[i]; wn++; }
     }
+    /* NaN-aware max and sum: NaN when no row has a value */
+    s->energy_peak = s->max_vertex_penetration_depth = s->max_contact_depth_corrected = NAN;
+    s->contact_work = s->contact_work_added = s->self_crossings = s->collider_crossings = NAN;
+    s->audit_ms_per_step = NAN;
+    double asum = 0;
+    for (long i = 0; i < n; i++) {
+#define NMAX(dst, x) do { if (!isnan(x)) dst = isnan(dst) ? (x) : fmax(dst, x); } while (0)
+#define NSUM(dst, x) do { if (!isnan(x)) dst = isnan(dst) ? (x) : dst + (x); } while (0)
+        if (E) NMAX(s->energy_peak, E[i]);
+        if (vdepth) NMAX(s->max_vertex_penetration_depth, vdepth[i]);
+        if (cdepth) NMAX(s->max_contact_depth_corrected, cdepth[i]);
+        if (cwork) {
+            NSUM(s->contact_work, cwork[i]);
+            if (!isnan(cwork[i])) NSUM(s->contact_work_added, fmax(cwork[i], 0.0));
+        }
+        if (scross) NSUM(s->self_crossings, scross[i]);
+        if (ccross) NSUM(s->collider_crossings, ccross[i]);
+        if (awall && !isnan(awall[i])) asum += awall[i];
+#undef NMAX
+#undef NSUM
+    }
+    if (!isnan(s->self_crossings) && s->steps > 0) s->audit_ms_per_step = 1e3 * asum / (double)s->steps;
     s->mean_ms_per_step = wn ? 1e3 * wsum / (double)wn : NAN;
     s->momentum_drift = NAN;
     if (P && J) {
@@ -117,6 +146,7 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     }
 out:
     free(t); free(dt); free(E); free(depth); free(pen); free(si); free(ms); free(strain); free(wall); free(P); free(J);
+    free(vdepth); free(cdepth); free(cwork); free(scross); free(ccross); free(awall);
     H5Fclose(f);
     return rc;
 }
@@ -128,12 +158,23 @@ void cb_run_summary_print(const cb_run_summary *s, const char *path, FILE *out)
     fprintf(out, "scene      %s\n", s->scene);
     fprintf(out, "status     %s%s%s\n", s->status, s->message[0] ? ": " : "", s->message);
     fprintf(out, "steps      %ld (t = %.6g s), %ld frames\n", s->steps, s->t_end, s->frames);
-    fprintf(out, "energy     %.6g J -> %.6g J, drift %.4g J (%.3g%% of max |E|)\n", s->energy_start,
-            s->energy_end, s->energy_drift, 100.0 * s->energy_drift_rel);
+    fprintf(out, "energy     %.6g J -> %.6g J, drift %.4g J (%.3g%% of max |E|), peak %.6g J\n", s->energy_start,
+            s->energy_end, s->energy_drift, 100.0 * s->energy_drift_rel, s->energy_peak);
     if (!isnan(s->momentum_drift))
         fprintf(out, "momentum   balance error %.3g (|dP - external impulse| / max |P|)\n", s->momentum_drift);
-    fprintf(out, "collider   max penetration %.4g m (%g vertices at most)\n", s->max_penetration_depth,
-            s->max_collider_penetrations);
+    fprintf(out, "collider   max penetration %.4g m (%g vertices, edges and triangles at most); vertices only %.4g m\n",
+            s->max_penetration_depth, s->max_collider_penetrations, s->max_vertex_penetration_depth);
+    if (isnan(s->contact_work))
+        fprintf(out, "contact    no contact stage after the integrator\n");
+    else
+        fprintf(out, "contact    the stage after the integrator corrected up to %.4g m, added %.4g J (net %.4g J)\n",
+                s->max_contact_depth_corrected, s->contact_work_added, s->contact_work);
+    if (isnan(s->self_crossings))
+        fprintf(out, "audit      crossings in steps: not audited (run with --audit)\n");
+    else
+        fprintf(out, "audit      crossings in steps: %g (self %g, colliders %g), %.3g ms per step\n",
+                s->self_crossings + s->collider_crossings, s->self_crossings, s->collider_crossings,
+                s->audit_ms_per_step);
     if (isnan(s->max_self_intersections)) fprintf(out, "self       not computed\n");
     else fprintf(out, "self       max intersections %g, min separation %.4g m\n", s->max_self_intersections,
                  s->min_separation);

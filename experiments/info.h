@@ -20,6 +20,14 @@ typedef struct cb_run_summary {
     double max_strain;
     double mean_ms_per_step;        /* mean wall_step_s over the logged steps */
     double momentum_drift;          /* |P_end - P_start - sum external_impulse| / max(|P|, tiny) */
+    /* the honest yardstick (README "What the contact stage hides") */
+    double energy_peak;             /* max total_energy */
+    double max_vertex_penetration_depth; /* max vertex_max_depth (vertices only) */
+    double max_contact_depth_corrected;  /* max contact_depth_corrected; NaN: no such stage */
+    double contact_work;            /* sum of contact_work over the logged rows (J); NaN: no such stage */
+    double contact_work_added;      /* the same, positive rows only: energy the stage added */
+    double self_crossings, collider_crossings; /* sums of the audit's counts; NaN: not audited */
+    double audit_ms_per_step;       /* mean wall_audit_s per step; NaN: not audited */
 } cb_run_summary;
 
 int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err);

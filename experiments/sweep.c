@@ -800,6 +800,22 @@ static void summary_nums(const run_state *st, double v[9])
     v[8] = s->mean_ms_per_step;
 }
 
+/* The yardstick columns, after `created` (README "What the contact stage hides"). */
+#define YARD_COLS 8
+static const char *const yard_names[YARD_COLS] = {"energy_peak", "max_vertex_penetration_depth",
+                                                  "max_contact_depth_corrected", "contact_work",
+                                                  "contact_work_added", "self_crossings",
+                                                  "collider_crossings", "audit_ms_per_step"};
+
+static void yard_nums(const run_state *st, double v[YARD_COLS])
+{
+    const cb_run_summary *s = &st->s;
+    double w[YARD_COLS] = {s->energy_peak, s->max_vertex_penetration_depth, s->max_contact_depth_corrected,
+                           s->contact_work, s->contact_work_added, s->self_crossings, s->collider_crossings,
+                           s->audit_ms_per_step};
+    for (int i = 0; i < YARD_COLS; i++) v[i] = st->have ? w[i] : NAN;
+}
+
 /* A temporary name next to `path`, unique across the machines of a sharded sweep. */
 static void tmp_name(const char *path, char *tmp, size_t n)
 {
@@ -825,7 +841,9 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
     }
     fputs(",status,message,steps", f);
     for (int i = 0; i < 9; i++) fprintf(f, ",%s", num_names[i]);
-    fputs(",scene_path,frames,energy_start,energy_end,max_collider_penetrations,created\n", f);
+    fputs(",scene_path,frames,energy_start,energy_end,max_collider_penetrations,created", f);
+    for (int i = 0; i < YARD_COLS; i++) fprintf(f, ",%s", yard_names[i]);
+    fputc('\n', f);
     char b[64];
     for (long i = 0; i < e->nruns; i++) {
         const cb_sweep_run *r = &e->runs[i];
@@ -872,6 +890,15 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
         } else {
             fputs(",,,,,", f);
         }
+        double y[YARD_COLS];
+        yard_nums(st, y);
+        for (int q = 0; q < YARD_COLS; q++) {
+            fputc(',', f);
+            if (st->have) {
+                fmt_num(y[q], b, sizeof b);
+                fputs(b, f);
+            }
+        }
         fputc('\n', f);
     }
     int bad = ferror(f);
@@ -896,7 +923,7 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
     char path[4096], tmp[4400];
     snprintf(path, sizeof path, "%s/index.h5", e->output);
     tmp_name(path, tmp, sizeof tmp);
-    int ncols = 5 + e->nkeys + 3 + 9 + 6;
+    int ncols = 5 + e->nkeys + 3 + 9 + 6 + YARD_COLS;
     const char **names = cb_calloc((size_t)ncols, sizeof *names);
     int *kinds = cb_calloc((size_t)ncols, sizeof *kinds);
     size_t rowsize = 8 * (size_t)ncols;
@@ -924,6 +951,7 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
     names[c] = "energy_end"; kinds[c++] = COL_NUM;
     names[c] = "max_collider_penetrations"; kinds[c++] = COL_NUM;
     names[c] = "created"; kinds[c++] = COL_STR;
+    for (int q = 0; q < YARD_COLS; q++) { names[c] = yard_names[q]; kinds[c++] = COL_NUM; }
     CB_ASSERT(c == ncols);
 
     static const char empty[] = "";
@@ -963,6 +991,9 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
         PUT_D(st->have ? st->s.energy_end : NAN);
         PUT_D(st->have ? st->s.max_collider_penetrations : NAN);
         PUT_S(st->have ? st->s.created : empty);
+        double y[YARD_COLS];
+        yard_nums(st, y);
+        for (int q = 0; q < YARD_COLS; q++) PUT_D(y[q]);
 #undef PUT_I
 #undef PUT_D
 #undef PUT_S

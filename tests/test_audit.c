@@ -1,0 +1,154 @@
+/* tests/test_audit.c — the continuous audit (core/audit.h): a sheet that tunnels
+ * through a thin box in one step leaves a clean end state but is counted; two layers
+ * that pass through each other within a step are counted, a rigid motion of the same
+ * cloth is not; a knot that takes a path around a collider clears the chord that goes
+ * through it; a non-finite vertex counts for nothing; and the program reports it. */
+#include "cb_test.h"
+
+#include "cb_sim.h"
+#include "core/audit.h"
+#include "core/metrics.h"
+#include "core/vec3.h"
+
+/* A 6 x 6 sheet (0.2 m) 0.2 m above a 1 cm thick box, falling at 200 m/s, no gravity:
+ * at dt = 2 ms it is 0.2 m below the box one step later. explicit with one substep
+ * projects only at the end of its substep, so it tunnels. */
+static const char *tunnel =
+    "name: tunnel\nduration: 0.004\ndt: 0.002\ngravity: [0, 0, 0]\n"
+    "cloth: {grid: {nx: 6, ny: 6, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.2]}, velocity: [0, 0, -200]}\n"
+    "colliders:\n  - {type: box, center: [0, 0, 0], size: [1, 1, 0.01]}\n"
+    "solvers:\n  explicit: {substeps: 1}\n";
+
+static void test_tunnelling_sheet_is_counted(void)
+{
+    cb_sim s;
+    CU_ASSERT_FATAL(cb_sim_open(&s, "explicit", NULL, tunnel, NULL, NULL, 0) == 0);
+    cb_audit *a = NULL;
+    CU_ASSERT_FATAL(cb_audit_create(s.w, &a, &s.e) == 0);
+    cb_audit_begin(a, s.w);
+    CU_ASSERT_FATAL(cb_sim_step(&s) == 0);
+    long self = -1, coll = -1;
+    CU_ASSERT_FATAL(cb_audit_end(a, s.w, &self, &coll, &s.e) == 0);
+    cb_metrics m;
+    cb_metrics_compute(s.w, &s.info, s.scene->dt, 0.0, &m);
+    CU_ASSERT(s.w->state.x[0][2] < -0.1);       /* it went through */
+    CU_ASSERT(m.collider_penetrations == 0);    /* and the end state is clean */
+    CU_ASSERT(coll == s.w->nv);                 /* every vertex crossed the box */
+    CU_ASSERT(self == 0);                       /* a translating sheet never meets itself */
+    cb_audit_free(&a);
+    CU_ASSERT(a == NULL);
+    cb_sim_close(&s);
+}
+
+/* A 9 x 3 strip folded in two: columns 5..8 lie over columns 3..0, 2 cm above, shifted
+ * off the lower grid's lines (so no crossing is a degenerate touch). */
+static const char *strip =
+    "name: strip\nduration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n"
+    "cloth: {grid: {nx: 9, ny: 3, size: [0.8, 0.2], origin: [0, 0, 0]}}\n";
+
+static void fold(cb_world *w, double lift)
+{
+    for (int j = 0; j < 3; j++)
+        for (int i = 5; i < 9; i++) {
+            double *x = w->state.x[i + 9 * j];
+            x[0] = 0.1 * (8 - i) + 0.013; /* over column 8 - i */
+            x[1] = 0.1 * j + 0.007;
+            x[2] = lift;
+        }
+}
+
+static long self_crossings_after(cb_world *w, double lift0, double lift1, const double shift[3])
+{
+    cb_error e;
+    cb_audit *a = NULL;
+    if (cb_audit_create(w, &a, &e)) return -1;
+    fold(w, lift0);
+    cb_audit_begin(a, w);
+    fold(w, lift1);
+    for (int i = 0; i < w->nv; i++) cb_v3_add(w->state.x[i], w->state.x[i], shift);
+    w->state.t += 0.01;
+    long self = -1, coll = -1;
+    int rc = cb_audit_end(a, w, &self, &coll, &e);
+    cb_audit_free(&a);
+    for (int i = 0; i < w->nv; i++) cb_v3_sub(w->state.x[i], w->state.x[i], shift);
+    return rc ? -1 : self;
+}
+
+static void test_layers_passing_through_each_other(void)
+{
+    cb_sim s;
+    CU_ASSERT_FATAL(cb_sim_world(&s, NULL, strip, NULL, NULL, 0) == 0);
+    double none[3] = {0, 0, 0}, far[3] = {3.0, -2.0, 5.0};
+    long through = self_crossings_after(s.w, 0.02, -0.02, none);
+    CU_ASSERT(through > 0);
+    CU_ASSERT(self_crossings_after(s.w, 0.02, 0.03, none) == 0);  /* the layers part */
+    CU_ASSERT(self_crossings_after(s.w, 0.02, 0.02, far) == 0);   /* a rigid jump */
+    CU_ASSERT(self_crossings_after(s.w, 0.02, -0.02, far) == through); /* the same, seen moving */
+    /* both ends clean: the upper layer ends under the lower one without intersecting it */
+    fold(s.w, -0.02);
+    cb_metrics m;
+    cb_metrics_compute(s.w, NULL, 0.01, 0.0, &m);
+    cb_metrics_compute_expensive(s.w, NULL, &m);
+    CU_ASSERT(m.self_intersections == 0);
+    cb_sim_close(&s);
+}
+
+static const char *ball =
+    "name: ball\nduration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n"
+    "cloth: {grid: {nx: 2, ny: 2, size: [0.1, 0.1], origin: [-1, -1, 0]}}\n"
+    "colliders:\n  - {type: sphere, center: [0, 0, 0], radius: 0.5}\n";
+
+/* Vertex 0 goes from (-1, -1, 0) to (1, 1, 0): the chord passes the sphere's centre,
+ * the path through the knot (1, -1, 0) stays outside. A NaN vertex is not counted. */
+static void test_knots_and_nan(void)
+{
+    cb_sim s;
+    CU_ASSERT_FATAL(cb_sim_world(&s, NULL, ball, NULL, NULL, 0) == 0);
+    cb_world *w = s.w;
+    cb_audit *a = NULL;
+    CU_ASSERT_FATAL(cb_audit_create(w, &a, &s.e) == 0);
+    for (int with_knot = 0; with_knot < 2; with_knot++) {
+        cb_v3_set(w->state.x[0], -1, -1, 0);
+        w->state.t = 0;
+        cb_audit_begin(a, w);
+        double k[3] = {1, -1, 0};
+        if (with_knot) cb_audit_knot(a, 0, 0.005, k);
+        cb_v3_set(w->state.x[0], 1, 1, 0);
+        w->state.t = 0.01;
+        long self = -1, coll = -1;
+        CU_ASSERT(cb_audit_end(a, w, &self, &coll, &s.e) == 0);
+        CU_ASSERT(coll == (with_knot ? 0 : 1));
+    }
+    cb_v3_set(w->state.x[0], -1, -1, 0);
+    w->state.t = 0;
+    cb_audit_begin(a, w);
+    w->state.x[0][0] = NAN;
+    w->state.t = 0.01;
+    long self = -1, coll = -1;
+    CU_ASSERT(cb_audit_end(a, w, &self, &coll, &s.e) == 0);
+    CU_ASSERT(coll == 0 && self == 0);
+    cb_audit_free(&a);
+    cb_sim_close(&s);
+}
+
+/* The program: `run --audit` records the crossings and `info` reports them; without
+ * the audit they are not computed (NaN) and `info` says so. */
+static void test_program_reports_the_audit(void)
+{
+    const char *scene = cb_test_write_tmp("tunnel.yaml", tunnel);
+    const char *run = cb_test_tmp_path("tunnel.h5");
+    static char out[16384];
+    CU_ASSERT(cb_test_clothbench(out, sizeof out, 1, "run %s --solver explicit --audit -q -o %s", scene, run) == 0);
+    CU_ASSERT(cb_test_clothbench(out, sizeof out, 1, "info %s", run) == 0);
+    CU_ASSERT(strstr(out, "crossings in steps: 36 (self 0, colliders 36)") != NULL);
+    if (!strstr(out, "crossings in steps: 36")) fprintf(stderr, "%s\n", out);
+    CU_ASSERT(cb_test_clothbench(out, sizeof out, 1, "run %s --solver explicit -q -o %s", scene, run) == 0);
+    CU_ASSERT(cb_test_clothbench(out, sizeof out, 1, "info %s", run) == 0);
+    CU_ASSERT(strstr(out, "crossings in steps: not audited") != NULL);
+}
+
+CB_TEST_MAIN("audit",
+             CB_TEST(test_tunnelling_sheet_is_counted),
+             CB_TEST(test_layers_passing_through_each_other),
+             CB_TEST(test_knots_and_nan),
+             CB_TEST(test_program_reports_the_audit))
