@@ -6,8 +6,12 @@
 Reads SWEEP_DIR/index.csv (written by `clothbench sweep`; its numbers are those of
 `clothbench info`) and writes, next to it:
   table.csv   one row per run: run, solver, scene, the swept parameters, status and
-              energy_drift (J), energy_drift_rel, momentum_drift, max_penetration_depth (m),
-              max_strain, mean_ms_per_step, at full precision
+              energy_drift (J), energy_peak (J), max_contact_depth_corrected (m: the depth
+              the solver's contact stage moved vertices out of, hidden from the end state),
+              contact_work_added (J: energy that stage added), max_penetration_depth (m:
+              vertices, edges and triangles), crossings (the audit's, in steps),
+              max_self_intersections, max_strain, mean_ms_per_step, at full precision; the
+              run with the largest hidden depth is marked in bold in table.md / table.tex
   table.md    the same as a Markdown table (4 significant digits; printed on stdout)
   table.tex   a LaTeX booktabs table (needs \\usepackage{booktabs})
   plots       for every swept parameter with two or more values (or --x KEY): each metric
@@ -26,11 +30,37 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cbrun  # noqa: E402
 
 TABLE = [("energy_drift", "energy drift (J)", "$\\Delta E$ (J)"),
-         ("energy_drift_rel", "rel. energy drift", "$\\Delta E / |E|_{\\max}$"),
-         ("momentum_drift", "momentum drift", "momentum drift"),
-         ("max_penetration_depth", "max penetration (m)", "max pen. (m)"),
+         ("energy_peak", "peak energy (J)", "$E_{\\max}$ (J)"),
+         ("max_contact_depth_corrected", "hidden depth (m)", "hidden depth (m)"),
+         ("contact_work_added", "contact work (J)", "contact work (J)"),
+         ("max_penetration_depth", "edge/face pen. (m)", "edge/face pen. (m)"),
+         ("crossings", "crossings in steps", "crossings"),
+         ("max_self_intersections", "self intersections", "self int."),
          ("max_strain", "max strain", "max strain"),
          ("mean_ms_per_step", "ms / step", "ms/step")]
+ALL_METRICS = cbrun.METRICS + [m for m, _, _ in TABLE if m not in cbrun.METRICS]
+HIDDEN = "max_contact_depth_corrected"   # the column whose largest value stands out
+
+
+def derive(rows):
+    """Columns computed from the index: crossings = self + collider crossings of the audit
+    (NaN when not audited); missing columns of an older index are NaN."""
+    for r in rows:
+        s, c = cbrun.num(r.get("self_crossings")), cbrun.num(r.get("collider_crossings"))
+        r["crossings"] = "" if math.isnan(s) or math.isnan(c) else repr(s + c)
+        for m, _, _ in TABLE:
+            r.setdefault(m, "")
+        r.setdefault("self_collision", "unknown")
+
+
+def hidden_leader(rows):
+    """Index of the run with the largest hidden depth (> 0), or None."""
+    best, at = 0.0, None
+    for i, r in enumerate(rows):
+        v = cbrun.num(r[HIDDEN])
+        if not math.isnan(v) and v > best:
+            best, at = v, i
+    return at
 
 
 def tex_escape(s):
@@ -48,31 +78,35 @@ def tex_num(v):
 
 
 def write_tables(folder, keys, rows, quiet):
-    head = ["run", "solver", "scene"] + keys + ["status"] + [m for m, _, _ in TABLE]
+    head = ["run", "solver", "scene"] + keys + ["status", "self_collision"] + [m for m, _, _ in TABLE]
     with open(os.path.join(folder, "table.csv"), "w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(head)
         for r in rows:
-            w.writerow([cbrun.stem(r["file"]), r["solver"], r["scene"]] + [r[k] for k in keys] + [r["status"]] +
+            w.writerow([cbrun.stem(r["file"]), r["solver"], r["scene"]] + [r[k] for k in keys] +
+                       [r["status"], r["self_collision"]] +
                        [repr(cbrun.num(r[m])) if r[m] != "" else "nan" for m, _, _ in TABLE])
-    md_head = ["run", "solver"] + keys + ["status"] + [h for _, h, _ in TABLE]
-    lines = ["| " + " | ".join(md_head) + " |", "|" + "|".join(["---"] * (2 + len(keys) + 1) +
+    md_head = ["run", "solver"] + keys + ["status", "self coll."] + [h for _, h, _ in TABLE]
+    lines = ["| " + " | ".join(md_head) + " |", "|" + "|".join(["---"] * (2 + len(keys) + 2) +
                                                                 ["---:"] * len(TABLE)) + "|"]
-    for r in rows:
-        cells = [cbrun.stem(r["file"]), r["solver"]] + [r[k] for k in keys] + [r["status"]] + \
-                [cbrun.fmt(r[m]) for m, _, _ in TABLE]
+    lead = hidden_leader(rows)
+    for i, r in enumerate(rows):
+        cells = [cbrun.stem(r["file"]), r["solver"]] + [r[k] for k in keys] + [r["status"], r["self_collision"]] + \
+                [("**%s**" if i == lead and m == HIDDEN else "%s") % cbrun.fmt(r[m]) for m, _, _ in TABLE]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     md = "\n".join(lines) + "\n"
     with open(os.path.join(folder, "table.md"), "w") as fh:
         fh.write(md)
-    cols = "ll" + "l" * len(keys) + "l" + "r" * len(TABLE)
+    cols = "ll" + "l" * len(keys) + "ll" + "r" * len(TABLE)
     tex = ["% clothbench comparison table (compare.py); needs \\usepackage{booktabs}",
            "\\begin{tabular}{%s}" % cols, "\\toprule",
-           " & ".join(["solver", "scene"] + [tex_escape(k.split(".")[-1]) for k in keys] + ["status"] +
+           " & ".join(["solver", "scene"] + [tex_escape(k.split(".")[-1]) for k in keys] + ["status", "self coll."] +
                       [t for _, _, t in TABLE]) + " \\\\", "\\midrule"]
-    for r in rows:
+    for i, r in enumerate(rows):
         tex.append(" & ".join([tex_escape(r["solver"]), tex_escape(r["scene"])] + [tex_escape(r[k]) for k in keys] +
-                              [tex_escape(r["status"])] + [tex_num(r[m]) for m, _, _ in TABLE]) + " \\\\")
+                              [tex_escape(r["status"]), tex_escape(r["self_collision"])] +
+                              [("\\textbf{%s}" if i == lead and m == HIDDEN else "%s") % tex_num(r[m])
+                               for m, _, _ in TABLE]) + " \\\\")
     tex += ["\\bottomrule", "\\end{tabular}", ""]
     with open(os.path.join(folder, "table.tex"), "w") as fh:
         fh.write("\n".join(tex))
@@ -121,20 +155,29 @@ def plot_against(plt, folder, key, metric, rows):
 
 def plot_summary(plt, folder, rows):
     metrics = [m for m, _, _ in TABLE]
-    fig, axes = plt.subplots(2, 3, figsize=(13, 7))
+    lead = hidden_leader(rows)
+    fig, axes = plt.subplots(3, 3, figsize=(13, 10))
     names = ["%s\n%s" % (r["solver"], r["scene"]) if len({x["scene"] for x in rows}) > 1 else r["solver"]
              for r in rows]
     if len(set(names)) < len(names):
         names = [cbrun.stem(r["file"]) for r in rows]
     for ax, (m, h, _) in zip(axes.ravel(), TABLE):
         vals = [cbrun.num(r[m]) for r in rows]
-        ax.bar(range(len(rows)), [0 if math.isnan(v) else v for v in vals],
-               color=["C0" if r["status"] == "ok" else "C3" for r in rows])
+        bars = ax.bar(range(len(rows)), [0 if math.isnan(v) else v for v in vals],
+                      color=["C0" if r["status"] == "ok" else "C3" for r in rows])
+        for i, v in enumerate(vals):  # a metric the run does not have: say so, not 0
+            if math.isnan(v):
+                ax.text(i, 0, "n/a", ha="center", va="bottom", fontsize=7, color="0.4")
+        if m == HIDDEN and lead is not None:
+            bars[lead].set_color("C1")
+            bars[lead].set_edgecolor("k")
+            ax.annotate("largest hidden\npenetration", (lead, vals[lead]), ha="center", va="top", fontsize=8)
         ax.set_xticks(range(len(rows)))
         ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
         ax.set_title(h, fontsize=10)
         ax.grid(alpha=0.3, axis="y")
-    fig.suptitle("%s (red: run did not end ok)" % os.path.basename(os.path.abspath(folder)))
+    fig.suptitle("%s (red: run did not end ok; orange: the largest depth hidden by a contact stage)"
+                 % os.path.basename(os.path.abspath(folder)))
     fig.tight_layout()
     png, _ = cbrun.save(fig, os.path.join(folder, "summary.png"))
     plt.close(fig)
@@ -150,7 +193,7 @@ def main(argv=None):
     ap.add_argument("folder", metavar="SWEEP_DIR", help="output folder of clothbench sweep (holds index.csv)")
     ap.add_argument("--x", metavar="KEY", help="plot against this swept parameter only (a grid key of the index)")
     ap.add_argument("--y", metavar="METRIC", action="append",
-                    help="plot only this metric (repeatable); one of: " + ", ".join(cbrun.METRICS))
+                    help="plot only this metric (repeatable); one of: " + ", ".join(ALL_METRICS))
     ap.add_argument("--allow-missing", action="store_true", help="leave out pending/running/missing runs")
     ap.add_argument("--no-plots", action="store_true", help="tables only")
     ap.add_argument("-q", "--quiet", action="store_true", help="do not print the Markdown table")
@@ -163,11 +206,12 @@ def main(argv=None):
     if not rows:
         cbrun.fail("%s: no finished runs in the index" % a.folder)
     keys = cbrun.grid_keys(cols)
+    derive(rows)
     if a.x and a.x not in keys:
         cbrun.fail("--x %s: not a swept parameter of this sweep (grid keys: %s)" % (a.x, ", ".join(keys) or "none"))
     for m in a.y or []:
-        if m not in cbrun.METRICS:
-            cbrun.fail("--y %s: unknown metric; one of: %s" % (m, ", ".join(cbrun.METRICS)))
+        if m not in ALL_METRICS:
+            cbrun.fail("--y %s: unknown metric; one of: %s" % (m, ", ".join(ALL_METRICS)))
     write_tables(a.folder, keys, rows, a.quiet)
     written = [os.path.join(a.folder, n) for n in ("table.csv", "table.md", "table.tex")]
     if not a.no_plots:

@@ -160,7 +160,8 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     if (def->output) {
         rc = make_parent_dirs(def->output, err);
         if (rc) goto done;
-        cb_runlog_def ld = {def->output, cls->name, scene->name, scene->text, ptext ? ptext : "{}", note};
+        cb_runlog_def ld = {def->output, cls->name, scene->name, scene->text, ptext ? ptext : "{}", note,
+                            cb_solver_self_collision(cls, solver)};
         rc = cb_runlog_open(&ld, world, &log, err);
         if (rc) goto done;
     }

@@ -461,9 +461,10 @@ static int write_root_attrs(cb_runlog *log, const cb_runlog_def *def, cb_error *
     if (!gmtime_r(&now, &tm) || strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
         snprintf(created, sizeof created, "unknown");
     const char *names[] = { "clothbench_version", "solver", "scene_name", "scene_text", "parameters",
-                            "created", "status", "message", "expensive_metrics" };
+                            "created", "status", "message", "expensive_metrics", "self_collision" };
     const char *values[] = { CB_VERSION, def->solver, def->scene_name, def->scene_text,
-                             def->parameters, created, "running", "", def->expensive_note };
+                             def->parameters, created, "running", "", def->expensive_note,
+                             def->self_collision ? def->self_collision : "unknown" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         int rc = write_str_attr(log->path, log->file, "", names[i], values[i], err);
         if (rc) return rc;

@@ -18,6 +18,7 @@ typedef struct cb_runlog_def {
     const char *scene_text;
     const char *parameters;  /* the solver's parameter block as text */
     const char *expensive_note; /* how often the expensive metrics run, stored as an attribute */
+    const char *self_collision; /* "on" | "off" | "none" (the method has none); NULL: "unknown" */
 } cb_runlog_def;
 
 /* Create the file (truncating), write the attributes (status "running") and /mesh. */

@@ -47,6 +47,12 @@ const char *cb_solver_names(void)
     return buf;
 }
 
+const char *cb_solver_self_collision(const cb_solver_class *cls, const void *self)
+{
+    if (!cls || !cls->self_collision) return "none";
+    return cls->self_collision(self) ? "on" : "off";
+}
+
 void cb_step_info_reset(cb_step_info *info)
 {
     memset(info, 0, sizeof *info);

@@ -66,11 +66,18 @@ typedef struct cb_solver_class {
     int  (*create) (const cb_world *w, const cb_params *p, void **self, cb_error *err);
     int  (*step)   (void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err);
     void (*destroy)(void *self);
+    /* 1 when this solver resolves contact of the cloth with itself in this run (its
+     * parameters may switch it off), 0 when not; NULL: the method has no self contact.
+     * Recorded in the run file (attribute self_collision), so a comparison says per run
+     * whether it was on. */
+    int  (*self_collision)(const void *self);
 } cb_solver_class;
 
 int cb_solver_count(void);
 const cb_solver_class *cb_solver_at(int i);
 const cb_solver_class *cb_solver_find(const char *name);
+/* "on", "off" or "none" (cb_solver_class.self_collision). */
+const char *cb_solver_self_collision(const cb_solver_class *cls, const void *self);
 /* Comma-separated names of all solvers (static buffer), for messages. */
 const char *cb_solver_names(void);
 

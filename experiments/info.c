@@ -52,6 +52,8 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     cb_h5_read_string_attr(f, "status", s->status, sizeof s->status);
     cb_h5_read_string_attr(f, "message", s->message, sizeof s->message);
     cb_h5_read_string_attr(f, "created", s->created, sizeof s->created);
+    if (cb_h5_read_string_attr(f, "self_collision", s->self_collision, sizeof s->self_collision) < 0)
+        snprintf(s->self_collision, sizeof s->self_collision, "unknown");
     double *t = NULL, *dt = NULL, *E = NULL, *depth = NULL, *pen = NULL, *si = NULL, *ms = NULL, *strain = NULL,
            *wall = NULL, *P = NULL, *J = NULL, *vdepth = NULL, *cdepth = NULL, *cwork = NULL, *scross = NULL,
            *ccross = NULL, *awall = NULL;
@@ -175,9 +177,10 @@ void cb_run_summary_print(const cb_run_summary *s, const char *path, FILE *out)
         fprintf(out, "audit      crossings in steps: %g (self %g, colliders %g), %.3g ms per step\n",
                 s->self_crossings + s->collider_crossings, s->self_crossings, s->collider_crossings,
                 s->audit_ms_per_step);
-    if (isnan(s->max_self_intersections)) fprintf(out, "self       not computed\n");
-    else fprintf(out, "self       max intersections %g, min separation %.4g m\n", s->max_self_intersections,
-                 s->min_separation);
+    const char *sc = !strcmp(s->self_collision, "none") ? "the method has none" : s->self_collision;
+    if (isnan(s->max_self_intersections)) fprintf(out, "self       not computed; self collision %s\n", sc);
+    else fprintf(out, "self       max intersections %g, min separation %.4g m; self collision %s\n",
+                 s->max_self_intersections, s->min_separation, sc);
     fprintf(out, "strain     max %.4g\n", s->max_strain);
     fprintf(out, "time       %.4g ms per step (mean)\n", s->mean_ms_per_step);
 }

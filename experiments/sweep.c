@@ -843,7 +843,7 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
     for (int i = 0; i < 9; i++) fprintf(f, ",%s", num_names[i]);
     fputs(",scene_path,frames,energy_start,energy_end,max_collider_penetrations,created", f);
     for (int i = 0; i < YARD_COLS; i++) fprintf(f, ",%s", yard_names[i]);
-    fputc('\n', f);
+    fputs(",self_collision\n", f);
     char b[64];
     for (long i = 0; i < e->nruns; i++) {
         const cb_sweep_run *r = &e->runs[i];
@@ -899,6 +899,8 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
                 fputs(b, f);
             }
         }
+        fputc(',', f);
+        if (st->have) csv_field(f, st->s.self_collision);
         fputc('\n', f);
     }
     int bad = ferror(f);
@@ -923,7 +925,7 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
     char path[4096], tmp[4400];
     snprintf(path, sizeof path, "%s/index.h5", e->output);
     tmp_name(path, tmp, sizeof tmp);
-    int ncols = 5 + e->nkeys + 3 + 9 + 6 + YARD_COLS;
+    int ncols = 5 + e->nkeys + 3 + 9 + 6 + YARD_COLS + 1;
     const char **names = cb_calloc((size_t)ncols, sizeof *names);
     int *kinds = cb_calloc((size_t)ncols, sizeof *kinds);
     size_t rowsize = 8 * (size_t)ncols;
@@ -952,6 +954,7 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
     names[c] = "max_collider_penetrations"; kinds[c++] = COL_NUM;
     names[c] = "created"; kinds[c++] = COL_STR;
     for (int q = 0; q < YARD_COLS; q++) { names[c] = yard_names[q]; kinds[c++] = COL_NUM; }
+    names[c] = "self_collision"; kinds[c++] = COL_STR;
     CB_ASSERT(c == ncols);
 
     static const char empty[] = "";
@@ -994,6 +997,7 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
         double y[YARD_COLS];
         yard_nums(st, y);
         for (int q = 0; q < YARD_COLS; q++) PUT_D(y[q]);
+        PUT_S(st->have ? st->s.self_collision : empty);
 #undef PUT_I
 #undef PUT_D
 #undef PUT_S

@@ -768,10 +768,13 @@ static int avg_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     return CB_OK;
 }
 
+static int avg_self_collision(const void *self) { return ((const avg_solver *)self)->bvh != NULL; }
+
 const cb_solver_class cb_solver_avgforce = {
     .name = "avgforce",
     .summary = "average-force predictor, Taylor springs, separating-axis penetration response (Jin 2020)",
     .create = avg_create,
     .step = avg_step,
     .destroy = avg_destroy,
+    .self_collision = avg_self_collision,
 };

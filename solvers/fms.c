@@ -444,10 +444,16 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     return CB_OK;
 }
 
+static int fms_self_collision(const void *self)
+{
+    return cb_step_contact_self_active(((const fms_solver *)self)->ss.contact);
+}
+
 const cb_solver_class cb_solver_fms = {
     .name = "fms",
     .summary = "fast mass-spring (Liu et al. 2013): local/global iterations on implicit Euler, one prefactored solve",
     .create = fms_create,
     .step = fms_step,
     .destroy = fms_destroy,
+    .self_collision = fms_self_collision,
 };

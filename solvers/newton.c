@@ -279,10 +279,16 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
     return CB_OK;
 }
 
+static int newton_self_collision(const void *self)
+{
+    return cb_step_contact_self_active(((const newton_solver *)self)->ss.contact);
+}
+
 const cb_solver_class cb_solver_newton = {
     .name = "newton",
     .summary = "implicit Euler on the mass-spring model by projected Newton + line search (the fms reference)",
     .create = newton_create,
     .step = newton_step,
     .destroy = newton_destroy,
+    .self_collision = newton_self_collision,
 };

@@ -985,6 +985,8 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     return CB_OK;
 }
 
+static int pbd_self_collision(const void *self) { return ((const pbd_solver *)self)->self_collision; }
+
 const cb_solver_class cb_solver_pbd = {
     .name = "pbd",
     .summary = "Position Based Dynamics (Mueller et al. 2007): Gauss-Seidel constraint projection, "
@@ -992,6 +994,7 @@ const cb_solver_class cb_solver_pbd = {
     .create = pbd_create,
     .step = pbd_step,
     .destroy = pbd_destroy,
+    .self_collision = pbd_self_collision,
 };
 
 const cb_solver_class cb_solver_xpbd = {
@@ -1000,4 +1003,5 @@ const cb_solver_class cb_solver_xpbd = {
     .create = xpbd_create,
     .step = pbd_step,
     .destroy = pbd_destroy,
+    .self_collision = pbd_self_collision,
 };

@@ -320,3 +320,5 @@ int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3]
     *contacts = n;
     return CB_OK;
 }
+
+int cb_step_contact_self_active(const cb_step_contact *c) { return c && c->def.self_collision; }

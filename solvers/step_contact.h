@@ -78,4 +78,8 @@ int cb_step_contact_far(const double p[3], const double a[3], const double b[3],
 /* Spatial hash queries (cache builds) and candidate requests so far. */
 void cb_step_contact_cache_stats(const cb_step_contact *c, long *builds, long *queries);
 
+/* 1 when this contact stage handles the cloth against itself (self_collision on and a
+ * triangle mesh), else 0. */
+int cb_step_contact_self_active(const cb_step_contact *c);
+
 #endif

@@ -1245,6 +1245,13 @@ double cb_acm_element_step(const void *solver, int kind, int index)
     return NAN;
 }
 
+/* acm's separating slabs and penalty layers always cover the cloth against itself */
+static int acm_self_collision(const void *self)
+{
+    (void)self;
+    return 1;
+}
+
 const cb_solver_class cb_solver_acm = {
     .name = "acm",
     .summary = "asynchronous contact mechanics (Harmon 2009): AVI clocks, discrete penalty layers, "
@@ -1252,4 +1259,5 @@ const cb_solver_class cb_solver_acm = {
     .create = acm_create,
     .step = acm_step,
     .destroy = acm_destroy,
+    .self_collision = acm_self_collision,
 };
