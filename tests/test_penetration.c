@@ -145,6 +145,9 @@ static void test_metrics_see_edges_and_faces(void)
     w->state.x[4][0] = NAN;
     cb_metrics_compute(w, NULL, 0.01, 0.0, &m);
     CU_ASSERT(isfinite(m.collider_penetrations) && isfinite(m.collider_max_depth));
+    /* and the exact self-intersection count refuses it: NaN, not a count */
+    cb_metrics_compute_expensive(w, NULL, &m);
+    CU_ASSERT(isnan(m.self_intersections));
     cb_world_free(&w);
     cb_scene_free(&sc);
 }
