@@ -797,11 +797,12 @@ static void test_threads_bitwise(void)
 static void test_parameters_checked(void)
 {
     const char *bad[] = {"solvers.pbd.stretch_stiffness=1.5", "solvers.pbd.iteration=3",
-                         "solvers.xpbd.stretch_stiffness=0.5", "solvers.pbd.bending=spline"};
-    const char *solver[] = {"pbd", "pbd", "xpbd", "pbd"};
+                         "solvers.xpbd.stretch_stiffness=0.5", "solvers.pbd.bending=spline",
+                         "solvers.xpbd.stepping=large"};
+    const char *solver[] = {"pbd", "pbd", "xpbd", "pbd", "xpbd"};
     const char *needle[] = {"stretch_stiffness", "unknown key 'iteration'", "unknown key 'stretch_stiffness'",
-                            "bending"};
-    for (int i = 0; i < 4; i++) {
+                            "bending", "stepping"};
+    for (int i = 0; i < 5; i++) {
         cb_scene *sc = NULL;
         cb_world *w = NULL;
         void *sv = NULL;
