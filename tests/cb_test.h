@@ -17,7 +17,9 @@
  *  - running a shell command or the clothbench program with its output and exit
  *    status captured: cb_test_capture, cb_test_shell, cb_test_clothbench;
  *  - the grids, crumpled cloths and triangle soups of contact/testmesh.h, failing the
- *    test on error: cb_test_grid, cb_test_crumple, cb_test_soup.
+ *    test on error: cb_test_grid, cb_test_crumple, cb_test_soup;
+ *  - one fixed, non-trivial collider of each analytic kind (an oblique plane, an
+ *    off-centre sphere, a box turned about two axes, a slanted capsule): cb_test_collider.
  */
 #ifndef CB_TEST_H
 #define CB_TEST_H
@@ -34,6 +36,8 @@
 #include <unistd.h>
 
 #include "contact/testmesh.h"
+#include "core/collider.h"
+#include "core/vec3.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -207,5 +211,39 @@ static inline int cb_test_run(const char *suite, const cb_test_entry *tests, int
         static const cb_test_entry cb_tests_[] = { __VA_ARGS__ }; \
         return cb_test_run(suite, cb_tests_, (int)(sizeof cb_tests_ / sizeof cb_tests_[0])); \
     }
+
+/* One fixed collider of each analytic type, static, friction 0. */
+static inline cb_collider cb_test_collider(cb_collider_type type)
+{
+    cb_collider c = cb_default_collider(type);
+    switch (type) {
+    case CB_COLLIDER_PLANE:
+        cb_v3_set(c.center, 0.1, 0.2, 0.3);
+        cb_v3_set(c.normal, 1, 2, 2);
+        cb_v3_normalize(c.normal);
+        break;
+    case CB_COLLIDER_SPHERE:
+        cb_v3_set(c.center, 0.2, -0.1, 0.5);
+        c.radius = 0.7;
+        break;
+    case CB_COLLIDER_BOX: {
+        cb_v3_set(c.center, 0.3, 0.1, -0.2);
+        cb_v3_set(c.half, 0.5, 0.3, 0.8);
+        double a = 0.6, b = 0.3; /* turned about z, then about x */
+        cb_v3_set(c.axes[0], cos(a), sin(a), 0);
+        cb_v3_set(c.axes[1], -sin(a) * cos(b), cos(a) * cos(b), sin(b));
+        cb_v3_cross(c.axes[2], c.axes[0], c.axes[1]);
+        break;
+    }
+    case CB_COLLIDER_CAPSULE:
+        cb_v3_set(c.p0, -0.5, 0, 0);
+        cb_v3_set(c.p1, 0.5, 0.3, 0.2);
+        c.radius = 0.25;
+        break;
+    default:
+        break;
+    }
+    return c;
+}
 
 #endif

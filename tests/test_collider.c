@@ -12,38 +12,7 @@
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 static double urand(void) { return cb_test_uniform(&rng); }
 
-static cb_collider make(cb_collider_type type)
-{
-    cb_collider c = cb_default_collider(type);
-    switch (type) {
-    case CB_COLLIDER_PLANE:
-        cb_v3_set(c.center, 0.1, 0.2, 0.3);
-        cb_v3_set(c.normal, 1, 2, 2);
-        cb_v3_normalize(c.normal);
-        break;
-    case CB_COLLIDER_SPHERE:
-        cb_v3_set(c.center, 0.2, -0.1, 0.5);
-        c.radius = 0.7;
-        break;
-    case CB_COLLIDER_BOX: {
-        cb_v3_set(c.center, 0.3, 0.1, -0.2);
-        cb_v3_set(c.half, 0.5, 0.3, 0.8);
-        double a = 0.6; /* rotated about z */
-        cb_v3_set(c.axes[0], cos(a), sin(a), 0);
-        cb_v3_set(c.axes[1], -sin(a), cos(a), 0);
-        cb_v3_set(c.axes[2], 0, 0, 1);
-        break;
-    }
-    case CB_COLLIDER_CAPSULE:
-        cb_v3_set(c.p0, -0.5, 0, 0);
-        cb_v3_set(c.p1, 0.5, 0.3, 0.2);
-        c.radius = 0.25;
-        break;
-    default:
-        break;
-    }
-    return c;
-}
+static cb_collider make(cb_collider_type type) { return cb_test_collider(type); }
 
 static void test_known_values(void)
 {
