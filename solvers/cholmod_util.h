@@ -36,6 +36,11 @@ int cb_chol_create(int n, const int *colptr, const int *rowidx, int nrhs, cb_cho
 void cb_chol_free(cb_chol **c);
 
 int cb_chol_size(const cb_chol *c);
+/* Threads of the numeric factorization: 1 (the default) runs it on the calling thread
+ * only (CHOLMOD's OpenMP regions made inactive around the call: Debian's CHOLMOD
+ * otherwise opens 4 threads whatever OMP_NUM_THREADS says); 0 leaves the library's
+ * own threading. The program owns its threads: nothing is spawned behind a 1. */
+void cb_chol_set_threads(cb_chol *c, int threads);
 /* The values [colptr[n]], in the order of rowidx; the caller fills them before factoring. */
 double *cb_chol_values(cb_chol *c);
 /* Factor the current values (analysis on the first call). CB_ERR_NUMERIC when not

@@ -157,6 +157,11 @@ typedef struct fms_solver {
     double (*dpin)[3];     /* [npin] their d in the last local step */
     double (*c)[3];        /* [nfree + 1] constant part of the right-hand side, h^2 (f_ext - L y) */
     double (*b)[3];        /* [nfree + 1] right-hand side / solution, interleaved x, y, z */
+    /* contact: constraint — the contact springs in the current factor */
+    double *wc;            /* [nfree] weight c m_i of unknown u's contact spring in the matrix (0: none) */
+    int *cu;               /* [nfree] the unknowns with wc > 0 */
+    int ncu;
+    unsigned char *want;   /* [nfree] the contact springs wanted this step */
 } fms_solver;
 
 static const char *const own_keys[] = {"iterations", NULL};
@@ -178,6 +183,9 @@ static void fms_destroy(void *self)
     free(s->dpin);
     free(s->c);
     free(s->b);
+    free(s->wc);
+    free(s->cu);
+    free(s->want);
     free(s);
 }
 
@@ -260,7 +268,10 @@ static int fms_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->ns = s->ss.sp.n;
     s->c = cb_calloc((size_t)nv + 1, sizeof *s->c);
     s->b = cb_calloc((size_t)nv + 1, sizeof *s->b);
-    rc = s->c && s->b ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "fms: out of memory for %d vertices", nv);
+    s->wc = cb_calloc((size_t)nv + 1, sizeof *s->wc);
+    s->cu = cb_calloc((size_t)nv + 1, sizeof *s->cu);
+    s->want = cb_calloc((size_t)nv + 1, 1);
+    rc = s->c && s->b && s->wc && s->cu && s->want ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "fms: out of memory for %d vertices", nv);
     if (!rc) rc = cb_spring_solver_setup(&s->ss, w, 1, "fms: the global matrix M + h^2 L", err);
     if (!rc) rc = build_springs(s, w, err);
     if (rc) {
@@ -276,7 +287,7 @@ static int factor(fms_solver *s, const cb_world *w, double h, cb_error *err)
 {
     const cb_spring_solver *ss = &s->ss;
     double *A = cb_chol_values(ss->chol), h2 = h * h;
-    for (int u = 0; u < ss->nfree; u++) A[ss->diag_pos[u]] = w->mass[ss->vert[u]];
+    for (int u = 0; u < ss->nfree; u++) A[ss->diag_pos[u]] = w->mass[ss->vert[u]] + s->wc[u];
     for (int i = 0; i < ss->sp.n; i++) {
         double kh = h2 * ss->sp.k[i];
         int ua = ss->unk[ss->sp.ij[i][0]], ub = ss->unk[ss->sp.ij[i][1]];
@@ -358,6 +369,57 @@ static void local_step_rhs(fms_solver *s, const double (*x)[3], int want_pin_d)
         }
 }
 
+/* The contact springs of the local step: for each unknown u with a contact spring, its
+ * projection p onto the allowed region (x itself when it is outside the offset, else x
+ * moved out along the nearest collider's normal to the offset), and wc (p - y) added to
+ * row u of the right-hand side of the system for x - y. */
+static void local_contact(const fms_solver *s, const cb_world *w, const double (*x)[3], double t1)
+{
+    const cb_spring_solver *ss = &s->ss;
+    for (int j = 0; j < s->ncu; j++) {
+        int u = s->cu[j], i = ss->vert[u];
+        double n[3], r[3];
+        double d = cb_spring_contact_query(ss, w, t1, x[i], n);
+        cb_v3_sub(r, x[i], ss->y[i]);
+        if (d < 0) cb_v3_axpy(r, -d, n);
+        cb_v3_axpy(s->b[u], s->wc[u], r);
+    }
+}
+
+/* Contact springs wanted: the unknowns whose vertex is within its own motion of the step
+ * (|y - x0|) of the offset at y or at x0 (at the end time t1), or closer than the offset
+ * at x (x = NULL: not tested). Marks them in want; returns 1 if one of them has no
+ * contact spring in the matrix. */
+static int contact_wanted(const fms_solver *s, const cb_world *w, const double (*x)[3], double t1, unsigned char *want)
+{
+    const cb_spring_solver *ss = &s->ss;
+    int missing = 0;
+    for (int u = 0; u < ss->nfree; u++) {
+        int i = ss->vert[u];
+        double margin = sqrt((ss->y[i][0] - ss->x0[i][0]) * (ss->y[i][0] - ss->x0[i][0]) +
+                             (ss->y[i][1] - ss->x0[i][1]) * (ss->y[i][1] - ss->x0[i][1]) +
+                             (ss->y[i][2] - ss->x0[i][2]) * (ss->y[i][2] - ss->x0[i][2]));
+        int wnt = x ? cb_spring_contact_query(ss, w, t1, x[i], NULL) < 0
+                    : cb_spring_contact_query(ss, w, t1, ss->y[i], NULL) < margin ||
+                          cb_spring_contact_query(ss, w, t1, ss->x0[i], NULL) < margin;
+        want[u] = (unsigned char)(want[u] | wnt);
+        missing |= wnt && !(s->wc[u] > 0);
+    }
+    return missing;
+}
+
+/* Set the contact springs to the wanted ones (weight c m_i) and refactor. */
+static int contact_refactor(fms_solver *s, const cb_world *w, const unsigned char *want, double h, cb_error *err)
+{
+    cb_spring_solver *ss = &s->ss;
+    s->ncu = 0;
+    for (int u = 0; u < ss->nfree; u++) {
+        s->wc[u] = want[u] ? ss->contact_stiffness * w->mass[ss->vert[u]] : 0.0;
+        if (want[u]) s->cu[s->ncu++] = u;
+    }
+    return factor(s, w, h, err);
+}
+
 static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
 {
     fms_solver *s = self;
@@ -370,15 +432,17 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     const double (*cx)[3] = (const double (*)[3])x, (*cy)[3] = (const double (*)[3])ss->y;
     double imp[3] = {0, 0, 0};
     double c0 = cb_wall_time();
-    if (ss->chol && s->h_factored != h) {
-        int rc = factor(s, w, h, err);
+    /* inertial target, start positions x = y, and the constant right-hand side
+     * c = h^2 (f_ext - L y) with the pinned vertices at their targets in y */
+    cb_spring_solver_predict(ss, w, h, t1, imp);
+    const int contact = ss->contact_mode == CB_SPRING_CONTACT_CONSTRAINT && nf > 0;
+    if (contact) memset(s->want, 0, (size_t)nf);
+    if (ss->chol && (s->h_factored != h || (contact && contact_wanted(s, w, NULL, t1, s->want)))) {
+        int rc = contact ? contact_refactor(s, w, s->want, h, err) : factor(s, w, h, err);
         if (rc) return rc;
         info->factorizations++;
     }
     double c1 = cb_wall_time();
-    /* inertial target, start positions x = y, and the constant right-hand side
-     * c = h^2 (f_ext - L y) with the pinned vertices at their targets in y */
-    cb_spring_solver_predict(ss, w, h, t1, imp);
     double tl = 0.0, tg = 0.0, gnorm0 = 0.0;
     int iters = 0;
     if (nf > 0) {
@@ -397,6 +461,7 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         for (int it = 0; it < s->iterations; it++) {
             double a0 = cb_wall_time();
             local_step_rhs(s, cx, it == s->iterations - 1);
+            if (contact) local_contact(s, w, cx, t1);
             /* at x = y the right-hand side is -grad g(y) = h^2 (f_ext - L y + J d(y)):
              * the gradient norm the residual is relative to */
             if (it == 0)
@@ -413,6 +478,13 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
             tl += a1 - a0;
             tg += a2 - a1;
             iters++;
+            /* a vertex that came closer than the offset without a contact spring: add
+             * the springs and refactor (the iterations go on with the new matrix) */
+            if (contact && it + 1 < s->iterations && contact_wanted(s, w, cx, t1, s->want)) {
+                int rc2 = contact_refactor(s, w, s->want, h, err);
+                if (rc2) return rc2;
+                info->factorizations++;
+            }
         }
         for (int u = 0; u < nf; u++) cb_v3_copy(ss->dx[ss->vert[u]], s->b[u]);
         gnorm0 = sqrt(gnorm0);
@@ -428,6 +500,12 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     double residual = NAN;
     if (nf > 0) {
         double gn = cb_springs_gradient(&ss->sp, w, cx, cy, h, ss->grad);
+        if (contact) { /* the contact term of g too */
+            cb_spring_contact_penalty(ss, w, t1, cx, ss->grad, NULL);
+            double n2 = 0.0;
+            for (int u = 0; u < nf; u++) n2 += cb_v3_norm2(ss->grad[ss->vert[u]]);
+            gn = sqrt(n2);
+        }
         residual = gnorm0 > 0 ? gn / gnorm0 : 0.0;
     }
     double tc = 0.0;

@@ -47,15 +47,25 @@
 #include "core/vec3.h"
 #include "solvers/spring_solver.h"
 
+/* The default relative tolerance (see the header comment and the report of issue 14). */
+#define NEWTON_TOLERANCE 1e-5
+
 typedef struct newton_solver {
     double tolerance;
     int max_iterations;
+    int refactor;          /* REFACTOR_* */
+    double slow;           /* refactor when |grad g| falls by less than this factor */
     cb_spring_solver ss;   /* springs, unknowns, system (blocks 3 x 3), y, dx, contact */
     double (*xt)[3];       /* [nv] trial positions */
     double (*dxt)[3];      /* [nv] trial x - y */
+    double (*hc)[3][3];    /* [nfree] contact Hessian blocks */
+    double *dsurf;         /* [nv] distance of the current iterate from the colliders (contact: constraint) */
+    double h_factored;     /* h of the current factor (0: none) */
 } newton_solver;
 
-static const char *const own_keys[] = {"tolerance", "max_iterations", NULL};
+enum { REFACTOR_AUTO = 0, REFACTOR_ALWAYS = 1 };
+static const char *const refactor_names[] = {"auto", "always", NULL};
+static const char *const own_keys[] = {"tolerance", "max_iterations", "refactor", "refactor_rate", NULL};
 
 static void newton_destroy(void *self)
 {
@@ -64,6 +74,8 @@ static void newton_destroy(void *self)
     cb_spring_solver_release(&s->ss);
     free(s->xt);
     free(s->dxt);
+    free(s->hc);
+    free(s->dsurf);
     free(s);
 }
 
@@ -73,8 +85,10 @@ static int newton_create(const cb_world *w, const cb_params *p, void **self, cb_
     *self = NULL;
     newton_solver *s = cb_calloc(1, sizeof *s);
     if (!s) return CB_FAIL(err, CB_ERR_NOMEM, "newton: out of memory");
-    int rc = cb_params_double(p, "tolerance", 1e-8, 1e-300, 1.0, &s->tolerance, err);
+    int rc = cb_params_double(p, "tolerance", NEWTON_TOLERANCE, 1e-300, 1.0, &s->tolerance, err);
     if (!rc) rc = cb_params_int(p, "max_iterations", 50, 1, 1000000, &s->max_iterations, err);
+    if (!rc) rc = cb_params_choice(p, "refactor", refactor_names, REFACTOR_AUTO, &s->refactor, err);
+    if (!rc) rc = cb_params_double(p, "refactor_rate", 0.9, 0.0, 1.0, &s->slow, err);
     if (!rc) rc = cb_spring_solver_configure(&s->ss, "newton", w, p, own_keys, err);
     if (rc) {
         if (rc != CB_ERR_NOMEM) cb_error_prefix(err, "newton: ");
@@ -84,7 +98,10 @@ static int newton_create(const cb_world *w, const cb_params *p, void **self, cb_
     int nv = w->nv;
     s->xt = cb_calloc((size_t)nv, sizeof *s->xt);
     s->dxt = cb_calloc((size_t)nv, sizeof *s->dxt);
-    rc = s->xt && s->dxt ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "newton: out of memory for %d vertices", nv);
+    s->hc = cb_calloc((size_t)nv + 1, sizeof *s->hc);
+    s->dsurf = cb_calloc((size_t)nv + 1, sizeof *s->dsurf);
+    rc = s->xt && s->dxt && s->hc && s->dsurf ? CB_OK
+                                              : CB_FAIL(err, CB_ERR_NOMEM, "newton: out of memory for %d vertices", nv);
     if (!rc) rc = cb_spring_solver_setup(&s->ss, w, 3, "newton: the Hessian M + h^2 H", err);
     if (rc) {
         newton_destroy(s);
@@ -94,15 +111,21 @@ static int newton_create(const cb_world *w, const cb_params *p, void **self, cb_
     return CB_OK;
 }
 
-/* H = M + h^2 sum H_i (projected) at x, and factor it. */
-static int assemble_factor(newton_solver *s, const cb_world *w, const double (*x)[3], double h, cb_error *err)
+static int contact_on(const newton_solver *s) { return s->ss.contact_mode == CB_SPRING_CONTACT_CONSTRAINT; }
+
+/* H = M + h^2 sum H_i (projected) + the contact blocks at x, and factor it. */
+static int assemble_factor(newton_solver *s, const cb_world *w, const double (*x)[3], double h, double t1,
+                           cb_error *err)
 {
     const cb_spring_solver *ss = &s->ss;
     const cb_spring_set *sp = &ss->sp;
     double *A = cb_chol_values(ss->chol), h2 = h * h;
+    if (contact_on(s)) cb_spring_contact_penalty(ss, w, t1, x, NULL, s->hc);
     for (int u = 0; u < ss->nfree; u++)
         for (int r = 0; r < 3; r++)
-            for (int c = 0; c <= r; c++) A[ss->diag_pos[u * 9 + r * 3 + c]] = r == c ? w->mass[ss->vert[u]] : 0.0;
+            for (int c = 0; c <= r; c++)
+                A[ss->diag_pos[u * 9 + r * 3 + c]] =
+                    (r == c ? w->mass[ss->vert[u]] : 0.0) + (contact_on(s) ? s->hc[u][r][c] : 0.0);
     for (int i = 0; i < sp->n; i++)
         if (ss->spring_pos[9 * i] >= 0)
             for (int q = 0; q < 9; q++) A[ss->spring_pos[9 * i + q]] = 0.0;
@@ -130,7 +153,10 @@ static int assemble_factor(newton_solver *s, const cb_world *w, const double (*x
         if (ss->spring_pos[9 * i] >= 0)
             for (int q = 0; q < 9; q++) A[ss->spring_pos[9 * i + q]] -= K[q / 3][q % 3];
     }
-    return cb_spring_solver_factor(&s->ss, w, h, err);
+    s->h_factored = 0.0;
+    int rc = cb_spring_solver_factor(&s->ss, w, h, err);
+    if (!rc) s->h_factored = h;
+    return rc;
 }
 
 /* Trial point x = y + (dx + alpha step) on the free vertices (pins stay put). */
@@ -146,18 +172,52 @@ static void trial(newton_solver *s, const double *step, double alpha)
     }
 }
 
-/* g(y + dx) - g(y) up to the constant h^2 E(y): 1/2 dx^T M dx - h^2 dx^T f_ext + h^2 E(x),
- * x = y + dx. Evaluated from dx, without the large terms M y and h^2 y^T f_ext
- * whose round-off would hide the decrease near convergence. */
+/* g(y + dx) - g(y) up to the constant h^2 E(y): 1/2 dx^T M dx - h^2 dx^T f_ext + h^2 E(x)
+ * (+ the contact penalty P(x)), x = y + dx. Evaluated from dx, without the large terms M y
+ * and h^2 y^T f_ext whose round-off would hide the decrease near convergence. */
 static double objective(const newton_solver *s, const cb_world *w, const double (*dx)[3], const double (*x)[3],
-                        double h)
+                        double h, double t1)
 {
     double g = 0.0, h2 = h * h;
     for (int u = 0; u < s->ss.nfree; u++) {
         int i = s->ss.vert[u];
         g += w->mass[i] * (0.5 * cb_v3_norm2(dx[i]) - h2 * cb_v3_dot(w->gravity, dx[i]));
     }
+    if (contact_on(s)) g += cb_spring_contact_penalty(&s->ss, w, t1, x, NULL, NULL);
     return g + h2 * cb_springs_energy(&s->ss.sp, x);
+}
+
+/* grad g(x) into ss->grad (springs, inertia, gravity and the contact penalty); |grad g|. */
+static double gradient(newton_solver *s, const cb_world *w, const double (*x)[3], double h, double t1)
+{
+    cb_spring_solver *ss = &s->ss;
+    double gn = cb_springs_gradient(&ss->sp, w, x, (const double (*)[3])ss->y, h, ss->grad);
+    if (!contact_on(s)) return gn;
+    cb_spring_contact_penalty(ss, w, t1, x, ss->grad, NULL);
+    double n2 = 0.0;
+    for (int u = 0; u < ss->nfree; u++) n2 += cb_v3_norm2(ss->grad[ss->vert[u]]);
+    return sqrt(n2);
+}
+
+/* Distances of x's free vertices from the colliders (contact: constraint), into d. */
+static void surface_distances(const newton_solver *s, const cb_world *w, const double (*x)[3], double t1, double *d)
+{
+    for (int u = 0; u < s->ss.nfree; u++) {
+        int i = s->ss.vert[u];
+        d[u] = cb_spring_contact_query(&s->ss, w, t1, x[i], NULL) + s->ss.contact_offset;
+    }
+}
+
+/* 1 when the trial point keeps outside the colliders every vertex that is outside now
+ * (distance >= 0 at the current iterate): the line search's feasibility filter. */
+static int trial_outside(const newton_solver *s, const cb_world *w, double t1)
+{
+    for (int u = 0; u < s->ss.nfree; u++) {
+        if (!(s->dsurf[u] >= 0)) continue;
+        int i = s->ss.vert[u];
+        if (cb_spring_contact_query(&s->ss, w, t1, s->xt[i], NULL) + s->ss.contact_offset < 0) return 0;
+    }
+    return 1;
 }
 
 static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
@@ -169,7 +229,7 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
     const cb_spring_set *sp = &ss->sp;
     double h = dt, t1 = w->state.t + h;
     double (*x)[3] = w->state.x;
-    const double (*cx)[3] = (const double (*)[3])x, (*cy)[3] = (const double (*)[3])ss->y;
+    const double (*cx)[3] = (const double (*)[3])x;
     double imp[3] = {0, 0, 0};
     double c0 = cb_wall_time();
     cb_spring_solver_predict(ss, w, h, t1, imp);
@@ -177,8 +237,9 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
     int iters = 0, nfact = 0;
     double residual = NAN, tf = 0.0, ts = 0.0, tl = 0.0;
     if (ss->nfree > 0) {
-        double gn0 = cb_springs_gradient(sp, w, cx, cy, h, ss->grad), gn = gn0;
-        double g = objective(s, w, (const double (*)[3])ss->dx, cx, h);
+        double gn0 = gradient(s, w, cx, h, t1), gn = gn0;
+        double g = objective(s, w, (const double (*)[3])ss->dx, cx, h, t1);
+        if (contact_on(s)) surface_distances(s, w, cx, t1, s->dsurf);
         /* round-off floor of the gradient: its terms M (x - y) and h^2 k (l - r) are
          * computed from positions of size |y|, so |grad g| cannot go much below
          * eps |D y|, D = diag(M + h^2 L) */
@@ -196,20 +257,28 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
         }
         memcpy(s->xt, x, (size_t)w->nv * sizeof *x);
         double floor_abs = 2e-16 * sqrt(dy2);
+        /* modified Newton: the factor of an earlier iterate (of this or an earlier step)
+         * is kept while it converges fast enough */
+        int stale = s->refactor == REFACTOR_ALWAYS || s->h_factored != h;
         while (gn > s->tolerance * gn0 && gn > floor_abs && iters < s->max_iterations) {
             double a0 = cb_wall_time();
-            int rc = assemble_factor(s, w, cx, h, err);
-            nfact++;
-            if (rc) {
-                info->factorizations += nfact;
-                return rc;
+            int fresh = 0;
+            if (stale) {
+                int rc = assemble_factor(s, w, cx, h, t1, err);
+                nfact++;
+                if (rc) {
+                    info->factorizations += nfact;
+                    return rc;
+                }
+                fresh = 1;
+                stale = s->refactor == REFACTOR_ALWAYS;
             }
             double *B = cb_chol_rhs(ss->chol);
             for (int u = 0; u < ss->nfree; u++)
                 for (int k = 0; k < 3; k++) B[3 * u + k] = -ss->grad[ss->vert[u]][k];
             double a1 = cb_wall_time();
             const double *dx;
-            rc = cb_chol_solve(ss->chol, &dx, err);
+            int rc = cb_chol_solve(ss->chol, &dx, err);
             if (rc) {
                 info->factorizations += nfact;
                 return rc;
@@ -219,37 +288,50 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
             for (int u = 0; u < ss->nfree; u++)
                 for (int k = 0; k < 3; k++) slope -= dx[3 * u + k] * B[3 * u + k];
             iters++;
-            /* backtracking line search (Armijo) */
+            /* backtracking line search (Armijo), keeping outside vertices outside */
             double alpha = 1.0, gt = INFINITY;
-            int accepted = 0;
+            int accepted = 0, feasible = 0;
             for (int ls = 0; ls < 40 && slope < 0; ls++) {
                 trial(s, dx, alpha);
-                gt = objective(s, w, (const double (*)[3])s->dxt, (const double (*)[3])s->xt, h);
-                if (gt <= g + 1e-4 * alpha * slope) {
-                    accepted = 1;
-                    break;
+                if (!contact_on(s) || trial_outside(s, w, t1)) {
+                    feasible = 1;
+                    gt = objective(s, w, (const double (*)[3])s->dxt, (const double (*)[3])s->xt, h, t1);
+                    if (gt <= g + 1e-4 * alpha * slope) {
+                        accepted = 1;
+                        break;
+                    }
                 }
                 alpha *= 0.5;
             }
-            if (!accepted && slope < 0) {
+            if (!accepted && slope < 0 && fresh && feasible) {
                 /* g cannot resolve the decrease any more (round-off): take the full step
                  * if it halves the gradient, else stop */
                 trial(s, dx, 1.0);
-                double gnt = cb_springs_gradient(sp, w, (const double (*)[3])s->xt, cy, h, ss->grad);
-                if (gnt < 0.5 * gn) {
-                    accepted = 1;
-                    gt = objective(s, w, (const double (*)[3])s->dxt, (const double (*)[3])s->xt, h);
+                if (!contact_on(s) || trial_outside(s, w, t1)) {
+                    double gnt = gradient(s, w, (const double (*)[3])s->xt, h, t1);
+                    if (gnt < 0.5 * gn) {
+                        accepted = 1;
+                        gt = objective(s, w, (const double (*)[3])s->dxt, (const double (*)[3])s->xt, h, t1);
+                    }
                 }
             }
             double a3 = cb_wall_time();
             tf += a1 - a0;
             ts += a2 - a1;
             tl += a3 - a2;
-            if (!accepted) break;
+            if (!accepted) {
+                if (fresh) break;
+                stale = 1; /* an old factor that no longer gives a descent: refactor */
+                gradient(s, w, cx, h, t1);
+                continue;
+            }
             memcpy(x, s->xt, (size_t)w->nv * sizeof *x);
             memcpy(ss->dx, s->dxt, (size_t)w->nv * sizeof *ss->dx);
             g = gt;
-            gn = cb_springs_gradient(sp, w, cx, cy, h, ss->grad);
+            double gprev = gn;
+            gn = gradient(s, w, cx, h, t1);
+            if (contact_on(s)) surface_distances(s, w, cx, t1, s->dsurf);
+            if (!(gn <= s->slow * gprev)) stale = 1;
         }
         residual = gn0 > 0 ? gn / gn0 : 0.0;
     }
