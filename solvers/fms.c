@@ -162,6 +162,7 @@ typedef struct fms_solver {
     int *cu;               /* [nfree] the unknowns with wc > 0 */
     int ncu;
     unsigned char *want;   /* [nfree] the contact springs wanted this step */
+    double cimp[3];        /* sum of wc (p - y) over the contact springs in the last local step */
 } fms_solver;
 
 static const char *const own_keys[] = {"iterations", NULL};
@@ -373,8 +374,9 @@ static void local_step_rhs(fms_solver *s, const double (*x)[3], int want_pin_d)
  * projection p onto the allowed region (x itself when it is outside the offset, else x
  * moved out along the nearest collider's normal to the offset), and wc (p - y) added to
  * row u of the right-hand side of the system for x - y. */
-static void local_contact(const fms_solver *s, const cb_world *w, const double (*x)[3], double t1)
+static void local_contact(fms_solver *s, const cb_world *w, const double (*x)[3], double t1)
 {
+    cb_v3_zero(s->cimp);
     const cb_spring_solver *ss = &s->ss;
     for (int j = 0; j < s->ncu; j++) {
         int u = s->cu[j], i = ss->vert[u];
@@ -383,6 +385,7 @@ static void local_contact(const fms_solver *s, const cb_world *w, const double (
         cb_v3_sub(r, x[i], ss->y[i]);
         if (d < 0) cb_v3_axpy(r, -d, n);
         cb_v3_axpy(s->b[u], s->wc[u], r);
+        cb_v3_axpy(s->cimp, s->wc[u], r);
     }
 }
 
@@ -488,6 +491,14 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         }
         for (int u = 0; u < nf; u++) cb_v3_copy(ss->dx[ss->vert[u]], s->b[u]);
         gnorm0 = sqrt(gnorm0);
+    }
+    /* collider impulse of the contact springs, (1/h) sum wc (p - x): exact like the
+     * attachments' (the last global step balances them with the p of its local step) */
+    if (contact && iters > 0) {
+        double ci[3];
+        cb_v3_copy(ci, s->cimp);
+        for (int j = 0; j < s->ncu; j++) cb_v3_axpy(ci, -s->wc[s->cu[j]], ss->dx[ss->vert[s->cu[j]]]);
+        cb_v3_axpy(imp, 1.0 / h, ci);
     }
     /* attachment impulse: h k (d_i - (p_a - p_b)) on the free end of springs to pins */
     for (int j = 0; j < s->npin; j++) {
