@@ -306,7 +306,7 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
                 }
                 alpha *= 0.5;
             }
-            if ((!accepted || alpha < 1e-3) && slope < 0 && feasible) {
+            if ((!accepted || alpha < 1e-3) && fresh && slope < 0 && feasible) {
                 /* g cannot resolve the decrease any more (round-off; or only by noise at
                  * a tiny step): take the full step if it halves the gradient, else stop */
                 trial(s, dx, 1.0);
@@ -341,7 +341,7 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
              * per iteration, or needing more than REFACTOR_WORTH more iterations at its
              * rate to reach the tolerance (a factorization costs about that many solves) */
             double rate = gn / gprev, target = fmax(s->tolerance * gn0, floor_abs);
-            if (!fresh && (!(rate <= s->slow) || (gn > target && log(target / gn) / log(rate) > REFACTOR_WORTH)))
+            if (!fresh && (!(rate <= s->slow) || alpha < 0.125 || (gn > target && log(target / gn) / log(rate) > REFACTOR_WORTH)))
                 stale = 1;
         }
         residual = gn0 > 0 ? gn / gn0 : 0.0;

@@ -42,7 +42,7 @@ int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_w
     if (!rc) rc = cb_params_choice(p, "factor", factor_names, 0, &s->factor, err);
     if (!rc) rc = cb_params_bool(p, "self_cache", 1, &cd.self_cache, err);
     if (!rc) rc = cb_params_choice(p, "contact", contact_names, 0, &s->contact_mode, err);
-    if (!rc) rc = cb_params_double(p, "contact_stiffness", 1e3, 1e-6, 1e12, &s->contact_stiffness, err);
+    if (!rc) rc = cb_params_double(p, "contact_stiffness", 1e2, 1e-6, 1e12, &s->contact_stiffness, err);
     if (!rc) rc = cb_params_int(p, "threads", 1, 0, 1, &s->threads, err);
     if (!rc) rc = cb_params_check(p, keys, err);
     cd.self_distance = w->thickness;

@@ -12,7 +12,7 @@
  * contact (constraint | projection, default constraint: collider contact as a penalty
  * term of g inside the solve, see cb_spring_contact_penalty; projection: only the
  * end-of-step projection of Liu et al., for reproducing the paper), contact_stiffness
- * (c > 0, default 1e3), threads (0 | 1, default 1: the factorization runs on the calling
+ * (c > 0, default 1e2), threads (0 | 1, default 1: the factorization runs on the calling
  * thread; 0: CHOLMOD's and OpenBLAS's own threads). Allowed keys: the solver's own, then these, in this order.
  *
  * A step with this frame:
