@@ -29,6 +29,25 @@
  * h^2 (J d - L y + f_ext): the same solution, but the round-off of the solve is
  * relative to |x - y| instead of |x|, which keeps linear momentum exact to round-off
  * (solving for x directly drifts by ~1e-9 relative over 1000 steps).
+ * Collider contact inside the solve (contact: constraint, the default; Projective
+ * Dynamics' collision constraints, Bouaziz et al. 2014, sec. 5, in Liu et al.'s
+ * local/global form): g gets the term P(x) = sum_i 1/2 c m_i dist(x_i, C)^2, C the
+ * region at least contact_offset from every collider at t + h (solvers/spring_solver.h,
+ * cb_spring_contact_penalty; newton minimises the same term). Like a spring it is
+ * min over p_i in C of 1/2 c m_i |x_i - p_i|^2: a "contact spring" from the vertex to
+ * its projection p_i onto C (x_i itself when it is outside the offset, else moved out
+ * along the nearest collider's normal), found in the local step, with weight c m_i on
+ * the diagonal of the global matrix, (M + h^2 L + W)(x - y) = h^2 (J d - L y + f_ext)
+ * + W (p - y). The vertices with a contact spring are those within their own motion of
+ * the step (|y - x0|) of the offset at y or at x0, and any vertex an iteration brings
+ * closer than the offset (found after each global step but the last); when one of them
+ * has no spring in the current factor, the springs are set to the wanted ones and the
+ * matrix is refactored (counted in factorizations: a few per impact, none while the
+ * contacts persist; a spring kept for a vertex that left only slows it like a proximal
+ * term, the fixed point is unchanged). Both steps still decrease g, so fms converges to
+ * the same minimiser as newton. contact: projection leaves P out: the paper's splitting
+ * (solve without colliders, then project), which moves vertices out from up to 2 cm
+ * deep on the drape and adds energy (kept to reproduce it).
  * After the iterations v = (x - q_n)/h, then contact (solvers/step_contact.h): self
  * collision (vertex-triangle, spatial hash from contact/, pushed apart to the cloth
  * thickness, inelastic with friction) and collider projection with restitution and
@@ -79,18 +98,29 @@
  * springs to pinned vertices, exact even before convergence since the global step
  * balances them) + damping (-damping sum m v_n) + colliders. Stages: factor, local,
  * global, setup (predictor, c, residual, attachments, velocities, E(x)), contact.
+ * With contact: constraint the residual includes P, and the colliders' impulse includes
+ * that of the contact springs, (1/h) sum c m_i (p_i - x_i) with the p of the last local
+ * step (exact like the attachments'); friction stays in the end-of-step projection
+ * (the springs hold a vertex just inside the offset, so it is in contact there). The
+ * end-of-step collider projection stays as a safety net: nothing ends a step inside
+ * the offset, and the contact probe measures what it still moves.
  *
  * What it does not do: bending is only as good as bend springs (no small-angle
  * stiffness); no continuous collision detection — a vertex that passes a triangle by
  * more than the thickness within a step is pushed back only if still within the
- * thickness; a fixed iteration count, no convergence test (the paper's choice).
+ * thickness; a fixed iteration count, no convergence test (the paper's choice); self
+ * contact is not in the solve; the contact-spring matrix is refactored, not updated
+ * by a low-rank update (cholmod_updown: would need the LDL^T form of the factor that
+ * cb_chol_solve3 does not read); a vertex is pulled toward one collider (the nearest).
  *
  * Parameters (solvers.fms): iterations (>= 1, default 10), damping (in [0,1], default
  * 0), springs (model | classic), self_collision (bool, default true), self_friction
  * (>= 0, default 0.1), self_iterations (>= 1, default 2), contact_offset (>= 0, m;
  * default thickness/2: distance kept from colliders), factor (auto | simplicial |
  * supernodal: the CHOLMOD factorization kind), self_cache (bool, default true: the
- * self-contact candidate cache, same results either way). Everything but `iterations`, and the
+ * self-contact candidate cache, same results either way), contact (constraint |
+ * projection), contact_stiffness (c > 0, default 1e2), threads (0 | 1, default 1: the
+ * factorization on the calling thread). Everything but `iterations`, and the
  * frame of the step (unknowns, predictor, velocity update, contact), is shared with
  * newton in solvers/spring_solver.c.
  */

