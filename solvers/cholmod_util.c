@@ -313,8 +313,8 @@ int cb_chol_factor(cb_chol *c, cb_error *err)
     int levels = omp_get_max_active_levels();
     if (c->threads == 1) omp_set_max_active_levels(0);
 #endif
-    /* the BLAS of the supernodal blocks: OpenBLAS's pthread pool (process-wide; nothing
-     * else in clothbench calls BLAS) */
+    /* the BLAS of the supernodal blocks: OpenBLAS's own pthread pool, process-wide
+     * (nothing else in clothbench calls BLAS; a global store, no thread is started) */
     if (c->threads == 1) openblas_set_num_threads(1);
     int ok = cholmod_factorize(c->A, c->L, &c->c);
 #ifdef _OPENMP

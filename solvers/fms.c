@@ -192,6 +192,7 @@ typedef struct fms_solver {
     int *cu;               /* [nfree] the unknowns with wc > 0 */
     int ncu;
     unsigned char *want;   /* [nfree] the contact springs wanted this step */
+    double *dy;            /* [nfree] distance of y from the colliders minus the offset */
     double cimp[3];        /* sum of wc (p - y) over the contact springs in the last local step */
 } fms_solver;
 
@@ -217,6 +218,7 @@ static void fms_destroy(void *self)
     free(s->wc);
     free(s->cu);
     free(s->want);
+    free(s->dy);
     free(s);
 }
 
@@ -302,7 +304,8 @@ static int fms_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->wc = cb_calloc((size_t)nv + 1, sizeof *s->wc);
     s->cu = cb_calloc((size_t)nv + 1, sizeof *s->cu);
     s->want = cb_calloc((size_t)nv + 1, 1);
-    rc = s->c && s->b && s->wc && s->cu && s->want ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "fms: out of memory for %d vertices", nv);
+    s->dy = cb_calloc((size_t)nv + 1, sizeof *s->dy);
+    rc = s->c && s->b && s->wc && s->cu && s->want && s->dy ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "fms: out of memory for %d vertices", nv);
     if (!rc) rc = cb_spring_solver_setup(&s->ss, w, 1, "fms: the global matrix M + h^2 L", err);
     if (!rc) rc = build_springs(s, w, err);
     if (rc) {
@@ -432,9 +435,20 @@ static int contact_wanted(const fms_solver *s, const cb_world *w, const double (
         double margin = sqrt((ss->y[i][0] - ss->x0[i][0]) * (ss->y[i][0] - ss->x0[i][0]) +
                              (ss->y[i][1] - ss->x0[i][1]) * (ss->y[i][1] - ss->x0[i][1]) +
                              (ss->y[i][2] - ss->x0[i][2]) * (ss->y[i][2] - ss->x0[i][2]));
-        int wnt = x ? cb_spring_contact_query(ss, w, t1, x[i], NULL) < 0
-                    : cb_spring_contact_query(ss, w, t1, ss->y[i], NULL) < margin ||
-                          cb_spring_contact_query(ss, w, t1, ss->x0[i], NULL) < margin;
+        int wnt;
+        if (x) {
+            /* the distance is 1-Lipschitz: x can be inside the offset only if it moved at
+             * least d(y) from y (most vertices: no query) */
+            double dd = s->dy[u];
+            wnt = !(dd > 0 && (x[i][0] - ss->y[i][0]) * (x[i][0] - ss->y[i][0]) +
+                                      (x[i][1] - ss->y[i][1]) * (x[i][1] - ss->y[i][1]) +
+                                      (x[i][2] - ss->y[i][2]) * (x[i][2] - ss->y[i][2]) <
+                                  dd * dd) &&
+                  cb_spring_contact_query(ss, w, t1, x[i], NULL) < 0;
+        } else {
+            s->dy[u] = cb_spring_contact_query(ss, w, t1, ss->y[i], NULL);
+            wnt = s->dy[u] < margin || cb_spring_contact_query(ss, w, t1, ss->x0[i], NULL) < margin;
+        }
         want[u] = (unsigned char)(want[u] | wnt);
         missing |= wnt && !(s->wc[u] > 0);
     }
@@ -470,7 +484,8 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     cb_spring_solver_predict(ss, w, h, t1, imp);
     const int contact = ss->contact_mode == CB_SPRING_CONTACT_CONSTRAINT && nf > 0;
     if (contact) memset(s->want, 0, (size_t)nf);
-    if (ss->chol && (s->h_factored != h || (contact && contact_wanted(s, w, NULL, t1, s->want)))) {
+    int missing = contact && contact_wanted(s, w, NULL, t1, s->want);
+    if (ss->chol && (s->h_factored != h || missing)) {
         int rc = contact ? contact_refactor(s, w, s->want, h, err) : factor(s, w, h, err);
         if (rc) return rc;
         info->factorizations++;
