@@ -4,6 +4,10 @@
 
 #include <cholmod.h>
 #include <stdio.h>
+#include <cblas.h> /* OpenBLAS's: openblas_set_num_threads */
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +40,7 @@ struct cb_chol {
     int copied;              /* the copy holds the current factor */
     int factorizations;
     int failed;
+    int threads;             /* 1: factor on the calling thread only; 0: the library's threads */
     char label[128];
 };
 
@@ -120,6 +125,7 @@ int cb_chol_create(int n, const int *colptr, const int *rowidx, int nrhs, cb_cho
     c->n = n;
     c->nrhs = nrhs;
     c->failed = -1;
+    c->threads = 1;
     int rc = CB_OK;
     if (!cholmod_start(&c->c)) {
         rc = CB_FAIL(err, CB_ERR_INTERNAL, "%s: cholmod_start failed", label);
@@ -151,6 +157,10 @@ int cb_chol_create(int n, const int *colptr, const int *rowidx, int nrhs, cb_cho
 }
 
 int cb_chol_size(const cb_chol *c) { return c ? c->n : 0; }
+void cb_chol_set_threads(cb_chol *c, int threads)
+{
+    if (c) c->threads = threads == 1 ? 1 : 0;
+}
 double *cb_chol_values(cb_chol *c) { return c ? (double *)c->A->x : NULL; }
 double *cb_chol_rhs(cb_chol *c) { return c ? (double *)c->B->x : NULL; }
 int cb_chol_factorizations(const cb_chol *c) { return c ? c->factorizations : 0; }
@@ -295,7 +305,21 @@ int cb_chol_factor(cb_chol *c, cb_error *err)
         if (rc) return rc;
     }
     c->failed = -1;
+#ifdef _OPENMP
+    /* CHOLMOD's supernodal factorization opens its parallel regions with a compiled-in
+     * num_threads clause (4 in Debian's build), which OMP_NUM_THREADS does not limit.
+     * max-active-levels 0 makes every region the calling thread opens inactive (one
+     * thread); it is a per-task ICV, so other threads and later regions keep theirs. */
+    int levels = omp_get_max_active_levels();
+    if (c->threads == 1) omp_set_max_active_levels(0);
+#endif
+    /* the BLAS of the supernodal blocks: OpenBLAS's own pthread pool, process-wide
+     * (nothing else in clothbench calls BLAS; a global store, no thread is started) */
+    if (c->threads == 1) openblas_set_num_threads(1);
     int ok = cholmod_factorize(c->A, c->L, &c->c);
+#ifdef _OPENMP
+    if (c->threads == 1) omp_set_max_active_levels(levels);
+#endif
     rc = check(c, ok, "cholmod_factorize", err);
     if (rc) return rc;
     c->factorizations++;

@@ -36,6 +36,15 @@ int cb_chol_create(int n, const int *colptr, const int *rowidx, int nrhs, cb_cho
 void cb_chol_free(cb_chol **c);
 
 int cb_chol_size(const cb_chol *c);
+/* Threads of the numeric factorization: 1 (the default) runs it on the calling thread
+ * only: CHOLMOD's OpenMP regions are made inactive around the call (max-active-levels 0,
+ * a per-task ICV: Debian's CHOLMOD otherwise opens 4 threads whatever OMP_NUM_THREADS
+ * says, 1.2 M futex calls in 80 newton steps), and OpenBLAS is set to one thread
+ * (openblas_set_num_threads, before each factorization: process-wide, so it stays at
+ * one thread for the rest of the process). 0 leaves CHOLMOD's OpenMP regions alone.
+ * Without OpenMP in the build the CHOLMOD part cannot be controlled (use factor:
+ * simplicial, which has no parallel region). */
+void cb_chol_set_threads(cb_chol *c, int threads);
 /* The values [colptr[n]], in the order of rowidx; the caller fills them before factoring. */
 double *cb_chol_values(cb_chol *c);
 /* Factor the current values (analysis on the first call). CB_ERR_NUMERIC when not

@@ -29,6 +29,25 @@
  * h^2 (J d - L y + f_ext): the same solution, but the round-off of the solve is
  * relative to |x - y| instead of |x|, which keeps linear momentum exact to round-off
  * (solving for x directly drifts by ~1e-9 relative over 1000 steps).
+ * Collider contact inside the solve (contact: constraint, the default; Projective
+ * Dynamics' collision constraints, Bouaziz et al. 2014, sec. 5, in Liu et al.'s
+ * local/global form): g gets the term P(x) = sum_i 1/2 c m_i dist(x_i, C)^2, C the
+ * region at least contact_offset from every collider at t + h (solvers/spring_solver.h,
+ * cb_spring_contact_penalty; newton minimises the same term). Like a spring it is
+ * min over p_i in C of 1/2 c m_i |x_i - p_i|^2: a "contact spring" from the vertex to
+ * its projection p_i onto C (x_i itself when it is outside the offset, else moved out
+ * along the nearest collider's normal), found in the local step, with weight c m_i on
+ * the diagonal of the global matrix, (M + h^2 L + W)(x - y) = h^2 (J d - L y + f_ext)
+ * + W (p - y). The vertices with a contact spring are those within their own motion of
+ * the step (|y - x0|) of the offset at y or at x0, and any vertex an iteration brings
+ * closer than the offset (found after each global step but the last); when one of them
+ * has no spring in the current factor, the springs are set to the wanted ones and the
+ * matrix is refactored (counted in factorizations: a few per impact, none while the
+ * contacts persist; a spring kept for a vertex that left only slows it like a proximal
+ * term, the fixed point is unchanged). Both steps still decrease g, so fms converges to
+ * the same minimiser as newton. contact: projection leaves P out: the paper's splitting
+ * (solve without colliders, then project), which moves vertices out from up to 2 cm
+ * deep on the drape and adds energy (kept to reproduce it).
  * After the iterations v = (x - q_n)/h, then contact (solvers/step_contact.h): self
  * collision (vertex-triangle, spatial hash from contact/, pushed apart to the cloth
  * thickness, inelastic with friction) and collider projection with restitution and
@@ -79,18 +98,29 @@
  * springs to pinned vertices, exact even before convergence since the global step
  * balances them) + damping (-damping sum m v_n) + colliders. Stages: factor, local,
  * global, setup (predictor, c, residual, attachments, velocities, E(x)), contact.
+ * With contact: constraint the residual includes P, and the colliders' impulse includes
+ * that of the contact springs, (1/h) sum c m_i (p_i - x_i) with the p of the last local
+ * step (exact like the attachments'); friction stays in the end-of-step projection
+ * (the springs hold a vertex just inside the offset, so it is in contact there). The
+ * end-of-step collider projection stays as a safety net: nothing ends a step inside
+ * the offset, and the contact probe measures what it still moves.
  *
  * What it does not do: bending is only as good as bend springs (no small-angle
  * stiffness); no continuous collision detection — a vertex that passes a triangle by
  * more than the thickness within a step is pushed back only if still within the
- * thickness; a fixed iteration count, no convergence test (the paper's choice).
+ * thickness; a fixed iteration count, no convergence test (the paper's choice); self
+ * contact is not in the solve; the contact-spring matrix is refactored, not updated
+ * by a low-rank update (cholmod_updown: would need the LDL^T form of the factor that
+ * cb_chol_solve3 does not read); a vertex is pulled toward one collider (the nearest).
  *
  * Parameters (solvers.fms): iterations (>= 1, default 10), damping (in [0,1], default
  * 0), springs (model | classic), self_collision (bool, default true), self_friction
  * (>= 0, default 0.1), self_iterations (>= 1, default 2), contact_offset (>= 0, m;
  * default thickness/2: distance kept from colliders), factor (auto | simplicial |
  * supernodal: the CHOLMOD factorization kind), self_cache (bool, default true: the
- * self-contact candidate cache, same results either way). Everything but `iterations`, and the
+ * self-contact candidate cache, same results either way), contact (constraint |
+ * projection), contact_stiffness (c > 0, default 1e2), threads (0 | 1, default 1: the
+ * factorization on the calling thread). Everything but `iterations`, and the
  * frame of the step (unknowns, predictor, velocity update, contact), is shared with
  * newton in solvers/spring_solver.c.
  */
@@ -157,6 +187,13 @@ typedef struct fms_solver {
     double (*dpin)[3];     /* [npin] their d in the last local step */
     double (*c)[3];        /* [nfree + 1] constant part of the right-hand side, h^2 (f_ext - L y) */
     double (*b)[3];        /* [nfree + 1] right-hand side / solution, interleaved x, y, z */
+    /* contact: constraint — the contact springs in the current factor */
+    double *wc;            /* [nfree] weight c m_i of unknown u's contact spring in the matrix (0: none) */
+    int *cu;               /* [nfree] the unknowns with wc > 0 */
+    int ncu;
+    unsigned char *want;   /* [nfree] the contact springs wanted this step */
+    double *dy;            /* [nfree] distance of y from the colliders minus the offset */
+    double cimp[3];        /* sum of wc (p - y) over the contact springs in the last local step */
 } fms_solver;
 
 static const char *const own_keys[] = {"iterations", NULL};
@@ -178,6 +215,10 @@ static void fms_destroy(void *self)
     free(s->dpin);
     free(s->c);
     free(s->b);
+    free(s->wc);
+    free(s->cu);
+    free(s->want);
+    free(s->dy);
     free(s);
 }
 
@@ -260,7 +301,11 @@ static int fms_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->ns = s->ss.sp.n;
     s->c = cb_calloc((size_t)nv + 1, sizeof *s->c);
     s->b = cb_calloc((size_t)nv + 1, sizeof *s->b);
-    rc = s->c && s->b ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "fms: out of memory for %d vertices", nv);
+    s->wc = cb_calloc((size_t)nv + 1, sizeof *s->wc);
+    s->cu = cb_calloc((size_t)nv + 1, sizeof *s->cu);
+    s->want = cb_calloc((size_t)nv + 1, 1);
+    s->dy = cb_calloc((size_t)nv + 1, sizeof *s->dy);
+    rc = s->c && s->b && s->wc && s->cu && s->want && s->dy ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "fms: out of memory for %d vertices", nv);
     if (!rc) rc = cb_spring_solver_setup(&s->ss, w, 1, "fms: the global matrix M + h^2 L", err);
     if (!rc) rc = build_springs(s, w, err);
     if (rc) {
@@ -276,7 +321,7 @@ static int factor(fms_solver *s, const cb_world *w, double h, cb_error *err)
 {
     const cb_spring_solver *ss = &s->ss;
     double *A = cb_chol_values(ss->chol), h2 = h * h;
-    for (int u = 0; u < ss->nfree; u++) A[ss->diag_pos[u]] = w->mass[ss->vert[u]];
+    for (int u = 0; u < ss->nfree; u++) A[ss->diag_pos[u]] = w->mass[ss->vert[u]] + s->wc[u];
     for (int i = 0; i < ss->sp.n; i++) {
         double kh = h2 * ss->sp.k[i];
         int ua = ss->unk[ss->sp.ij[i][0]], ub = ss->unk[ss->sp.ij[i][1]];
@@ -358,6 +403,70 @@ static void local_step_rhs(fms_solver *s, const double (*x)[3], int want_pin_d)
         }
 }
 
+/* The contact springs of the local step: for each unknown u with a contact spring, its
+ * projection p onto the allowed region (x itself when it is outside the offset, else x
+ * moved out along the nearest collider's normal to the offset), and wc (p - y) added to
+ * row u of the right-hand side of the system for x - y. */
+static void local_contact(fms_solver *s, const cb_world *w, const double (*x)[3], double t1)
+{
+    cb_v3_zero(s->cimp);
+    const cb_spring_solver *ss = &s->ss;
+    for (int j = 0; j < s->ncu; j++) {
+        int u = s->cu[j], i = ss->vert[u];
+        double n[3], r[3];
+        double d = cb_spring_contact_query(ss, w, t1, x[i], n);
+        cb_v3_sub(r, x[i], ss->y[i]);
+        if (d < 0) cb_v3_axpy(r, -d, n);
+        cb_v3_axpy(s->b[u], s->wc[u], r);
+        cb_v3_axpy(s->cimp, s->wc[u], r);
+    }
+}
+
+/* Contact springs wanted: the unknowns whose vertex is within its own motion of the step
+ * (|y - x0|) of the offset at y or at x0 (at the end time t1), or closer than the offset
+ * at x (x = NULL: not tested). Marks them in want; returns 1 if one of them has no
+ * contact spring in the matrix. */
+static int contact_wanted(const fms_solver *s, const cb_world *w, const double (*x)[3], double t1, unsigned char *want)
+{
+    const cb_spring_solver *ss = &s->ss;
+    int missing = 0;
+    for (int u = 0; u < ss->nfree; u++) {
+        int i = ss->vert[u];
+        double margin = sqrt((ss->y[i][0] - ss->x0[i][0]) * (ss->y[i][0] - ss->x0[i][0]) +
+                             (ss->y[i][1] - ss->x0[i][1]) * (ss->y[i][1] - ss->x0[i][1]) +
+                             (ss->y[i][2] - ss->x0[i][2]) * (ss->y[i][2] - ss->x0[i][2]));
+        int wnt;
+        if (x) {
+            /* the distance is 1-Lipschitz: x can be inside the offset only if it moved at
+             * least d(y) from y (most vertices: no query) */
+            double dd = s->dy[u];
+            wnt = !(dd > 0 && (x[i][0] - ss->y[i][0]) * (x[i][0] - ss->y[i][0]) +
+                                      (x[i][1] - ss->y[i][1]) * (x[i][1] - ss->y[i][1]) +
+                                      (x[i][2] - ss->y[i][2]) * (x[i][2] - ss->y[i][2]) <
+                                  dd * dd) &&
+                  cb_spring_contact_query(ss, w, t1, x[i], NULL) < 0;
+        } else {
+            s->dy[u] = cb_spring_contact_query(ss, w, t1, ss->y[i], NULL);
+            wnt = s->dy[u] < margin || cb_spring_contact_query(ss, w, t1, ss->x0[i], NULL) < margin;
+        }
+        want[u] = (unsigned char)(want[u] | wnt);
+        missing |= wnt && !(s->wc[u] > 0);
+    }
+    return missing;
+}
+
+/* Set the contact springs to the wanted ones (weight c m_i) and refactor. */
+static int contact_refactor(fms_solver *s, const cb_world *w, const unsigned char *want, double h, cb_error *err)
+{
+    cb_spring_solver *ss = &s->ss;
+    s->ncu = 0;
+    for (int u = 0; u < ss->nfree; u++) {
+        s->wc[u] = want[u] ? ss->contact_stiffness * w->mass[ss->vert[u]] : 0.0;
+        if (want[u]) s->cu[s->ncu++] = u;
+    }
+    return factor(s, w, h, err);
+}
+
 static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
 {
     fms_solver *s = self;
@@ -370,15 +479,18 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     const double (*cx)[3] = (const double (*)[3])x, (*cy)[3] = (const double (*)[3])ss->y;
     double imp[3] = {0, 0, 0};
     double c0 = cb_wall_time();
-    if (ss->chol && s->h_factored != h) {
-        int rc = factor(s, w, h, err);
+    /* inertial target, start positions x = y, and the constant right-hand side
+     * c = h^2 (f_ext - L y) with the pinned vertices at their targets in y */
+    cb_spring_solver_predict(ss, w, h, t1, imp);
+    const int contact = ss->contact_mode == CB_SPRING_CONTACT_CONSTRAINT && nf > 0;
+    if (contact) memset(s->want, 0, (size_t)nf);
+    int missing = contact && contact_wanted(s, w, NULL, t1, s->want);
+    if (ss->chol && (s->h_factored != h || missing)) {
+        int rc = contact ? contact_refactor(s, w, s->want, h, err) : factor(s, w, h, err);
         if (rc) return rc;
         info->factorizations++;
     }
     double c1 = cb_wall_time();
-    /* inertial target, start positions x = y, and the constant right-hand side
-     * c = h^2 (f_ext - L y) with the pinned vertices at their targets in y */
-    cb_spring_solver_predict(ss, w, h, t1, imp);
     double tl = 0.0, tg = 0.0, gnorm0 = 0.0;
     int iters = 0;
     if (nf > 0) {
@@ -397,6 +509,7 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         for (int it = 0; it < s->iterations; it++) {
             double a0 = cb_wall_time();
             local_step_rhs(s, cx, it == s->iterations - 1);
+            if (contact) local_contact(s, w, cx, t1);
             /* at x = y the right-hand side is -grad g(y) = h^2 (f_ext - L y + J d(y)):
              * the gradient norm the residual is relative to */
             if (it == 0)
@@ -413,9 +526,24 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
             tl += a1 - a0;
             tg += a2 - a1;
             iters++;
+            /* a vertex that came closer than the offset without a contact spring: add
+             * the springs and refactor (the iterations go on with the new matrix) */
+            if (contact && it + 1 < s->iterations && contact_wanted(s, w, cx, t1, s->want)) {
+                int rc2 = contact_refactor(s, w, s->want, h, err);
+                if (rc2) return rc2;
+                info->factorizations++;
+            }
         }
         for (int u = 0; u < nf; u++) cb_v3_copy(ss->dx[ss->vert[u]], s->b[u]);
         gnorm0 = sqrt(gnorm0);
+    }
+    /* collider impulse of the contact springs, (1/h) sum wc (p - x): exact like the
+     * attachments' (the last global step balances them with the p of its local step) */
+    if (contact && iters > 0) {
+        double ci[3];
+        cb_v3_copy(ci, s->cimp);
+        for (int j = 0; j < s->ncu; j++) cb_v3_axpy(ci, -s->wc[s->cu[j]], ss->dx[ss->vert[s->cu[j]]]);
+        cb_v3_axpy(imp, 1.0 / h, ci);
     }
     /* attachment impulse: h k (d_i - (p_a - p_b)) on the free end of springs to pins */
     for (int j = 0; j < s->npin; j++) {
@@ -428,6 +556,12 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     double residual = NAN;
     if (nf > 0) {
         double gn = cb_springs_gradient(&ss->sp, w, cx, cy, h, ss->grad);
+        if (contact) { /* the contact term of g too */
+            cb_spring_contact_penalty(ss, w, t1, cx, ss->grad, NULL);
+            double n2 = 0.0;
+            for (int u = 0; u < nf; u++) n2 += cb_v3_norm2(ss->grad[ss->vert[u]]);
+            gn = sqrt(n2);
+        }
         residual = gnorm0 > 0 ? gn / gnorm0 : 0.0;
     }
     double tc = 0.0;

@@ -11,8 +11,10 @@
 
 static const char *const spring_names[] = {"model", "classic", NULL};
 static const char *const factor_names[] = {"auto", "simplicial", "supernodal", NULL};
+static const char *const contact_names[] = {"constraint", "projection", NULL};
 static const char *const common_keys[] = {"damping", "springs", "self_collision", "self_friction",
-                                          "self_iterations", "contact_offset", "factor", "self_cache", NULL};
+                                          "self_iterations", "contact_offset", "factor", "self_cache",
+                                          "contact", "contact_stiffness", "threads", NULL};
 
 #define OWN_KEYS_MAX 8
 
@@ -39,8 +41,13 @@ int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_w
     if (!rc) rc = cb_params_double(p, "contact_offset", 0.5 * w->thickness, 0.0, 1e3, &cd.collider_offset, err);
     if (!rc) rc = cb_params_choice(p, "factor", factor_names, 0, &s->factor, err);
     if (!rc) rc = cb_params_bool(p, "self_cache", 1, &cd.self_cache, err);
+    if (!rc) rc = cb_params_choice(p, "contact", contact_names, 0, &s->contact_mode, err);
+    if (!rc) rc = cb_params_double(p, "contact_stiffness", 1e2, 1e-6, 1e12, &s->contact_stiffness, err);
+    if (!rc) rc = cb_params_int(p, "threads", 1, 0, 1, &s->threads, err);
     if (!rc) rc = cb_params_check(p, keys, err);
     cd.self_distance = w->thickness;
+    s->contact_offset = cd.collider_offset;
+    if (!w->ncolliders) s->contact_mode = CB_SPRING_CONTACT_PROJECTION; /* nothing to do in the solve */
     if (!rc) rc = cb_springs_build(w, (cb_spring_kind)kind, &s->sp, err);
     if (!rc) rc = cb_step_contact_create(w, &cd, &s->contact, err);
     if (!rc) rc = cb_contact_probe_create(w, &s->probe, err);
@@ -73,6 +80,7 @@ int cb_spring_solver_setup(cb_spring_solver *s, const cb_world *w, int bs, const
                                  &s->chol, err);
     free(colptr);
     free(rowidx);
+    if (!rc) cb_chol_set_threads(s->chol, s->threads);
     return rc;
 }
 
@@ -160,4 +168,31 @@ int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t
     info->wall_contact_s += c1 - c0;
     for (int k = 0; k < 3; k++) info->external_impulse[k] = imp[k];
     return CB_OK;
+}
+
+double cb_spring_contact_query(const cb_spring_solver *s, const cb_world *w, double t, const double x[3], double n[3])
+{
+    if (!w->ncolliders) return INFINITY;
+    return cb_world_collider_distance(w, t, x, NULL, n, NULL) - s->contact_offset;
+}
+
+double cb_spring_contact_penalty(const cb_spring_solver *s, const cb_world *w, double t, const double (*x)[3],
+                                 double (*grad)[3], double (*hess)[3][3])
+{
+    CB_ASSERT(s && w && x);
+    double e = 0.0;
+    for (int u = 0; u < s->nfree; u++) {
+        int i = s->vert[u];
+        double n[3];
+        double d = cb_spring_contact_query(s, w, t, x[i], n);
+        if (hess) memset(hess[u], 0, sizeof hess[u]);
+        if (!(d < 0)) continue;
+        double kc = s->contact_stiffness * w->mass[i];
+        e += 0.5 * kc * d * d;
+        if (grad) cb_v3_axpy(grad[i], kc * d, n);
+        if (hess)
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++) hess[u][r][c] = kc * n[r] * n[c];
+    }
+    return e;
 }

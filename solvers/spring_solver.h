@@ -8,7 +8,12 @@
  * self_friction (>= 0, default 0.1), self_iterations (>= 1, default 2),
  * contact_offset (>= 0, m, default thickness/2), factor (auto | simplicial |
  * supernodal), self_cache (bool, default true: reuse the self-contact candidates while
- * the cloth moves little, step_contact.h; the results are the same either way). Allowed keys: the solver's own, then these, in this order.
+ * the cloth moves little, step_contact.h; the results are the same either way),
+ * contact (constraint | projection, default constraint: collider contact as a penalty
+ * term of g inside the solve, see cb_spring_contact_penalty; projection: only the
+ * end-of-step projection of Liu et al., for reproducing the paper), contact_stiffness
+ * (c > 0, default 1e2), threads (0 | 1, default 1: the factorization runs on the calling
+ * thread; 0: CHOLMOD's and OpenBLAS's own threads). Allowed keys: the solver's own, then these, in this order.
  *
  * A step with this frame:
  *   cb_spring_solver_predict   x0 = x, pins moved to t+h, y = x0 + (1 - damping) h v on
@@ -30,6 +35,8 @@
 #include "solvers/springs.h"
 #include "solvers/step_contact.h"
 
+enum { CB_SPRING_CONTACT_CONSTRAINT = 0, CB_SPRING_CONTACT_PROJECTION = 1 };
+
 typedef struct cb_spring_solver {
     const char *name;      /* "fms", "newton": the prefix of its messages */
     double damping;
@@ -48,6 +55,10 @@ typedef struct cb_spring_solver {
     double (*dx)[3];       /* [nv] x - y on the free vertices */
     cb_step_contact *contact;
     struct cb_contact_probe *probe; /* measures the contact stage (core/contact_probe.h) */
+    int contact_mode;      /* CB_SPRING_CONTACT_*: `contact` (constraint when the world has colliders) */
+    double contact_stiffness; /* c: the contact term of g is 1/2 c m_i max(0, offset - d_i)^2 */
+    double contact_offset; /* `contact_offset`: distance kept from the colliders */
+    int threads;           /* `threads` of the factorization (cb_chol_set_threads) */
 } cb_spring_solver;
 
 /* Read the common parameters of p (own_keys: the solver's own, NULL-terminated, at
@@ -76,5 +87,22 @@ void cb_spring_solver_predict(cb_spring_solver *s, cb_world *w, double h, double
  * time of contact. A contact error is prefixed with the solver's name. */
 int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t1, double imp[3],
                             cb_step_info *info, double *contact_s, cb_error *err);
+
+/* Collider contact inside the solve (contact: constraint). d_i is the signed distance of
+ * vertex i from the nearest collider at the end of the step, minus contact_offset
+ * (negative: closer than the offset), n_i that collider's outward normal. The term of g
+ *     P(x) = sum over free i of 1/2 c m_i min(0, d_i)^2        (c = contact_stiffness)
+ * is the quadratic penalty of Projective Dynamics' collision constraints (Bouaziz et
+ * al. 2014, sec. 5: 1/2 w dist(x_i, C)^2, C the allowed region): its minimiser along the normal leaves a
+ * vertex driven in at depth delta at delta / (1 + c) inside the offset.
+ * cb_spring_contact_query: d (INFINITY without colliders) and n at time t.
+ * cb_spring_contact_penalty: P(x); adds grad P to grad[nv] (when not NULL) and writes
+ * hess[nfree] the 3x3 block c m_i n n^T of each unknown (0 when not in contact; when not
+ * NULL): the Gauss-Newton part of the Hessian, exact for a plane; the curvature term
+ * c m_i d dn/dx of a curved collider is left out (it is negative semi-definite for a
+ * convex one: the same clamp as the springs' transverse part). */
+double cb_spring_contact_query(const cb_spring_solver *s, const cb_world *w, double t, const double x[3], double n[3]);
+double cb_spring_contact_penalty(const cb_spring_solver *s, const cb_world *w, double t, const double (*x)[3],
+                                 double (*grad)[3], double (*hess)[3][3]);
 
 #endif

@@ -1,7 +1,10 @@
 /* solvers/step_contact.h — contact after an implicit step, shared by fms and newton.
  *
- * The implicit mass-spring solvers first solve the step without contact, then
- * resolve contact on the end-of-step positions x and velocities v:
+ * The implicit mass-spring solvers solve the step (with collider contact as a penalty
+ * term of the objective unless `contact: projection`, solvers/spring_solver.h), then
+ * resolve contact on the end-of-step positions x and velocities v — for the colliders a
+ * safety net and the friction after an in-solve contact, the whole collider response
+ * with `contact: projection`:
  *
  *  1. Self collision (vertex-triangle). The pairs of a step are the (vertex, triangle)
  *     pairs, vertex not in the triangle, whose distance from the vertex to the

@@ -10,6 +10,7 @@
 #include "core/solver.h"
 #include "core/vec3.h"
 #include "core/world.h"
+#include "solvers/spring_solver.h"
 #include "solvers/springs.h"
 
 /* scene file + world + solver: tests/cb_sim.h */
@@ -27,9 +28,10 @@ static void test_superlinear_convergence(void)
     for (int k = 1; k <= 8; k++) {
         char it[64];
         snprintf(it, sizeof it, "solvers.newton.max_iterations=%d", k);
-        const char *sets[] = {"cloth.grid.nx=15", "cloth.grid.ny=15", "solvers.newton.tolerance=1e-10", it};
+        const char *sets[] = {"cloth.grid.nx=15", "cloth.grid.ny=15", "solvers.newton.tolerance=1e-10", it,
+                              "solvers.newton.refactor=always"};
         cb_sim r;
-        CU_ASSERT_EQUAL_FATAL(run_open(&r, "newton", "data/scenes/hanging.yaml", sets, 4), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(run_open(&r, "newton", "data/scenes/hanging.yaml", sets, 5), CB_OK);
         CU_ASSERT_EQUAL_FATAL(cb_sim_step(&r), CB_OK);
         res[k] = r.info.residual;
         CU_ASSERT(r.info.iterations <= k);
@@ -126,6 +128,125 @@ static void test_compressed_cloth(void)
     cb_sim_close(&r);
 }
 
+/* The contact term of g (cb_spring_contact_penalty) against finite differences: its
+ * gradient on a tilted plane and on a sphere (central differences of P), and its
+ * Hessian blocks on the plane, where the Gauss-Newton block c m n n^T is exact
+ * (central differences of the gradient). Vertices are scattered across the offset
+ * band, some inside, some outside, none at the kink d = offset. */
+static void test_contact_penalty_fd(void)
+{
+    static const char *fmt =
+        "name: c\nduration: 1\ndt: 0.01\n"
+        "cloth:\n  grid: {nx: 5, ny: 5, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.0]}\n  thickness: 0.002\n"
+        "colliders:\n  - %s\n";
+    const char *cols[] = {"{type: plane, point: [0, 0, 0], normal: [0.3, -0.2, 1.0]}",
+                          "{type: sphere, center: [0, 0, -0.3], radius: 0.3}"};
+    for (int c = 0; c < 2; c++) {
+        char text[1024];
+        snprintf(text, sizeof text, fmt, cols[c]);
+        cb_sim r;
+        CU_ASSERT_EQUAL_FATAL(cb_sim_world(&r, NULL, text, ".", NULL, 0), CB_OK);
+        cb_world *w = r.w;
+        cb_params p = cb_scene_params(r.scene, "newton");
+        static const char *const own[] = {NULL};
+        cb_spring_solver ss;
+        memset(&ss, 0, sizeof ss);
+        cb_error e;
+        CU_ASSERT_EQUAL_FATAL(cb_spring_solver_configure(&ss, "newton", w, &p, own, &e), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_spring_solver_setup(&ss, w, 3, "test", &e), CB_OK);
+        CU_ASSERT_EQUAL(ss.contact_mode, CB_SPRING_CONTACT_CONSTRAINT);
+        int nv = w->nv;
+        double (*x)[3] = calloc((size_t)nv, sizeof *x), (*g)[3] = calloc((size_t)nv, sizeof *g);
+        double (*gp)[3] = calloc((size_t)nv, sizeof *gp), (*gm)[3] = calloc((size_t)nv, sizeof *gm);
+        double (*H)[3][3] = calloc((size_t)nv, sizeof *H);
+        srand(11);
+        int inside = 0;
+        for (int i = 0; i < nv; i++) {
+            double n[3];
+            cb_v3_copy(x[i], w->state.x[i]);
+            double d = cb_spring_contact_query(&ss, w, 0.0, x[i], n);
+            /* move along the normal to a distance in [-3, +1] mm from the offset, away from 0 */
+            double target = -0.003 + 0.004 * rand() / (double)RAND_MAX;
+            if (fabs(target) < 2e-4) target = -5e-4;
+            cb_v3_axpy(x[i], target - d, n);
+            inside += target < 0;
+        }
+        CU_ASSERT(inside > 3 && inside < nv); /* some of each */
+        double P = cb_spring_contact_penalty(&ss, w, 0.0, (const double (*)[3])x, g, H);
+        CU_ASSERT(P > 0);
+        const double eps = 1e-7;
+        double gerr = 0, gmax = 0, herr = 0, hmax = 0;
+        for (int u = 0; u < ss.nfree; u++) {
+            int i = ss.vert[u];
+            for (int k = 0; k < 3; k++) {
+                double keep = x[i][k];
+                x[i][k] = keep + eps;
+                double Pp = cb_spring_contact_penalty(&ss, w, 0.0, (const double (*)[3])x, NULL, NULL);
+                memset(gp, 0, (size_t)nv * sizeof *gp);
+                cb_spring_contact_penalty(&ss, w, 0.0, (const double (*)[3])x, gp, NULL);
+                x[i][k] = keep - eps;
+                double Pm = cb_spring_contact_penalty(&ss, w, 0.0, (const double (*)[3])x, NULL, NULL);
+                memset(gm, 0, (size_t)nv * sizeof *gm);
+                cb_spring_contact_penalty(&ss, w, 0.0, (const double (*)[3])x, gm, NULL);
+                x[i][k] = keep;
+                gerr = fmax(gerr, fabs((Pp - Pm) / (2 * eps) - g[i][k]));
+                gmax = fmax(gmax, fabs(g[i][k]));
+                for (int r = 0; r < 3; r++) { /* column k of vertex i's block */
+                    herr = fmax(herr, fabs((gp[i][r] - gm[i][r]) / (2 * eps) - H[u][r][k]));
+                    hmax = fmax(hmax, fabs(H[u][r][k]));
+                }
+            }
+        }
+        fprintf(stderr, "  %s: P = %.3e, max |grad - fd| = %.2e (max |grad| %.2e), max |H - fd| = %.2e (max |H| %.2e)\n",
+                c ? "sphere" : "plane", P, gerr, gmax, herr, hmax);
+        CU_ASSERT(gmax > 0 && gerr <= 1e-6 * gmax);
+        if (c == 0) CU_ASSERT(hmax > 0 && herr <= 1e-6 * hmax);
+        /* on the sphere the left-out curvature term is c m d / r (I - n n^T): small, not zero */
+        if (c == 1) CU_ASSERT(herr <= 0.02 * hmax);
+        free(x);
+        free(g);
+        free(gp);
+        free(gm);
+        free(H);
+        cb_spring_solver_release(&ss);
+        cb_sim_close(&r);
+    }
+}
+
+/* Modified Newton (refactor: auto, the default) on the drape through the impact: fewer
+ * factorizations than iterations, every step meets the default tolerance (or stops at the round-off floor), and
+ * the steps end where refactor: always puts them within a small fraction of the cloth's motion. */
+static void test_modified_newton_reuses_factor(void)
+{
+    const char *base[] = {"cloth.grid.nx=12", "cloth.grid.ny=12", "dt=0.005", "solvers.newton.refactor=always"};
+    cb_sim a, b;
+    CU_ASSERT_EQUAL_FATAL(run_open(&a, "newton", "data/scenes/drape_sphere.yaml", base, 3), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(run_open(&b, "newton", "data/scenes/drape_sphere.yaml", base, 4), CB_OK);
+    int fa = 0, ia = 0, fb = 0, ib = 0;
+    double worst = 0, moved = 0;
+    for (int n = 0; n < 60; n++) {
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&a), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&b), CB_OK);
+        fa += a.info.factorizations;
+        ia += a.info.iterations;
+        fb += b.info.factorizations;
+        ib += b.info.iterations;
+        CU_ASSERT(a.info.iterations < 50);
+        for (int i = 0; i < a.w->nv; i++) {
+            worst = fmax(worst, cb_v3_dist(a.w->state.x[i], b.w->state.x[i]));
+            moved = fmax(moved, cb_v3_dist(a.w->state.x[i], a.w->mesh->x[i]));
+        }
+    }
+    fprintf(stderr, "  auto: %d factorizations, %d iterations; always: %d, %d; max |x_auto - x_always| %.2e m "
+            "(motion %.2e m)\n", fa, ia, fb, ib, worst, moved);
+    CU_ASSERT_EQUAL(fb, ib);
+    CU_ASSERT(fa < ia);
+    CU_ASSERT(fa < fb);
+    CU_ASSERT(worst <= 0.01 * moved);
+    cb_sim_close(&a);
+    cb_sim_close(&b);
+}
+
 static void test_parameters_checked(void)
 {
     const char *bad[] = {"solvers.newton.tolerance=0", "solvers.newton.max_iterations=0", "solvers.newton.iterations=3"};
@@ -143,4 +264,6 @@ CB_TEST_MAIN("newton",
              CB_TEST(test_superlinear_convergence),
              CB_TEST(test_minimises_g),
              CB_TEST(test_compressed_cloth),
+             CB_TEST(test_contact_penalty_fd),
+             CB_TEST(test_modified_newton_reuses_factor),
              CB_TEST(test_parameters_checked))
