@@ -40,6 +40,7 @@ const cb_metric_desc cb_metric_table[] = {
     M(max_strain, 1, "1", "max over edges of |l - L| / L"),
     M(iterations, 1, "1", "solver iterations this step"),
     M(residual, 1, "1", "solver residual after the step"),
+    M(factorizations, 1, "1", "matrix factorizations this step (fms, newton; 0 for methods without a matrix)"),
     M(events, 1, "1", "asynchronous events processed this step (NaN for synchronous methods)"),
     M(wall_step_s, 1, "s", "wall time of the step"),
     M(wall_contact_s, 1, "s", "wall time of the step's contact work"),
@@ -140,6 +141,7 @@ void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt, 
     m->max_strain = cb_model_max_strain(&w->model, x);
     m->iterations = info ? (double)info->iterations : NAN;
     m->residual = info ? info->residual : NAN;
+    m->factorizations = info ? (double)info->factorizations : NAN;
     m->events = info && info->events >= 0 ? (double)info->events : NAN;
     m->wall_step_s = wall_step_s;
     m->wall_contact_s = info ? info->wall_contact_s : NAN;

@@ -19,7 +19,7 @@ typedef struct cb_metrics {
     double self_intersections, min_separation;
     double crossings_in_step, self_crossings_in_step, collider_crossings_in_step;
     double max_strain;
-    double iterations, residual, events;
+    double iterations, residual, events, factorizations;
     double wall_step_s, wall_contact_s, wall_audit_s;
 } cb_metrics;
 
