@@ -547,9 +547,12 @@ static inline double triple(const double a[3], const double b[3], const double c
 static int self_contact(avg_solver *s, cb_world *w, const int idx[4], const double c[4], const double nn[3],
                         double l)
 {
-    double wk[4], W = 0.0;
+    double wk[4], W = 0.0, lever = 0.0;
     for (int k = 0; k < 4; k++) W += c[k] * c[k] * (wk[k] = s->wself[idx[k]]);
-    if (!(W > 0)) { /* every participant is held: fall back to the masses */
+    for (int k = 0; k < 4; k++) lever = fmax(lever, fabs(c[k]) * wk[k]);
+    /* every participant held, or the free ones only by a small coefficient (a lever:
+     * the share l |c| w / W would exceed l): the held vertices take part after all */
+    if (!(W > 0) || lever > W) {
         W = 0.0;
         for (int k = 0; k < 4; k++) W += c[k] * c[k] * (wk[k] = w->inv_mass[idx[k]]);
         if (!(W > 0)) return 0;
