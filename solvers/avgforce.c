@@ -33,15 +33,29 @@
  *        dx = s (1 - 2 L^2 / (|x|^2 + L^2)) x,  split w_i/(w_i+w_j), w = 1/m,
  *    towards each other (too long) or apart (too short). The printed (3),
  *    "L1 = (L^2/(x^2+L^2) - 1/2) x", is the equal-mass half of this per vertex. s is
- *    correction_stiffness; correction_iterations Gauss-Seidel sweeps over the edges
- *    (0 turns it off), once per substep. Like Provot's (1995) correction it moves
- *    positions only: velocities are left alone (mass-weighted, it keeps the centre of
- *    mass, and momentum is untouched). We tried the PBD-style v += dx/h as well: with
- *    the springs still acting and h a small substep it injects energy (a cloth started
- *    5% stretched gained 1500x its energy in 50 steps), so it is not offered. The
- *    price: velocities are not made consistent with the corrected positions, so stiff
- *    cloth in contact keeps a high-frequency "fizz" of vertex velocities (we saw
- *    10-20 m/s on sphere_slide) that the positions do not show.
+ *    correction_stiffness; correction_iterations sweeps (0 turns it off), once per
+ *    substep. The sweeps are Jacobi: every edge's dx is computed from the same
+ *    positions and each vertex moves by the mean of its edges' dx, so the result does
+ *    not depend on the numbering of edges or vertices (Gauss-Seidel in mesh order made
+ *    the mirror-symmetric drape drift sideways, P_xy ~ 0.01 kg m/s in 1 s).
+ *    Velocity. The paper replaces the integration of the internal forces by this
+ *    correction ("the positions are corrected according to the internal forces") and
+ *    its velocity update (15) is the velocity of the corrected motion; our reading is
+ *    that the velocities must be consistent with the constraint the correction just
+ *    imposed, i.e. must not keep stretching or compressing the corrected edges. After
+ *    the position sweeps, each edge's relative velocity along the edge is removed by a
+ *    mass-weighted inelastic impulse, again Jacobi: the sum of all edges' impulses,
+ *    scaled by 1/deg_max (deg_max the largest number of edges at a vertex), with
+ *    stiffness s. With that scale the kinetic energy cannot increase (Cauchy-Schwarz:
+ *    dKE <= (s/deg_max)(s/2 - 1) sum_e (v_rel,e)^2 / (w_a + w_b) <= 0), so the
+ *    correction only dissipates. The PBD reading v += dx/h is not used: with the
+ *    springs still acting and h a small substep it injects energy (a cloth started 5%
+ *    stretched gained 1500x its energy in 50 steps). The old positions-only reading
+ *    moved contact vertices into the colliders, whose responses then threw them out
+ *    (total energy 0.98 -> 1.6 J at impact on drape_sphere 20 x 20). Contact: a vertex
+ *    in a response keeps its prescribed normal motion (the normal part of its dx and
+ *    dv is dropped), a vertex in collider contact is not moved or accelerated into the
+ *    collider (the inward normal part is dropped).
  *
  * 3. The average-force predictor (eqs 8-16). With F the force per vertex (springs,
  *    bending, gravity, damping -c m v) at the start of the step and G = the same force
@@ -92,12 +106,21 @@
  *    the vertex-triangle pairs of a swept AABB tree (contact/bvh.h, refit over the step,
  *    rebuilt every 25 steps) go through continuous collision detection over the step
  *    (contact/ccd.h with contact distance 0; it replaces the paper's segment-triangle
- *    test (6)). Only penetrations are answered: the vertex must end the step on the other
- *    side of the triangle's plane, with its closest point inside the triangle (a vertex
- *    beside the triangle belongs to its neighbour's contact). Proximity below
- *    self_distance without crossing is left alone: answering it made vibrating stiff
- *    cloth fight its own neighbours. Edge-edge crossings are not detected (the paper
- *    does not). Self collision runs once per scene step (not per substep).
+ *    test (6)). The edge-edge pairs of the same query go through edge-edge CCD
+ *    (cb_ccd_edge_edge, contact distance 0). Only crossings are answered: a vertex must
+ *    end the step on the other side of the triangle's plane with its closest point
+ *    inside the triangle; an edge pair must have passed through each other (the sign of
+ *    det[q-p, s-r, r-p] changed, the normal did not turn over) with both closest points
+ *    inside the edges. The sign test is done first (it rejects almost every candidate
+ *    for a few dozen flops), the CCD then confirms that the primitives met. Proximity
+ *    below self_distance without crossing is left alone: answering it made vibrating
+ *    stiff cloth fight its own neighbours. Self collision runs once per scene step (not
+ *    per substep), in up to SELF_PASSES detect-respond passes (the broad phase refitted
+ *    over the corrected motion between passes) until a pass finds no crossing.
+ *    Vertices in a collider response take part: they are held by it (inverse mass 0 in
+ *    the self response, so the free participants take all of l), unless the free ones
+ *    would act through a lever (a share above l), then every participant takes part
+ *    with its mass. (Earlier such pairs were skipped and the crossing stayed.)
  *
  * 6. Penetration response by separating axis (eqs 17-21). The collision plane is the
  *    penetrated triangle's plane (collider: the tangent plane at the closest point), the
@@ -115,7 +138,9 @@
  *    integrated exactly across steps. For self contact the depth l is split between the
  *    vertex and the triangle's vertices like an inelastic impulse, vertex w_p/W, triangle
  *    vertex k b_k w_k/W opposite, W = w_p + sum b_k^2 w_k (b the barycentric
- *    coordinates of the closest point), so the relative motion closes exactly l. A
+ *    coordinates of the closest point), so the relative motion closes exactly l; an
+ *    edge pair likewise with the coefficients (1-s, s) and (1-t, t) of the closest
+ *    points. A
  *    vertex in several contacts keeps the deepest. A collider response starts at the end
  *    of the substep that detected the penetration (below contact_offset), so a vertex is
  *    closer than the offset for up to response_time (default one scene step); it is
@@ -135,18 +160,23 @@
  * Mapping from the shared cloth model: masses, gravity, k_stretch (springs), k_bend
  * (hinges) and thickness as in the world. Pinned vertices follow their targets.
  *
- * What it does not do: edge-edge self collision; moving triangle-mesh colliders are
- * used through cb_collider_query only (no mesh-vertex vs cloth-triangle test); the
- * method is explicit, so a dt above the springs' stability limit diverges (the run
- * loop reports it), and the paper's geometric correction is what keeps stiff cloth
- * stable at the scene's dt.
+ * What it does not do: proximity (non-crossing) self contact; a pair that already
+ * intersects at the start of a step is not found again (only crossings are); moving
+ * triangle-mesh colliders are used through cb_collider_query only (no mesh-vertex vs
+ * cloth-triangle test); the method is explicit, so a dt above the springs' stability
+ * limit diverges (the run loop reports it). predictor: instantaneous (eqs 10-11 with
+ * G(T) in the velocity too) is an explicit-Euler velocity update: its amplification
+ * per substep for a harmonic mode is sqrt(1 + (h omega)^2 / 2) > 1 at every h, so on
+ * stiff cloth it has no stable substep; it is meant for the one-step comparison of
+ * Figure 5 (single spring), not for cloth scenes.
  *
  * Parameters (solvers.avgforce):
  *   spring                taylor | exact                       (default taylor)
  *   predictor             average | instantaneous              (default average)
  *   lambda_iterations     >= 1, fixed-point sweeps for (13)    (default 5)
  *   damping               >= 0, mass-proportional, 1/s         (default 0)
- *   correction_iterations >= 0, distance-constraint sweeps     (default 1)
+ *   correction_iterations >= 0, Jacobi sweeps (positions, then  (default 1)
+ *                         velocities)
  *   correction_stiffness  0..1                                 (default 1)
  *   response              sat | projection | none              (default sat)
  *   response_time         >= 0 s; 0 means one step (dt)        (default 0)

@@ -364,10 +364,12 @@ static long self_intersections_now(cb_sim *s)
     return n;
 }
 
-/* Case 1 of issue 15: sheet A starts below the floor, so every vertex of it is in a
- * (long) floor response; sheet B, offset by half a cell, falls onto it at 2 m/s while
- * the responses last. Its vertices cross A's triangles, whose vertices are all in a
- * floor response: those pairs used to be skipped and B went through A. */
+/* Self contact next to floor responses (issue 15, case 1): sheet A starts below the
+ * floor, so every vertex of it is in a (long) floor response; sheet B, offset by half a
+ * cell, falls onto it at 2 m/s while the responses last. B must end above A with no
+ * intersection. NOTE: this scene does not reproduce the failure of the old code (B is
+ * stopped by the floor before it reaches A, which is still below the floor); it is a
+ * regression guard only. A scene that fails on the old code is still to be written. */
 static void test_self_contact_with_floor_response(void)
 {
     enum { NA = 6, NB = 5 };
