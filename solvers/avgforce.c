@@ -171,9 +171,12 @@
  * cloth-triangle test); the method is explicit, so a dt above the springs' stability
  * limit diverges (the run loop reports it). predictor: instantaneous (eqs 10-11 with
  * G(T) in the velocity too) is an explicit-Euler velocity update: its amplification
- * per substep for a harmonic mode is sqrt(1 + (h omega)^2 / 2) > 1 at every h, so on
- * stiff cloth it has no stable substep; it is meant for the one-step comparison of
- * Figure 5 (single spring), not for cloth scenes.
+ * per substep for a harmonic mode is sqrt(1 + (h omega)^2 / 2) > 1 at every h, so by
+ * itself it has no stable substep. On cloth the velocity pass of the correction (item 2)
+ * removes the growing stretch modes: with the default correction_iterations = 1 it now
+ * runs where average runs (drape_sphere 20 x 20 for 1 s and 60 x 60 for 0.5 s at the
+ * scene dt, total energy never above the start; it diverged at t = 0.07 s before);
+ * with correction_iterations = 0 expect it to diverge (not guarded).
  *
  * Parameters (solvers.avgforce):
  *   spring                taylor | exact                       (default taylor)
