@@ -262,7 +262,7 @@ typedef struct avg_solver {
     int *deg;                   /* [nv] number of edges at each vertex */
     int deg_max;
     long nsteps;
-    cb_contact_probe *probe;    /* measures correction and responses after the prediction */
+    cb_contact_probe *probe;    /* measures the responses (collider and self) after the correction */
 } avg_solver;
 
 static const char *const spring_names[] = {"taylor", "exact", NULL};
@@ -467,7 +467,7 @@ static inline void correction_contact_filter(const avg_solver *s, int i, double 
 {
     if (s->resp_on[i]) {
         cb_v3_axpy(dq, -cb_v3_dot(dq, s->resp_n[i]), s->resp_n[i]);
-    } else if (s->contact[i]) {
+    } else if (s->contact[i] && s->response != RESP_NONE) { /* none: colliders are not obstacles */
         double dn = cb_v3_dot(dq, s->cn[i]);
         if (dn < 0) cb_v3_axpy(dq, -dn, s->cn[i]);
     }
@@ -842,12 +842,13 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
     }
     cb_world_apply_pins(w, t1);
     double c4 = cb_wall_time();
-    /* what follows moves vertices after the prediction: measured by the probe */
-    cb_contact_probe_begin(s->probe, w, t1, (const double (*)[3])x, (const double (*)[3])v);
-
-    /* geometric correction (eq 3): positions only */
+    /* geometric correction (eq 3) and its velocity pass: part of the method (strain
+     * limiting, not contact), so before the probe's bracket; it moves every vertex, and
+     * inside the bracket the probe would price every spring and hinge each substep */
     if (s->corr_iters > 0 && w->mesh->ne > 0) correction(s, w);
     double c5 = cb_wall_time();
+    /* what follows moves vertices for contact: measured by the probe */
+    cb_contact_probe_begin(s->probe, w, t1, (const double (*)[3])x, (const double (*)[3])v);
 
     /* responses in progress: prescribed normal motion (header item 6) */
     for (int i = 0; i < nv; i++) {
