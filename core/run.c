@@ -25,7 +25,6 @@
 #include "core/solver.h"
 #include "core/vec3.h"
 #include "core/world.h"
-#include "solvers/acm/acm.h"
 
 static volatile sig_atomic_t g_interrupted = 0;
 
@@ -101,7 +100,7 @@ static void progress(long step, long nsteps, double wall, int done)
     fflush(stderr);
 }
 
-/* acm's kinks are the knots of the audited paths (solvers/acm/acm.h). */
+/* The solver's path kinks (cb_solver_class.set_path_hook) are the audited paths' knots. */
 static void audit_kink(void *ctx, int vertex, double t, const double x[3], const double v[3])
 {
     (void)v;
@@ -169,7 +168,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     if (expensive_every > 0 && (rc = cb_metrics_cache_create(world, &mcache, err))) goto done;
     if (def->audit || scene->audit) {
         if ((rc = cb_audit_create(world, &audit, err))) goto done;
-        if (!strcmp(cls->name, "acm")) cb_acm_set_kink_hook(solver, audit_kink, audit);
+        if (cls->set_path_hook) cls->set_path_hook(solver, audit_kink, audit);
     }
     long self_crossings = 0, collider_crossings = 0; /* since the last row */
     double audit_since_row = 0.0;
@@ -214,8 +213,9 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
             long sc = 0, cc = 0;
             double a0 = cb_wall_time();
             rc = cb_audit_end(audit, world, &sc, &cc, err);
-            res->audit_s += cb_wall_time() - a0;
-            audit_since_row += cb_wall_time() - a0;
+            double spent = cb_wall_time() - a0;
+            res->audit_s += spent;
+            audit_since_row += spent;
             self_crossings += sc;
             collider_crossings += cc;
         }

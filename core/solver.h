@@ -60,6 +60,10 @@ void cb_step_info_reset(cb_step_info *info);
 /* Add seconds to the named stage (created on first use). */
 void cb_step_info_stage(cb_step_info *info, const char *name, double seconds);
 
+/* A knot of a vertex's path inside a step: at time t it was at x and its velocity
+ * became v (see cb_solver_class.set_path_hook). */
+typedef void (*cb_path_knot_fn)(void *ctx, int vertex, double t, const double x[3], const double v[3]);
+
 typedef struct cb_solver_class {
     const char *name;      /* "explicit", "pbd", "xpbd", "fms", "newton", "avgforce", "acm" */
     const char *summary;   /* one line for `clothbench list` */
@@ -71,6 +75,11 @@ typedef struct cb_solver_class {
      * Recorded in the run file (attribute self_collision), so a comparison says per run
      * whether it was on. */
     int  (*self_collision)(const void *self);
+    /* Optional, for a method whose vertices move on piecewise-linear paths it knows
+     * (acm): call fn(ctx, ...) at every kink of a free vertex's path (fn NULL: stop).
+     * The continuous audit (core/audit.h) then follows the exact paths; without it a
+     * vertex is taken to move in a straight line from one step state to the next. */
+    void (*set_path_hook)(void *self, cb_path_knot_fn fn, void *ctx);
 } cb_solver_class;
 
 int cb_solver_count(void);

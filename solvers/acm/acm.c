@@ -1260,4 +1260,5 @@ const cb_solver_class cb_solver_acm = {
     .step = acm_step,
     .destroy = acm_destroy,
     .self_collision = acm_self_collision,
+    .set_path_hook = cb_acm_set_kink_hook,
 };

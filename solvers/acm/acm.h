@@ -50,7 +50,7 @@ void cb_acm_set_trace(void *solver, cb_acm_trace_entry *buf, long cap, long *n);
  * vertices never call it: they move on their prescribed line pin_origin + t
  * pin_velocity (cb_world_pin_target). Several calls at the same t are possible (the
  * last one gives the velocity). fn = NULL removes the hook. */
-typedef void (*cb_acm_kink_fn)(void *ctx, int vertex, double t, const double x[3], const double v[3]);
+typedef cb_path_knot_fn cb_acm_kink_fn; /* core/solver.h: the class's set_path_hook */
 void cb_acm_set_kink_hook(void *solver, cb_acm_kink_fn fn, void *ctx);
 void cb_acm_get_stats(const void *solver, cb_acm_stats *out);
 /* Ticks taken so far and clock step of an element (kind CB_ACM_EV_STRETCH: edge index,
