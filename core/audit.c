@@ -191,7 +191,11 @@ static void position(const cb_audit *a, const double (*x1)[3], int i, double t, 
             break;
         }
     }
-    double s = tb > ta ? (t - ta) / (tb - ta) : 1.0;
+    if (t >= tb) { /* the piece's end exactly, not xa + 1 (xb - xa) */
+        cb_v3_copy(out, xb);
+        return;
+    }
+    double s = (t - ta) / (tb - ta);
     for (int k = 0; k < 3; k++) out[k] = xa[k] + s * (xb[k] - xa[k]);
 }
 
@@ -264,13 +268,8 @@ static int pair_crosses(const cb_audit *a, const double (*x1)[3], int kind, cons
     for (int p = 0; p + 1 < m; p++) {
         double P0[4][3], P1[4][3], toi;
         for (int j = 0; j < 4; j++) {
-            if (a->nknots) {
-                position(a, x1, v[j], times[p], &cursor[j], P0[j]);
-                position(a, x1, v[j], times[p + 1], &cursor[j], P1[j]);
-            } else {
-                cb_v3_copy(P0[j], a->x0[v[j]]);
-                cb_v3_copy(P1[j], x1[v[j]]);
-            }
+            position(a, x1, v[j], times[p], &cursor[j], P0[j]);
+            position(a, x1, v[j], times[p + 1], &cursor[j], P1[j]);
         }
         hit = kind == 0 ? cb_ccd_vertex_triangle(P0[0], P1[0], P0[1], P1[1], P0[2], P1[2], P0[3], P1[3], &o, &toi)
                             : cb_ccd_edge_edge(P0[0], P1[0], P0[1], P1[1], P0[2], P1[2], P0[3], P1[3], &o, &toi);
