@@ -35,6 +35,11 @@ static long read_series(hid_t file, const char *name, int width, double **out)
     return rows;
 }
 
+/* Fold x into *acc, skipping NaN rows; *acc stays NaN until a row has a value. */
+static void nan_max(double *acc, double x) { if (!isnan(x)) *acc = isnan(*acc) ? x : fmax(*acc, x); }
+static void nan_min(double *acc, double x) { if (!isnan(x)) *acc = isnan(*acc) ? x : fmin(*acc, x); }
+static void nan_sum(double *acc, double x) { if (!isnan(x)) *acc = isnan(*acc) ? x : *acc + x; }
+
 int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -99,40 +104,31 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     s->energy_drift_rel = emax > 0 ? s->energy_drift / emax : NAN;
     s->max_penetration_depth = 0;
     s->max_collider_penetrations = 0;
-    s->max_self_intersections = NAN;
-    s->min_separation = NAN;
     s->max_strain = 0;
-    double wsum = 0;
+    /* the NaN-aware ones stay NaN when no row has a value */
+    s->max_self_intersections = s->min_separation = NAN;
+    s->energy_peak = s->max_vertex_penetration_depth = s->max_contact_depth_corrected = NAN;
+    s->contact_work = s->contact_work_added = s->self_crossings = s->collider_crossings = NAN;
+    s->audit_ms_per_step = NAN;
+    double wsum = 0, asum = 0;
     long wn = 0;
     for (long i = 0; i < n; i++) {
         if (depth) s->max_penetration_depth = fmax(s->max_penetration_depth, depth[i]);
         if (pen) s->max_collider_penetrations = fmax(s->max_collider_penetrations, pen[i]);
-        if (si && !isnan(si[i]))
-            s->max_self_intersections = isnan(s->max_self_intersections) ? si[i] : fmax(s->max_self_intersections, si[i]);
-        if (ms && !isnan(ms[i])) s->min_separation = isnan(s->min_separation) ? ms[i] : fmin(s->min_separation, ms[i]);
         if (strain) s->max_strain = fmax(s->max_strain, strain[i]);
         if (wall && i > 0) { wsum += wall[i]; wn++; }
-    }
-    /* NaN-aware max and sum: NaN when no row has a value */
-    s->energy_peak = s->max_vertex_penetration_depth = s->max_contact_depth_corrected = NAN;
-    s->contact_work = s->contact_work_added = s->self_crossings = s->collider_crossings = NAN;
-    s->audit_ms_per_step = NAN;
-    double asum = 0;
-    for (long i = 0; i < n; i++) {
-#define NMAX(dst, x) do { if (!isnan(x)) dst = isnan(dst) ? (x) : fmax(dst, x); } while (0)
-#define NSUM(dst, x) do { if (!isnan(x)) dst = isnan(dst) ? (x) : dst + (x); } while (0)
-        if (E) NMAX(s->energy_peak, E[i]);
-        if (vdepth) NMAX(s->max_vertex_penetration_depth, vdepth[i]);
-        if (cdepth) NMAX(s->max_contact_depth_corrected, cdepth[i]);
+        if (si) nan_max(&s->max_self_intersections, si[i]);
+        if (ms) nan_min(&s->min_separation, ms[i]);
+        if (E) nan_max(&s->energy_peak, E[i]);
+        if (vdepth) nan_max(&s->max_vertex_penetration_depth, vdepth[i]);
+        if (cdepth) nan_max(&s->max_contact_depth_corrected, cdepth[i]);
         if (cwork) {
-            NSUM(s->contact_work, cwork[i]);
-            if (!isnan(cwork[i])) NSUM(s->contact_work_added, fmax(cwork[i], 0.0));
+            nan_sum(&s->contact_work, cwork[i]);
+            if (!isnan(cwork[i])) nan_sum(&s->contact_work_added, fmax(cwork[i], 0.0));
         }
-        if (scross) NSUM(s->self_crossings, scross[i]);
-        if (ccross) NSUM(s->collider_crossings, ccross[i]);
+        if (scross) nan_sum(&s->self_crossings, scross[i]);
+        if (ccross) nan_sum(&s->collider_crossings, ccross[i]);
         if (awall && !isnan(awall[i])) asum += awall[i];
-#undef NMAX
-#undef NSUM
     }
     if (!isnan(s->self_crossings) && s->steps > 0) s->audit_ms_per_step = 1e3 * asum / (double)s->steps;
     s->mean_ms_per_step = wn ? 1e3 * wsum / (double)wn : NAN;
