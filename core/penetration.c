@@ -25,10 +25,7 @@ static double segment_primitive_distance2(const double s0[3], const double s1[3]
 
 static double point_primitive_distance2(const double c[3], int n, const double (*p)[3])
 {
-    if (n == 1) {
-        double d = cb_v3_dist(c, p[0]);
-        return d * d;
-    }
+    if (n == 1) return cb_v3_dist2(c, p[0]);
     if (n == 2) return cb_point_segment_distance2(c, p[0], p[1], NULL, NULL);
     return cb_point_triangle_distance2(c, p[0], p[1], p[2], NULL, NULL);
 }

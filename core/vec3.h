@@ -32,6 +32,8 @@ static inline void cb_v3_cross(double o[3], const double a[3], const double b[3]
 }
 static inline double cb_v3_norm2(const double a[3]) { return cb_v3_dot(a, a); }
 static inline double cb_v3_norm(const double a[3]) { return sqrt(cb_v3_dot(a, a)); }
+static inline double cb_v3_dist2(const double a[3], const double b[3])
+{ double d[3]; cb_v3_sub(d, a, b); return cb_v3_norm2(d); }
 static inline double cb_v3_dist(const double a[3], const double b[3])
 { double d[3]; cb_v3_sub(d, a, b); return cb_v3_norm(d); }
 /* Normalises in place; returns the old length (a is left unchanged when it is 0). */

@@ -432,20 +432,15 @@ static int contact_wanted(const fms_solver *s, const cb_world *w, const double (
     int missing = 0;
     for (int u = 0; u < ss->nfree; u++) {
         int i = ss->vert[u];
-        double margin = sqrt((ss->y[i][0] - ss->x0[i][0]) * (ss->y[i][0] - ss->x0[i][0]) +
-                             (ss->y[i][1] - ss->x0[i][1]) * (ss->y[i][1] - ss->x0[i][1]) +
-                             (ss->y[i][2] - ss->x0[i][2]) * (ss->y[i][2] - ss->x0[i][2]));
         int wnt;
         if (x) {
             /* the distance is 1-Lipschitz: x can be inside the offset only if it moved at
              * least d(y) from y (most vertices: no query) */
             double dd = s->dy[u];
-            wnt = !(dd > 0 && (x[i][0] - ss->y[i][0]) * (x[i][0] - ss->y[i][0]) +
-                                      (x[i][1] - ss->y[i][1]) * (x[i][1] - ss->y[i][1]) +
-                                      (x[i][2] - ss->y[i][2]) * (x[i][2] - ss->y[i][2]) <
-                                  dd * dd) &&
+            wnt = !(dd > 0 && cb_v3_dist2(x[i], ss->y[i]) < dd * dd) &&
                   cb_spring_contact_query(ss, w, t1, x[i], NULL) < 0;
         } else {
+            double margin = cb_v3_dist(ss->y[i], ss->x0[i]);
             s->dy[u] = cb_spring_contact_query(ss, w, t1, ss->y[i], NULL);
             wnt = s->dy[u] < margin || cb_spring_contact_query(ss, w, t1, ss->x0[i], NULL) < margin;
         }
