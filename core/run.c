@@ -8,6 +8,7 @@
  * flushed then). On divergence, error or signal the run file keeps everything
  * logged so far and its status says what happened.
  */
+#define _DEFAULT_SOURCE /* realpath */
 #include "core/run.h"
 
 #include <errno.h>
@@ -119,7 +120,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     if (!res) res = &local;
     memset(res, 0, sizeof *res);
     set_result(res, "error", "");
-    if (!def || !def->scene_path || !def->solver)
+    if (!def || !(def->scene_path || def->scene_text) || !def->solver)
         return CB_FAIL(err, CB_ERR_INPUT, "cb_run: a scene and a solver are required");
     const cb_solver_class *cls = cb_solver_find(def->solver);
     if (!cls)
@@ -132,11 +133,20 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     cb_metrics_cache *mcache = NULL;
     cb_audit *audit = NULL;
     char *ptext = NULL;
-    int rc = cb_scene_load(def->scene_path, def->sets, def->nsets, &scene, err);
+    char *scene_dir = NULL;
+    cb_yaml *given_params = NULL;
+    int rc = def->scene_text
+                 ? cb_scene_load_string(def->scene_text, def->scene_path ? def->scene_path : "<run file>",
+                                        def->scene_dir, def->sets, def->nsets, &scene, err)
+                 : cb_scene_load(def->scene_path, def->sets, def->nsets, &scene, err);
     if (rc) goto done;
     rc = cb_world_create(scene, &world, err);
     if (rc) goto done;
     cb_params params = cb_scene_params(scene, cls->name);
+    if (def->solver_parameters) {
+        if ((rc = cb_yaml_load_string(def->solver_parameters, "parameters", &given_params, err))) goto done;
+        params.block = given_params;
+    }
     double tc = cb_wall_time();
     rc = cls->create(world, &params, &solver, err);
     res->create_s = cb_wall_time() - tc;
@@ -159,8 +169,11 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     if (def->output) {
         rc = make_parent_dirs(def->output, err);
         if (rc) goto done;
+        scene_dir = realpath(scene->dir, NULL);
         cb_runlog_def ld = {def->output, cls->name, scene->name, scene->text, ptext ? ptext : "{}", note,
-                            cb_solver_self_collision(cls, solver)};
+                            cb_solver_self_collision(cls, solver), def->scene_path,
+                            scene_dir ? scene_dir : scene->dir, NULL,
+                            (const char *const *)scene->files, scene->nfiles};
         rc = cb_runlog_open(&ld, world, &log, err);
         if (rc) goto done;
     }
@@ -298,6 +311,8 @@ done:
     cb_metrics_cache_free(&mcache);
     cb_audit_free(&audit);
     free(ptext);
+    free(scene_dir);
+    cb_yaml_free(&given_params);
     cb_world_free(&world);
     cb_scene_free(&scene);
     return rc;

@@ -16,6 +16,11 @@ typedef struct cb_run_def {
     int write_frames;          /* 1 (default): write /frames */
     long max_steps;            /* > 0: stop after this many steps (bench) */
     int audit;                 /* 1: the continuous audit (core/audit.h) even if the scene has none */
+    /* reruns and provenance (all optional, NULL by default) */
+    const char *scene_text;    /* non-NULL: load the scene from this text (scene_path then only
+                                  names it in messages), resolving files against scene_dir */
+    const char *scene_dir;
+    const char *solver_parameters; /* non-NULL: YAML map that replaces solvers.<solver> */
 } cb_run_def;
 
 cb_run_def cb_default_run_def(void);

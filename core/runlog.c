@@ -1,9 +1,12 @@
 /* core/runlog.c — the run file (HDF5) in the layout of DESIGN.md "The run file",
  * and its XDMF sidecar so ParaView opens the animation directly.
  *
- *   /  attributes (variable-length UTF-8 strings): clothbench_version, solver,
- *      scene_name, scene_text, parameters, created, status, message,
- *      expensive_metrics
+ *   /  attributes: layout_version (int32, CB_LAYOUT_VERSION) and variable-length
+ *      UTF-8 strings: clothbench_version, solver, scene_name, scene_text, parameters,
+ *      created, status, message, expensive_metrics, self_collision; and the
+ *      provenance (core/provenance.h): scene_path, scene_dir, mesh_files (sha256sum
+ *      lines of every file the scene read), command_line, git_commit, build_type,
+ *      build_flags, compiler, libraries, threads, host, cpu
  *   /mesh/faces int32 [F,3], /mesh/edges int32 [E,2],
  *   /mesh/rest_positions float64 [N,3], /mesh/masses float64 [N]
  *   /series/<metric> float64 [T] or [T,3] (one per cb_metric_table entry),
@@ -47,6 +50,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "core/provenance.h"
+#include "core/sha256.h"
 
 #ifndef CB_VERSION
 #define CB_VERSION "unknown"
@@ -453,6 +459,43 @@ static void release(cb_runlog *log)
 
 /* ---------------------------------------------------------------- public */
 
+/* The integer attribute `name` of the root group. */
+static int write_int_attr(const char *path, hid_t file, const char *name, int value, cb_error *err)
+{
+    hid_t space = H5Screate(H5S_SCALAR);
+    if (space < 0) return H5_FAIL(err, CB_ERR_INTERNAL, path, "cannot make a scalar dataspace");
+    hid_t attr = H5Acreate2(file, name, H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = 0;
+    if (attr < 0 || H5Awrite(attr, H5T_NATIVE_INT, &value) < 0)
+        rc = H5_FAIL(err, CB_ERR_IO, path, "cannot write attribute /%s", name);
+    if (attr >= 0) H5Aclose(attr);
+    H5Sclose(space);
+    return rc;
+}
+
+/* "<sha256>  <path>" per file read by the scene (the format of sha256sum), malloc'd. */
+static char *file_digests(const cb_runlog_def *def, cb_error *err)
+{
+    size_t cap = 1;
+    for (int i = 0; i < def->nfiles; i++) cap += strlen(def->files[i]) + 68;
+    char *out = malloc(cap);
+    if (!out) {
+        CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", def->path);
+        return NULL;
+    }
+    size_t len = 0;
+    out[0] = '\0';
+    for (int i = 0; i < def->nfiles; i++) {
+        char hex[65];
+        if (cb_sha256_file(def->files[i], hex, err)) {
+            free(out);
+            return NULL;
+        }
+        len += (size_t)snprintf(out + len, cap - len, "%s  %s\n", hex, def->files[i]);
+    }
+    return out;
+}
+
 static int write_root_attrs(cb_runlog *log, const cb_runlog_def *def, cb_error *err)
 {
     char created[32];
@@ -460,16 +503,27 @@ static int write_root_attrs(cb_runlog *log, const cb_runlog_def *def, cb_error *
     struct tm tm;
     if (!gmtime_r(&now, &tm) || strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
         snprintf(created, sizeof created, "unknown");
+    cb_provenance pv;
+    cb_provenance_get(&pv);
+    char *digests = file_digests(def, err);
+    if (!digests) return err ? err->status : CB_ERR_IO;
     const char *names[] = { "clothbench_version", "solver", "scene_name", "scene_text", "parameters",
-                            "created", "status", "message", "expensive_metrics", "self_collision" };
+                            "created", "status", "message", "expensive_metrics", "self_collision",
+                            "scene_path", "scene_dir", "mesh_files", "command_line", "git_commit",
+                            "build_type", "build_flags", "compiler", "libraries", "threads", "host",
+                            "cpu" };
     const char *values[] = { CB_VERSION, def->solver, def->scene_name, def->scene_text,
                              def->parameters, created, "running", "", def->expensive_note,
-                             def->self_collision ? def->self_collision : "unknown" };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int rc = write_str_attr(log->path, log->file, "", names[i], values[i], err);
-        if (rc) return rc;
-    }
-    return 0;
+                             def->self_collision ? def->self_collision : "unknown",
+                             def->scene_path ? def->scene_path : "", def->scene_dir ? def->scene_dir : "",
+                             digests, def->command_line ? def->command_line : cb_provenance_get_command_line(), pv.git_commit,
+                             pv.build_type, pv.build_flags, pv.compiler, pv.libraries, pv.threads, pv.host,
+                             pv.cpu };
+    int rc = write_int_attr(log->path, log->file, "layout_version", CB_LAYOUT_VERSION, err);
+    for (size_t i = 0; !rc && i < sizeof names / sizeof names[0]; i++)
+        rc = write_str_attr(log->path, log->file, "", names[i], values[i], err);
+    free(digests);
+    return rc;
 }
 
 static int write_mesh(cb_runlog *log, const cb_world *w, cb_error *err)

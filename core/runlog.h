@@ -19,6 +19,12 @@ typedef struct cb_runlog_def {
     const char *parameters;  /* the solver's parameter block as text */
     const char *expensive_note; /* how often the expensive metrics run, stored as an attribute */
     const char *self_collision; /* "on" | "off" | "none" (the method has none); NULL: "unknown" */
+    /* provenance (NULL: ""); the build and machine are asked of core/provenance.h */
+    const char *scene_path;     /* the scene file as given */
+    const char *scene_dir;      /* absolute folder its relative paths resolve against */
+    const char *command_line;   /* NULL: the process's (cb_provenance_set_command_line) */
+    const char *const *files;   /* files the scene read: their SHA-256 go to `mesh_files` */
+    int nfiles;
 } cb_runlog_def;
 
 /* Create the file (truncating), write the attributes (status "running") and /mesh. */

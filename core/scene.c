@@ -18,6 +18,7 @@ static const double PI = 3.14159265358979323846;
 typedef struct ctx {
     const char *label;
     cb_error *err;
+    cb_scene *scene;   /* collects the files the scene reads (cb_scene.files) */
 } ctx;
 
 /* A closed/open interval for range checks; infinite ends are unbounded. */
@@ -231,6 +232,26 @@ static char *resolve_path(const char *dir, const char *rel)
     return p;
 }
 
+/* Remember a file the scene reads (its path as resolved, plus `suffix`), for the run
+ * file's digests. */
+static int note_file(const ctx *c, const char *path, const char *suffix)
+{
+    cb_scene *s = c->scene;
+    if (!s) return 0;
+    size_t n = strlen(path) + strlen(suffix) + 1;
+    char *copy = malloc(n);
+    char **grown = realloc(s->files, (size_t)(s->nfiles + 1) * sizeof *grown);
+    if (!copy || !grown) {
+        free(copy);
+        if (grown) s->files = grown;
+        return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+    }
+    snprintf(copy, n, "%s%s", path, suffix);
+    s->files = grown;
+    s->files[s->nfiles++] = copy;
+    return 0;
+}
+
 /* ---------------------------------------------------------------- cloth */
 
 static int read_grid(const ctx *c, const cb_yaml *g, cb_grid_def *def)
@@ -334,7 +355,18 @@ static int read_tets(const ctx *c, const cb_yaml *tn, const char *dir, cb_cloth_
         cl->use_tets = 2;
         cl->tets_path = resolve_path(dir, tn->scalar);
         if (!cl->tets_path) return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
-        return 0;
+        /* the TetGen pair, named as cb_tetmesh_read_tetgen names it */
+        size_t base = strlen(cl->tets_path);
+        const char *dot = strrchr(cl->tets_path, '.');
+        if (dot && (!strcmp(dot, ".node") || !strcmp(dot, ".ele"))) base = (size_t)(dot - cl->tets_path);
+        char *stem = malloc(base + 1);
+        if (!stem) return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+        memcpy(stem, cl->tets_path, base);
+        stem[base] = '\0';
+        int rc2 = note_file(c, stem, ".node");
+        if (!rc2) rc2 = note_file(c, stem, ".ele");
+        free(stem);
+        return rc2;
     }
     if (tn->kind != CB_YAML_MAP)
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth.tets: expected a TetGen file base name (body for "
@@ -420,6 +452,7 @@ static int read_cloth(const ctx *c, const cb_yaml *root, const char *dir, cb_clo
         cl->use_grid = 0;
         cl->mesh_path = resolve_path(dir, m->scalar);
         if (!cl->mesh_path) return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+        if ((rc = note_file(c, cl->mesh_path, ""))) return rc;
     }
     if ((rc = get_double(c, cn, "cloth", "density", 0, 0.1, R_POS, &cl->density)) ||
         (rc = get_double(c, cn, "cloth", "line_density", 0, 0.0, R_NONNEG, &cl->line_density)) ||
@@ -535,6 +568,7 @@ static int read_mesh_collider(const ctx *c, const cb_yaml *node, const char *P, 
     }
     char *path = rc ? NULL : resolve_path(dir, file->scalar);
     if (!rc && !path) rc = CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+    if (!rc) rc = note_file(c, path, "");
     if (!rc && (rc = cb_trimesh_collider_load(path, &mo, &col->mesh, c->err)))
         cb_error_prefix(c->err, "%s: %s.file: ", where(c, file, w, sizeof w), P);
     free(path);
@@ -725,7 +759,7 @@ static int finish_load(cb_yaml *root, const char *label, const char *dir, const 
     if (!s->path || !s->dir) { rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", label); goto fail; }
     for (int i = 0; i < nsets; i++)
         if ((rc = cb_yaml_set(s->root, sets[i], label, err))) goto fail;
-    ctx c = { .label = label, .err = err };
+    ctx c = { .label = label, .err = err, .scene = s };
     if ((rc = interpret(&c, s))) goto fail;
     s->text = cb_yaml_emit(s->root);
     if (!s->text) { rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", label); goto fail; }
@@ -789,6 +823,8 @@ void cb_scene_free(cb_scene **sp)
     free(s->cloth.pins);
     free(s->cloth.mesh_path);
     free(s->cloth.tets_path);
+    for (int i = 0; i < s->nfiles; i++) free(s->files[i]);
+    free(s->files);
     cb_yaml_free(&s->root);
     free(s->text);
     free(s->name);

@@ -73,6 +73,8 @@ typedef struct cb_scene {
     cb_cloth_def cloth;
     int ncolliders;
     cb_collider *colliders;
+    char **files;            /* every file the scene reads (meshes, TetGen .node/.ele), */
+    int nfiles;              /* resolved against dir, in reading order */
 } cb_scene;
 
 /* Load a scene file, applying overrides ("a.b=value", may be NULL when nsets = 0). */

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/provenance.h"
 #include "core/run.h"
 #include "core/scene.h"
 #include "core/solver.h"
@@ -420,6 +421,7 @@ int main(int argc, char **argv)
         printf("clothbench %s\n", CB_VERSION);
         return 0;
     }
+    cb_provenance_set_command_line(argc, argv);
     const char *cmd = argv[1];
     if (!strcmp(cmd, "list")) return cmd_list();
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
