@@ -46,3 +46,16 @@ int cb_h5_read_string_attr(hid_t loc, const char *name, char *buf, size_t n)
     free(s);
     return CB_OK;
 }
+
+int cb_h5_read_int_attr(hid_t loc, const char *name, int *out)
+{
+    CB_ASSERT(out);
+    if (H5Aexists(loc, name) <= 0) return CB_ERR_IO;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0) return CB_ERR_IO;
+    hid_t t = H5Aget_type(a);
+    int ok = t >= 0 && H5Tget_class(t) == H5T_INTEGER && H5Aread(a, H5T_NATIVE_INT, out) >= 0;
+    if (t >= 0) H5Tclose(t);
+    H5Aclose(a);
+    return ok ? CB_OK : CB_ERR_IO;
+}

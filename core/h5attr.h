@@ -15,4 +15,8 @@ char *cb_h5_string_attr(hid_t loc, const char *name);
  * failure). Returns 0, or CB_ERR_IO when the attribute is missing or unreadable. */
 int cb_h5_read_string_attr(hid_t loc, const char *name, char *buf, size_t n);
 
+/* The integer attribute `name` into *out. Returns 0, or CB_ERR_IO when it is missing
+ * or not an integer. */
+int cb_h5_read_int_attr(hid_t loc, const char *name, int *out);
+
 #endif

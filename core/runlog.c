@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -477,7 +478,7 @@ static int write_int_attr(const char *path, hid_t file, const char *name, int va
 static char *file_digests(const cb_runlog_def *def, cb_error *err)
 {
     size_t cap = 1;
-    for (int i = 0; i < def->nfiles; i++) cap += strlen(def->files[i]) + 68;
+    for (int i = 0; i < def->nfiles; i++) cap += strlen(def->files[i]) + 68 + PATH_MAX;
     char *out = malloc(cap);
     if (!out) {
         CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", def->path);
@@ -491,7 +492,9 @@ static char *file_digests(const cb_runlog_def *def, cb_error *err)
             free(out);
             return NULL;
         }
-        len += (size_t)snprintf(out + len, cap - len, "%s  %s\n", hex, def->files[i]);
+        char *abs = realpath(def->files[i], NULL);
+        len += (size_t)snprintf(out + len, cap - len, "%s  %s\n", hex, abs ? abs : def->files[i]);
+        free(abs);
     }
     return out;
 }

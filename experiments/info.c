@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/h5attr.h"
+#include "core/provenance.h"
 
 /* Reads /series/<name> (width 1 or 3) into a malloc'd array; returns rows or -1. */
 static long read_series(hid_t file, const char *name, int width, double **out)
@@ -40,6 +41,27 @@ static void nan_max(double *acc, double x) { if (!isnan(x)) *acc = isnan(*acc) ?
 static void nan_min(double *acc, double x) { if (!isnan(x)) *acc = isnan(*acc) ? x : fmin(*acc, x); }
 static void nan_sum(double *acc, double x) { if (!isnan(x)) *acc = isnan(*acc) ? x : *acc + x; }
 
+int cb_run_provenance_read(hid_t f, const char *path, cb_run_summary *s, cb_error *err)
+{
+    if (cb_h5_read_int_attr(f, "layout_version", &s->layout_version) != CB_OK) s->layout_version = 1;
+    if (s->layout_version > CB_LAYOUT_VERSION || s->layout_version < 1) {
+        char commit[96] = "";
+        cb_h5_read_string_attr(f, "git_commit", commit, sizeof commit);
+        return CB_FAIL(err, CB_ERR_INPUT,
+                       "%s: run file layout %d, but this clothbench reads layouts 1 to %d; read it with the "
+                       "build that wrote it (commit %s) or a newer one", path, s->layout_version,
+                       CB_LAYOUT_VERSION, commit[0] ? commit : "unknown");
+    }
+    struct { const char *name; char *buf; size_t n; } a[] = {
+        {"git_commit", s->git_commit, sizeof s->git_commit}, {"build_type", s->build_type, sizeof s->build_type},
+        {"build_flags", s->build_flags, sizeof s->build_flags}, {"compiler", s->compiler, sizeof s->compiler},
+        {"libraries", s->libraries, sizeof s->libraries}, {"threads", s->threads, sizeof s->threads},
+        {"host", s->host, sizeof s->host}, {"cpu", s->cpu, sizeof s->cpu},
+        {"command_line", s->command_line, sizeof s->command_line}};
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) cb_h5_read_string_attr(f, a[i].name, a[i].buf, a[i].n);
+    return CB_OK;
+}
+
 int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -52,6 +74,11 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     if (cb_h5_read_string_attr(f, "solver", s->solver, sizeof s->solver) < 0) {
         H5Fclose(f);
         return CB_FAIL(err, CB_ERR_INPUT, "%s: not a clothbench run file (no 'solver' attribute)", path);
+    }
+    int rc0 = cb_run_provenance_read(f, path, s, err);
+    if (rc0) {
+        H5Fclose(f);
+        return rc0;
     }
     cb_h5_read_string_attr(f, "scene_name", s->scene, sizeof s->scene);
     cb_h5_read_string_attr(f, "status", s->status, sizeof s->status);
@@ -179,4 +206,13 @@ void cb_run_summary_print(const cb_run_summary *s, const char *path, FILE *out)
                  s->max_self_intersections, s->min_separation, sc);
     fprintf(out, "strain     max %.4g\n", s->max_strain);
     fprintf(out, "time       %.4g ms per step (mean)\n", s->mean_ms_per_step);
+    if (s->layout_version < 2) {
+        fprintf(out, "made by    not recorded (run file layout %d)\n", s->layout_version);
+        return;
+    }
+    fprintf(out, "made by    commit %s (%s build, %s)\n", s->git_commit, s->build_type, s->compiler);
+    fprintf(out, "           flags %s\n", s->build_flags);
+    fprintf(out, "           %s\n", s->libraries);
+    fprintf(out, "           threads %s; host %s, %s\n", s->threads, s->host, s->cpu);
+    fprintf(out, "           command: %s\n", s->command_line);
 }

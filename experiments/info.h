@@ -2,6 +2,7 @@
 #ifndef CB_INFO_H
 #define CB_INFO_H
 
+#include <hdf5.h>
 #include <stdio.h>
 #include "core/error.h"
 
@@ -29,9 +30,17 @@ typedef struct cb_run_summary {
     double contact_work_added;      /* the same, positive rows only: energy the stage added */
     double self_crossings, collider_crossings; /* sums of the audit's counts; NaN: not audited */
     double audit_ms_per_step;       /* mean wall_audit_s per step; NaN: not audited */
+    /* provenance (core/provenance.h); "" in files older than layout 2 */
+    int layout_version;             /* 1 for files without the attribute */
+    char git_commit[96], build_type[32], build_flags[512], compiler[128], libraries[512], threads[128];
+    char host[128], cpu[256], command_line[1024];
 } cb_run_summary;
 
+/* Reads a run file of layout 1 to CB_LAYOUT_VERSION; a newer layout is refused
+ * (CB_ERR_INPUT, naming both versions). */
 int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err);
+/* Only the layout check and the provenance attributes of an open file. */
+int cb_run_provenance_read(hid_t file, const char *path, cb_run_summary *s, cb_error *err);
 void cb_run_summary_print(const cb_run_summary *s, const char *path, FILE *out);
 
 #endif

@@ -3,6 +3,7 @@
  *   clothbench list                               solvers and bundled scenes
  *   clothbench run SCENE --solver NAME [-o RUN.h5] [--set k=v]... [--quiet] [--no-frames]
  *   clothbench info RUN.h5                        one-screen summary of a run
+ *   clothbench rerun RUN.h5 [-o NEW.h5] [--check] run again from the file, compare (rerun.h)
  *   clothbench sweep EXPERIMENT [-j N] [--shard I/N] [--dry-run] ...   (experiments/sweep.h)
  *   clothbench bench [--quick] [-o FILE] ...      standard timing table (experiments/bench.h)
  *   clothbench bench contact|ccd|bvh [--quick]    contact-library timings
@@ -24,6 +25,7 @@
 #include "core/solver.h"
 #include "experiments/bench.h"
 #include "experiments/info.h"
+#include "experiments/rerun.h"
 #include "experiments/sweep.h"
 
 #ifndef CB_DATA_DIR
@@ -41,7 +43,14 @@ static const char *usage =
     "      --no-frames                       do not write /frames (series only)\n"
     "      --audit                           count crossings inside every step (= --set audit=true)\n"
     "      -q, --quiet                       no progress bar, no summary\n"
-    "  info RUN.h5                           one-screen summary of a run file\n"
+    "  info RUN.h5                           one-screen summary of a run file, with what made it\n"
+    "  rerun RUN.h5 [options]                run again from what the run file records (scene text,\n"
+    "                                        effective parameters); report changed mesh files\n"
+    "      -o, --output NEW.h5               the new run file (default RUN.rerun.h5)\n"
+    "      --check                           compare with the old file: identical, or the first\n"
+    "                                        differing row and metric, and whether the build differs\n"
+    "      --scene-dir DIR                   resolve the scene's files against DIR (they moved)\n"
+    "      -q, --quiet                       no progress bar\n"
     "  sweep EXPERIMENT.yaml [options]       every run of an experiment file (resumable)\n"
     "      -j, --jobs N                      N worker processes (default 1)\n"
     "      --shard I/N                       only runs whose index mod N is I (0 <= I < N)\n"
@@ -214,6 +223,44 @@ static int cmd_run(int argc, char **argv)
         return 1;
     }
     return 0;
+}
+
+/* Exit status: 0 identical (or ran, without --check), 1 differs or the rerun failed,
+ * 2 bad input. */
+static int cmd_rerun(int argc, char **argv)
+{
+    cb_rerun_def def = {0};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (++i >= argc) return bad_usage("%s needs a file name", a);
+            def.output = argv[i];
+        } else if (!strcmp(a, "--scene-dir")) {
+            if (++i >= argc) return bad_usage("%s needs a folder", a);
+            def.scene_dir = argv[i];
+        } else if (!strcmp(a, "--check")) {
+            def.check = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            def.quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return bad_usage("unknown option '%s'", a);
+        } else if (!def.run_path) {
+            def.run_path = a;
+        } else {
+            return bad_usage("unexpected argument '%s'", a);
+        }
+    }
+    if (!def.run_path) return bad_usage("rerun needs a run file%s", "");
+    cb_run_install_signal_handlers();
+    cb_rerun_result res;
+    cb_error e;
+    cb_error_clear(&e);
+    int rc = cb_rerun(&def, &res, stdout, &e);
+    if (rc < 0) {
+        print_error(&e);
+        return rc == CB_ERR_INPUT || rc == CB_ERR_IO ? 2 : 1;
+    }
+    return rc == 0 ? 0 : 1;
 }
 
 /* "I/N" -> shard, nshards; 0 on success. */
@@ -426,6 +473,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "list")) return cmd_list();
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
+    if (!strcmp(cmd, "rerun")) return cmd_rerun(argc - 2, argv + 2);
     if (!strcmp(cmd, "sweep")) return cmd_sweep(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
     return bad_usage("unknown command '%s'", cmd);
