@@ -57,7 +57,8 @@ int cb_run_provenance_read(hid_t f, const char *path, cb_run_summary *s, cb_erro
         {"build_flags", s->build_flags, sizeof s->build_flags}, {"compiler", s->compiler, sizeof s->compiler},
         {"libraries", s->libraries, sizeof s->libraries}, {"threads", s->threads, sizeof s->threads},
         {"host", s->host, sizeof s->host}, {"cpu", s->cpu, sizeof s->cpu},
-        {"command_line", s->command_line, sizeof s->command_line}};
+        {"command_line", s->command_line, sizeof s->command_line},
+        {"parameters", s->parameters, sizeof s->parameters}};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) cb_h5_read_string_attr(f, a[i].name, a[i].buf, a[i].n);
     return CB_OK;
 }

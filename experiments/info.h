@@ -34,6 +34,7 @@ typedef struct cb_run_summary {
     int layout_version;             /* 1 for files without the attribute */
     char git_commit[96], build_type[32], build_flags[512], compiler[128], libraries[512], threads[128];
     char host[128], cpu[256], command_line[1024];
+    char parameters[4096];          /* the effective solver parameters (flow YAML map) */
 } cb_run_summary;
 
 /* Reads a run file of layout 1 to CB_LAYOUT_VERSION; a newer layout is refused

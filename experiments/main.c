@@ -58,6 +58,9 @@ static const char *usage =
     "      -o, --output DIR                  output folder (default: the file's output, or runs/<name>)\n"
     "      --set KEY.PATH=VALUE              one more fixed override for every run (repeatable)\n"
     "      --index                           only rewrite index.csv and index.h5 from the run files\n"
+    "      --check                           rerun every run from its file and compare (as rerun\n"
+    "                                        --check); <run>.check and the index column checked\n"
+    "                                        say identical or what differs; runs nothing new\n"
     "      --no-frames                       run files without /frames\n"
     "      -q, --quiet                       no line per finished run, no progress\n"
     "  bench [options]                       standard timing table (CSV): every solver, standard\n"
@@ -308,6 +311,8 @@ static int cmd_sweep(int argc, char **argv)
             o.dry_run = 1;
         } else if (!strcmp(a, "--index")) {
             o.index_only = 1;
+        } else if (!strcmp(a, "--check")) {
+            o.check = 1;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (++i >= argc) { rc = bad_usage("%s needs a folder", a); goto out; }
             output = argv[i];
@@ -350,7 +355,11 @@ static int cmd_sweep(int argc, char **argv)
         print_error(&err);
         rc = erc == CB_ERR_INPUT ? 2 : 1;
     } else {
-        if (!o.quiet && !o.dry_run)
+        if (!o.quiet && !o.dry_run && o.check)
+            printf("sweep %s --check: %ld runs in this shard: %ld identical, %ld differ or failed, %ld without a "
+                   "run file%s; index: %s/index.csv (column checked)\n", e->name, st.selected, st.ok, st.failed,
+                   st.skipped, st.interrupted ? ", interrupted" : "", e->output);
+        else if (!o.quiet && !o.dry_run)
             printf("sweep %s: %ld runs in this shard: %ld ok (%ld already done), %ld failed%s; index: %s/index.csv\n",
                    e->name, st.selected, st.ok, st.skipped, st.failed, st.interrupted ? ", interrupted" : "",
                    e->output);

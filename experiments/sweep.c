@@ -34,6 +34,7 @@
 #include "core/solver.h"
 #include "core/yamltree.h"
 #include "experiments/info.h"
+#include "experiments/rerun.h"
 
 #define NAME_MAX_LEN 240
 
@@ -672,6 +673,7 @@ typedef struct run_state {
     char note_msg[1024];
     int file_exists;
     char read_error[512];     /* the run file exists but could not be read */
+    char checked[512];        /* first line of <run>.check when newer than the run file, else "" */
 } run_state;
 
 static void run_path(const cb_experiment *e, const cb_sweep_run *r, const char *ext, char *buf, size_t n)
@@ -694,6 +696,14 @@ static void refresh(const cb_experiment *e, const cb_sweep_run *r, run_state *st
         fclose(f);
     }
     run_path(e, r, ".h5", p, sizeof p);
+    struct stat sh, sc;
+    char cp[4096];
+    run_path(e, r, ".check", cp, sizeof cp);
+    if (stat(p, &sh) == 0 && stat(cp, &sc) == 0 && sc.st_mtime >= sh.st_mtime && (f = fopen(cp, "r"))) {
+        if (!fgets(st->checked, sizeof st->checked, f)) st->checked[0] = '\0';
+        st->checked[strcspn(st->checked, "\r\n")] = '\0';
+        fclose(f);
+    }
     if (access(p, F_OK) == 0) {
         st->file_exists = 1;
         cb_error er;
@@ -827,6 +837,31 @@ static void tmp_name(const char *path, char *tmp, size_t n)
     snprintf(tmp, n, "%s.tmp.%s.%ld", path, host, (long)getpid());
 }
 
+/* Columns after self_collision: the commit that made the run, the check, and per key of
+ * a solver's parameters (solvers.X.k) the value the run's solver used for k. */
+static int n_effective(const cb_experiment *e)
+{
+    int n = 0;
+    for (int k = 0; k < e->nkeys; k++) n += e->keys[k].solver != NULL;
+    return n;
+}
+
+/* The value of the last path component of key k in the run's effective parameters,
+ * malloc'd ("" when the run's solver does not read it or the file has none). */
+static char *effective_value(const cb_sweep_key *k, const run_state *st)
+{
+    if (!st->have || !st->s.parameters[0]) return cb_strdup("");
+    const char *name = strrchr(k->path, '.');
+    name = name ? name + 1 : k->path;
+    cb_yaml *map = NULL;
+    cb_error er;
+    if (cb_yaml_load_string(st->s.parameters, "parameters", &map, &er)) return cb_strdup("");
+    const cb_yaml *v = map && map->kind == CB_YAML_MAP ? cb_yaml_get(map, name) : NULL;
+    char *out = v ? value_text(v) : cb_strdup("");
+    cb_yaml_free(&map);
+    return out;
+}
+
 static int write_csv(const cb_experiment *e, const run_state *states, cb_error *err)
 {
     char path[4096], tmp[4400];
@@ -843,7 +878,15 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
     for (int i = 0; i < 9; i++) fprintf(f, ",%s", num_names[i]);
     fputs(",scene_path,frames,energy_start,energy_end,max_collider_penetrations,created", f);
     for (int i = 0; i < YARD_COLS; i++) fprintf(f, ",%s", yard_names[i]);
-    fputs(",self_collision\n", f);
+    fputs(",self_collision,git_commit,checked", f);
+    for (int k = 0; k < e->nkeys; k++) {
+        if (!e->keys[k].solver) continue;
+        char name[600];
+        snprintf(name, sizeof name, "effective:%s", e->keys[k].path);
+        fputc(',', f);
+        csv_field(f, name);
+    }
+    fputc('\n', f);
     char b[64];
     for (long i = 0; i < e->nruns; i++) {
         const cb_sweep_run *r = &e->runs[i];
@@ -901,6 +944,17 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
         }
         fputc(',', f);
         if (st->have) csv_field(f, st->s.self_collision);
+        fputc(',', f);
+        if (st->have) csv_field(f, st->s.git_commit);
+        fputc(',', f);
+        csv_field(f, st->checked);
+        for (int k = 0; k < e->nkeys; k++) {
+            if (!e->keys[k].solver) continue;
+            char *v = effective_value(&e->keys[k], st);
+            fputc(',', f);
+            csv_field(f, v ? v : "");
+            free(v);
+        }
         fputc('\n', f);
     }
     int bad = ferror(f);
@@ -925,14 +979,16 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
     char path[4096], tmp[4400];
     snprintf(path, sizeof path, "%s/index.h5", e->output);
     tmp_name(path, tmp, sizeof tmp);
-    int ncols = 5 + e->nkeys + 3 + 9 + 6 + YARD_COLS + 1;
+    int neff = n_effective(e);
+    int ncols = 5 + e->nkeys + 3 + 9 + 6 + YARD_COLS + 3 + neff;
     const char **names = cb_calloc((size_t)ncols, sizeof *names);
     int *kinds = cb_calloc((size_t)ncols, sizeof *kinds);
     size_t rowsize = 8 * (size_t)ncols;
     unsigned char *buf = cb_calloc((size_t)e->nruns * rowsize + 8, 1);
-    char **owned = cb_calloc((size_t)e->nruns + 1, sizeof *owned); /* "name.h5" strings */
+    char **owned = cb_calloc((size_t)e->nruns * (size_t)(1 + neff) + 1, sizeof *owned); /* "name.h5", values */
+    char **effnames = cb_calloc((size_t)neff + 1, sizeof *effnames);
     int rc = CB_OK;
-    if (!names || !kinds || !buf || !owned) {
+    if (!names || !kinds || !buf || !owned || !effnames) {
         rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
         goto out;
     }
@@ -955,6 +1011,18 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
     names[c] = "created"; kinds[c++] = COL_STR;
     for (int q = 0; q < YARD_COLS; q++) { names[c] = yard_names[q]; kinds[c++] = COL_NUM; }
     names[c] = "self_collision"; kinds[c++] = COL_STR;
+    names[c] = "git_commit"; kinds[c++] = COL_STR;
+    names[c] = "checked"; kinds[c++] = COL_STR;
+    for (int k = 0, j = 0; k < e->nkeys; k++) {
+        if (!e->keys[k].solver) continue;
+        size_t len = strlen(e->keys[k].path) + 11;
+        if (!(effnames[j] = cb_calloc(len, 1))) {
+            rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        snprintf(effnames[j], len, "effective:%s", e->keys[k].path);
+        names[c] = effnames[j++]; kinds[c++] = COL_STR;
+    }
     CB_ASSERT(c == ncols);
 
     static const char empty[] = "";
@@ -963,12 +1031,13 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
         const run_state *st = &states[i];
         unsigned char *row = buf + (size_t)i * rowsize;
         size_t len = strlen(r->name) + 4;
-        owned[i] = cb_calloc(len, 1);
-        if (!owned[i]) {
+        char **mine = owned + (size_t)i * (size_t)(1 + neff); /* this row's strings */
+        owned[(size_t)i * (size_t)(1 + neff)] = cb_calloc(len, 1);
+        if (!mine[0]) {
             rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
             goto out;
         }
-        snprintf(owned[i], len, "%s.h5", r->name);
+        snprintf(mine[0], len, "%s.h5", r->name);
         double v[9];
         summary_nums(st, v);
         int col = 0;
@@ -979,7 +1048,7 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
 #define PUT_D(x) do { dv = (x); memcpy(row + 8 * (size_t)col++, &dv, 8); } while (0)
 #define PUT_S(x) do { sv = nonnull(x); memcpy(row + 8 * (size_t)col++, &sv, sizeof sv); } while (0)
         PUT_I(r->index);
-        PUT_S(owned[i]);
+        PUT_S(mine[0]);
         PUT_S(e->scene_stems[r->scene]);
         PUT_S(e->solvers[r->solver]);
         PUT_I(r->repeat);
@@ -998,6 +1067,16 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
         yard_nums(st, y);
         for (int q = 0; q < YARD_COLS; q++) PUT_D(y[q]);
         PUT_S(st->have ? st->s.self_collision : empty);
+        PUT_S(st->have ? st->s.git_commit : empty);
+        PUT_S(st->checked);
+        for (int k = 0, j = 1; k < e->nkeys; k++) {
+            if (!e->keys[k].solver) continue;
+            if (!(mine[j] = effective_value(&e->keys[k], st))) {
+                rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
+                goto out;
+            }
+            PUT_S(mine[j++]);
+        }
 #undef PUT_I
 #undef PUT_D
 #undef PUT_S
@@ -1048,8 +1127,11 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
     H5Tclose(strt);
 out:
     if (owned)
-        for (long i = 0; i < e->nruns; i++) free(owned[i]);
+        for (long i = 0; i < e->nruns * (long)(1 + neff); i++) free(owned[i]);
     free(owned);
+    if (effnames)
+        for (int j = 0; j < neff; j++) free(effnames[j]);
+    free(effnames);
     free(buf);
     free(kinds);
     free(names);
@@ -1141,6 +1223,47 @@ static void child_main(const cb_experiment *e, const cb_sweep_run *r, const cb_s
     _exit(rc ? 1 : 0);
 }
 
+/* The check child: rerun the run from its file into <run>.rerun.h5, compare, and write
+ * <run>.check ("identical" | "differs: ..." | "error: ...", then the build note). An
+ * identical rerun file is removed (it adds nothing); a differing one is kept. _exit(0)
+ * identical, 1 differs, 2 error. */
+static void child_check(const cb_experiment *e, const cb_sweep_run *r)
+{
+    char h5[4096], again[4096], check[4096];
+    run_path(e, r, ".h5", h5, sizeof h5);
+    run_path(e, r, ".rerun.h5", again, sizeof again);
+    run_path(e, r, ".check", check, sizeof check);
+    cb_rerun_def d = {h5, again, NULL, 1, 1};
+    cb_rerun_result res;
+    cb_error err;
+    cb_error_clear(&err);
+    char *detail = NULL;
+    size_t dlen = 0;
+    FILE *mem = open_memstream(&detail, &dlen);
+    int rc = cb_rerun(&d, &res, mem, &err);
+    if (mem) fclose(mem);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", check);
+    FILE *f = fopen(tmp, "w");
+    if (f) {
+        if (rc < 0) fprintf(f, "error: %s\n", err.message);
+        else if (rc == 0) fprintf(f, "identical%s\n", res.build_differs ? " (other build)" : "");
+        else if (res.first_row >= 0)
+            fprintf(f, "differs: row %ld %s%s\n", res.first_row, res.first_metric,
+                    res.build_differs ? " (other build)" : " (same build)");
+        else fprintf(f, "differs: %s%s\n", res.first_metric, res.build_differs ? " (other build)" : " (same build)");
+        if (detail) fputs(detail, f);
+        if (fclose(f) == 0) rename(tmp, check);
+    }
+    free(detail);
+    if (rc == 0) {
+        remove(again);
+        run_path(e, r, ".rerun.xdmf", again, sizeof again);
+        remove(again);
+    }
+    _exit(rc < 0 ? 2 : rc == 0 ? 0 : 1);
+}
+
 static void fmt_duration(double s, char *buf, size_t n)
 {
     if (!(s >= 0) || s > 1e7) snprintf(buf, n, "?");
@@ -1199,6 +1322,13 @@ int cb_sweep_execute(const cb_experiment *e, const cb_sweep_options *o, FILE *ou
         if (i % o->nshards != o->shard) continue;
         stats->selected++;
         const cb_sweep_run *r = &e->runs[i];
+        if (o->check) { /* every run with a readable file, whatever its status */
+            if (states[i].have) todo[ntodo++] = i;
+            else stats->skipped++;
+            if (o->dry_run && out)
+                fprintf(out, "%6ld  %-5s  %s.h5\n", i, states[i].have ? "check" : "none", r->name);
+            continue;
+        }
         int done = run_is_done(e, r, &states[i]);
         const char *action = done ? "skip"
                              : !strcmp(row_status(&states[i]), "ok") ? "stale" /* scene or overrides changed */
@@ -1242,8 +1372,9 @@ int cb_sweep_execute(const cb_experiment *e, const cb_sweep_options *o, FILE *ou
             const cb_sweep_run *r = &e->runs[todo[next]];
             char p[4096];
             static const char *const exts[] = {".h5", ".xdmf", ".err"};
+            static const char *const check_exts[] = {".check", ".rerun.h5", ".rerun.xdmf"};
             for (int q = 0; q < 3; q++) {
-                run_path(e, r, exts[q], p, sizeof p);
+                run_path(e, r, o->check ? check_exts[q] : exts[q], p, sizeof p);
                 remove(p);
             }
             fflush(NULL);
@@ -1252,7 +1383,10 @@ int cb_sweep_execute(const cb_experiment *e, const cb_sweep_options *o, FILE *ou
                 rc = CB_FAIL(err, CB_ERR_INTERNAL, "fork failed: %s", strerror(errno));
                 break;
             }
-            if (pid == 0) child_main(e, r, o);
+            if (pid == 0) {
+                if (o->check) child_check(e, r);
+                child_main(e, r, o);
+            }
             int s = 0;
             while (pids[s]) s++;
             pids[s] = pid;
@@ -1288,7 +1422,7 @@ int cb_sweep_execute(const cb_experiment *e, const cb_sweep_options *o, FILE *ou
         busy_sum += took;
         finished++;
         char note[4096];
-        run_path(e, r, ".err", note, sizeof note);
+        run_path(e, r, o->check ? ".check" : ".err", note, sizeof note);
         if (WIFSIGNALED(wst)) {
             char m[256];
             snprintf(m, sizeof m, "the run process was killed by signal %d (%s)", WTERMSIG(wst),
@@ -1300,15 +1434,18 @@ int cb_sweep_execute(const cb_experiment *e, const cb_sweep_options *o, FILE *ou
             write_note(note, "error", m);
         }
         refresh(e, r, &states[i]);
-        const char *status = row_status(&states[i]);
+        const char *status = o->check ? (WIFEXITED(wst) && WEXITSTATUS(wst) == 0 ? "identical" : "differs")
+                                      : row_status(&states[i]);
+        if (o->check && !(WIFEXITED(wst) && WEXITSTATUS(wst) <= 1)) status = "error";
         stats->ran++;
-        if (!strcmp(status, "ok")) stats->ok++;
+        if (!strcmp(status, o->check ? "identical" : "ok")) stats->ok++;
         else stats->failed++;
         cb_error ie;
         if (write_index_states(e, states, &ie) && !rc) rc = CB_FAIL(err, ie.status, "%s", ie.message);
         if (tty) clear_progress();
         if (out && !o->quiet) {
-            const char *msg = row_message(&states[i]);
+            const char *msg = o->check ? (strncmp(states[i].checked, "identical", 9) ? states[i].checked : "")
+                                       : row_message(&states[i]);
             fprintf(out, "  %-11s %s.h5 (%.1f s)%s%s\n", status, r->name, took, msg[0] ? ": " : "", msg);
             fflush(out);
         }

@@ -109,6 +109,9 @@ typedef struct cb_sweep_options {
     int shard, nshards;/* run only runs with index % nshards == shard (nshards >= 1) */
     int dry_run;       /* list the runs of this shard and what would happen; run nothing */
     int index_only;    /* rewrite the index from the run files; run nothing */
+    int check;         /* rerun every finished run of this shard from its file and compare
+                          (experiments/rerun.h): <run>.check says identical or what differs;
+                          the index's `checked` column shows it. Runs nothing new. */
     int write_frames;  /* 1: run files keep /frames */
     int progress;      /* progress line on stderr (only drawn when it is a terminal) */
     int quiet;         /* no line per finished run on `out` */
