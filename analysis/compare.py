@@ -18,7 +18,9 @@ Reads SWEEP_DIR/index.csv (written by `clothbench sweep`; its numbers are those 
               (or --y METRIC) against it, one line per solver (mean over repeats, min-max
               bars): <metric>_vs_<key>.png/.pdf; without swept parameters one bar chart
               per metric over the runs: summary.png/.pdf
-A pending, running or missing run is an error (--allow-missing leaves it out).
+A pending, running or missing run is an error (--allow-missing leaves it out). Runs made by
+different commits (index column git_commit) are an error unless --mixed-builds; the
+table's note (under table.md, a comment in table.tex) names the commit(s).
 """
 import argparse
 import csv
@@ -77,7 +79,35 @@ def tex_num(v):
     return t
 
 
-def write_tables(folder, keys, rows, quiet):
+def build_note(rows, mixed_ok):
+    """One sentence saying which commit made the runs (index column git_commit). Runs of
+    different commits are refused (CompareError) unless mixed_ok: a table must not mix
+    the numbers of two versions of the code silently. A run without the column (older
+    run files) counts as 'not recorded'."""
+    counts = {}
+    for r in rows:
+        c = r.get("git_commit", "") or "not recorded"
+        counts[c] = counts.get(c, 0) + 1
+    if len(counts) == 1:
+        (c,) = counts
+        if c == "not recorded":
+            return "The run files do not record the commit that made them."
+        dirty = " (a tree with uncommitted changes)" if c.endswith("-dirty") else ""
+        return "All runs made by clothbench commit %s%s." % (c[:12] + ("-dirty" if dirty else ""), dirty)
+    listing = "; ".join("%s: %d run%s" % (c[:12] + ("-dirty" if c.endswith("-dirty") else ""), n,
+                                         "" if n == 1 else "s") for c, n in sorted(counts.items()))
+    if not mixed_ok:
+        raise CompareError("the runs were made by %d different builds (%s); rerun them with one build "
+                           "(clothbench sweep --check shows what changed) or pass --mixed-builds"
+                           % (len(counts), listing))
+    return "Runs made by %d different builds of clothbench (%s)." % (len(counts), listing)
+
+
+class CompareError(Exception):
+    pass
+
+
+def write_tables(folder, keys, rows, quiet, note=""):
     head = ["run", "solver", "scene"] + keys + ["status", "self_collision"] + [m for m, _, _ in TABLE]
     with open(os.path.join(folder, "table.csv"), "w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
@@ -94,11 +124,12 @@ def write_tables(folder, keys, rows, quiet):
         cells = [cbrun.stem(r["file"]), r["solver"]] + [r[k] for k in keys] + [r["status"], r["self_collision"]] + \
                 [("**%s**" if i == lead and m == HIDDEN else "%s") % cbrun.fmt(r[m]) for m, _, _ in TABLE]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    md = "\n".join(lines) + "\n"
+    md = "\n".join(lines) + "\n" + ("\n" + note + "\n" if note else "")
     with open(os.path.join(folder, "table.md"), "w") as fh:
         fh.write(md)
     cols = "ll" + "l" * len(keys) + "ll" + "r" * len(TABLE)
     tex = ["% clothbench comparison table (compare.py); needs \\usepackage{booktabs}",
+           "% " + note,
            "\\begin{tabular}{%s}" % cols, "\\toprule",
            " & ".join(["solver", "scene"] + [tex_escape(k.split(".")[-1]) for k in keys] + ["status", "self coll."] +
                       [t for _, _, t in TABLE]) + " \\\\", "\\midrule"]
@@ -197,6 +228,8 @@ def main(argv=None):
     ap.add_argument("--allow-missing", action="store_true", help="leave out pending/running/missing runs")
     ap.add_argument("--no-plots", action="store_true", help="tables only")
     ap.add_argument("-q", "--quiet", action="store_true", help="do not print the Markdown table")
+    ap.add_argument("--mixed-builds", action="store_true",
+                    help="allow runs made by different commits in one table (the note under the table lists them)")
     a = ap.parse_args(argv)
     try:
         cols, rows = cbrun.read_index(a.folder)
@@ -207,12 +240,16 @@ def main(argv=None):
         cbrun.fail("%s: no finished runs in the index" % a.folder)
     keys = cbrun.grid_keys(cols)
     derive(rows)
+    try:
+        note = build_note(rows, a.mixed_builds)
+    except CompareError as exc:
+        cbrun.fail("%s: %s" % (a.folder, exc))
     if a.x and a.x not in keys:
         cbrun.fail("--x %s: not a swept parameter of this sweep (grid keys: %s)" % (a.x, ", ".join(keys) or "none"))
     for m in a.y or []:
         if m not in ALL_METRICS:
             cbrun.fail("--y %s: unknown metric; one of: %s" % (m, ", ".join(ALL_METRICS)))
-    write_tables(a.folder, keys, rows, a.quiet)
+    write_tables(a.folder, keys, rows, a.quiet, note)
     written = [os.path.join(a.folder, n) for n in ("table.csv", "table.md", "table.tex")]
     if not a.no_plots:
         plt = cbrun.use_agg()

@@ -253,6 +253,89 @@ static void test_changed_mesh_file(void)
     CU_ASSERT_EQUAL(rc, 0);
 }
 
+/* The column `name` of row `row` (0-based, after the header) of a CSV without quoted
+ * commas in the fields read here; "" when absent. */
+static void csv_cell(const char *path, int row, const char *name, char *cell, size_t n)
+{
+    cell[0] = '\0';
+    FILE *f = fopen(path, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    static char line[65536];
+    int col = -1;
+    if (fgets(line, sizeof line, f)) {
+        int k = 0;
+        for (char *t = strtok(line, ",\n"); t; t = strtok(NULL, ",\n"), k++)
+            if (!strcmp(t, name)) col = k;
+    }
+    for (int r = 0; col >= 0 && fgets(line, sizeof line, f); r++) {
+        if (r != row) continue;
+        char *p = line;
+        for (int k = 0; k < col && p; k++) {
+            p = strchr(p, ',');
+            if (p) p++;
+        }
+        if (p) snprintf(cell, n, "%.*s", (int)strcspn(p, ",\n"), p);
+        break;
+    }
+    fclose(f);
+}
+
+/* sweep --check over a folder: every run identical, the index says so with the commit
+ * and the effective value of a swept solver key; a poked run differs; compare.py
+ * refuses runs of two commits unless --mixed-builds. */
+static void test_sweep_check_and_index(void)
+{
+    const char *dir = cb_test_tmp_path("sweepchk");
+    char exp[4096], cwd[2048];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof cwd));
+    snprintf(exp, sizeof exp,
+             "name: chk\noutput: %s\nscenes: [%s/data/scenes/drape_sphere.yaml]\nsolvers: [pbd, fms]\n"
+             "set: {duration: 0.05, cloth.grid.nx: 8, cloth.grid.ny: 8}\ngrid:\n  solvers.pbd.iterations: [1, 3]\n",
+             dir, cwd);
+    const char *ef = cb_test_write_tmp("chk.yaml", exp);
+    CU_ASSERT_EQUAL_FATAL(cb("sweep %s -q", ef), 0);
+    int rc = cb("sweep %s --check", ef);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "3 identical, 0 differ"));
+    char idx[4200], cell[512];
+    snprintf(idx, sizeof idx, "%s/index.csv", dir);
+    cb_provenance pv;
+    cb_provenance_get(&pv);
+    for (int r = 0; r < 3; r++) {
+        csv_cell(idx, r, "checked", cell, sizeof cell);
+        CU_ASSERT_STRING_EQUAL(cell, "identical");
+        csv_cell(idx, r, "git_commit", cell, sizeof cell);
+        CU_ASSERT_STRING_EQUAL(cell, pv.git_commit);
+    }
+    csv_cell(idx, 1, "effective:solvers.pbd.iterations", cell, sizeof cell);
+    CU_ASSERT_STRING_EQUAL(cell, "3");
+    /* a run whose file no longer matches what it would produce differs; the check names it */
+    char run[4300];
+    snprintf(run, sizeof run, "%s/drape_sphere__pbd__iterations=3__r0.h5", dir);
+    poke_series(run, "max_strain", 4, 9.0);
+    CU_ASSERT_EQUAL(cb("sweep %s --check -q", ef), 1);
+    csv_cell(idx, 1, "checked", cell, sizeof cell);
+    CU_ASSERT_STRING_EQUAL(cell, "differs: row 4 max_strain (same build)");
+    const char *py = getenv("CB_PYTHON");
+    if (!py || !*py) {
+        CU_FAIL("CB_PYTHON is not set: compare.py cannot be tested");
+        return;
+    }
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s -c \"import csv,sys; p=sys.argv[1]; rows=list(csv.DictReader(open(p))); "
+             "rows[0]['git_commit']='0'*40; w=csv.DictWriter(open(p,'w',newline=''),fieldnames=list(rows[0])); "
+             "w.writeheader(); w.writerows(rows)\" %s", py, idx);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    rc = cb_test_shell(out, sizeof out, "%s analysis/compare.py %s --no-plots -q", py, dir);
+    CU_ASSERT_NOT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "made by 2 different builds"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "--mixed-builds"));
+    rc = cb_test_shell(out, sizeof out, "%s analysis/compare.py %s --no-plots --mixed-builds", py, dir);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "Runs made by 2 different builds of clothbench (000000000000: 1 run"));
+}
+
 CB_TEST_MAIN("provenance",
              CB_TEST(test_sha256_vectors),
              CB_TEST(test_command_line_quoting),
@@ -260,4 +343,5 @@ CB_TEST_MAIN("provenance",
              CB_TEST(test_layout_version),
              CB_TEST(test_rerun_identical_every_solver),
              CB_TEST(test_check_finds_difference),
-             CB_TEST(test_changed_mesh_file))
+             CB_TEST(test_changed_mesh_file),
+             CB_TEST(test_sweep_check_and_index))
