@@ -74,18 +74,54 @@ void cb_assert_fail(const char *cond, const char *file, int line)
 }
 #endif
 
+/* The fault-injection hook (error.h): allocations left before one fails; < 0 off.
+ * Process-wide and not thread-safe: tests set it around single-threaded calls. */
+static long g_alloc_countdown = -1;
+static long g_alloc_count;
+
+void cb_alloc_fail_after(long n)
+{
+    g_alloc_countdown = n;
+    g_alloc_count = 0;
+}
+
+long cb_alloc_count(void) { return g_alloc_count; }
+
+/* 1 when this allocation is the one to fail. */
+static int inject_failure(void)
+{
+    g_alloc_count++;
+    if (g_alloc_countdown < 0) return 0;
+    if (g_alloc_countdown == 0) return 1; /* every allocation after the N-th fails too */
+    g_alloc_countdown--;
+    return 0;
+}
+
 void *cb_calloc(size_t n, size_t size)
 {
     if (n == 0 || size == 0) n = size = 1;
     if (n > SIZE_MAX / size) return NULL;
+    if (inject_failure()) return NULL;
     return calloc(n, size);
+}
+
+void *cb_malloc(size_t n)
+{
+    if (inject_failure()) return NULL;
+    return malloc(n ? n : 1);
+}
+
+void *cb_realloc(void *p, size_t n)
+{
+    if (inject_failure()) return NULL;
+    return realloc(p, n ? n : 1);
 }
 
 char *cb_strdup(const char *s)
 {
     if (!s) return NULL;
     size_t n = strlen(s) + 1;
-    char *d = malloc(n);
+    char *d = cb_malloc(n);
     if (d) memcpy(d, s, n);
     return d;
 }

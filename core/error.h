@@ -51,9 +51,18 @@ void cb_assert_fail(const char *cond, const char *file, int line);
 #define CB_ASSERT(cond) ((cond) ? (void)0 : cb_assert_fail(#cond, __FILE__, __LINE__))
 #endif
 
-/* Allocation helpers: zeroed, with overflow checks; NULL on failure. */
+/* Allocation helpers: NULL on failure; cb_calloc zeroes and checks n * size for
+ * overflow. A size of 0 allocates 1 byte (never NULL for success). */
 void *cb_calloc(size_t n, size_t size);
+void *cb_malloc(size_t n);
+void *cb_realloc(void *p, size_t n);
 char *cb_strdup(const char *s);
+
+/* Fault injection for tests (as CHOLMOD's coverage tests do): after n more successful
+ * allocations through the helpers above, every one fails until the hook is reset with
+ * n < 0. cb_alloc_count() counts the allocations since the last call. */
+void cb_alloc_fail_after(long n);
+long cb_alloc_count(void);
 
 /* Monotonic wall clock in seconds. */
 double cb_wall_time(void);

@@ -252,9 +252,84 @@ static void test_time_ends_at_n_dt(void)
     }
 }
 
+/* Every allocation of create, then of the first steps, fails in turn (core/error.h's
+ * hook): each failure returns CB_ERR_NOMEM with a message, never crashes, and under
+ * ASan leaks nothing (the suite runs with detect_leaks=1). */
+static void test_allocation_failures(void)
+{
+    for (int s = 0; s < cb_solver_count(); s++) {
+        const cb_solver_class *cls = cb_solver_at(s);
+        cb_sim sim;
+        CU_ASSERT_EQUAL_FATAL(cb_sim_world(&sim, NULL, contact_scene, ".", NULL, 0), 0);
+        cb_params p = cb_scene_params(sim.scene, cls->name);
+        long creates = 0, steps = 0, bad = 0;
+        for (long n = 0;; n++) { /* create: the n-th allocation fails */
+            void *self = NULL;
+            cb_error e;
+            cb_error_clear(&e);
+            cb_alloc_fail_after(n);
+            int rc = cls->create(sim.w, &p, &self, &e);
+            long used = cb_alloc_count();
+            cb_alloc_fail_after(-1);
+            if (rc == 0) {
+                cls->destroy(self);
+                if (used <= n) break; /* every allocation succeeded: all paths tried */
+                bad++;                /* a failed allocation went unnoticed */
+                fprintf(stderr, "  %s: create succeeded although allocation %ld failed\n", cls->name, n + 1);
+                continue;
+            }
+            creates++;
+            if (rc != CB_ERR_NOMEM || !e.message[0]) {
+                bad++;
+                fprintf(stderr, "  %s: create with allocation %ld failing returned %d: %s\n", cls->name, n + 1, rc,
+                        e.message);
+            }
+            if (n > 100000) break;
+        }
+        for (long n = 0;; n++) { /* the first two steps: the n-th allocation fails */
+            void *self = NULL;
+            cb_error e;
+            CU_ASSERT_EQUAL_FATAL(cls->create(sim.w, &p, &self, &e), 0);
+            cb_world_apply_pins(sim.w, 0.0);
+            cb_step_info info;
+            cb_alloc_fail_after(n);
+            int rc = 0;
+            for (int k = 0; k < 2 && !rc; k++) {
+                cb_step_info_reset(&info);
+                rc = cls->step(self, sim.w, sim.scene->dt, &info, &e);
+            }
+            long used = cb_alloc_count();
+            cb_alloc_fail_after(-1);
+            cls->destroy(self);
+            /* the world is reused: put it back at rest */
+            memcpy(sim.w->state.x, sim.w->mesh->x, (size_t)sim.w->nv * sizeof *sim.w->state.x);
+            memset(sim.w->state.v, 0, (size_t)sim.w->nv * sizeof *sim.w->state.v);
+            sim.w->state.t = 0;
+            if (rc == 0 && used <= n) break;
+            if (rc == 0) {
+                bad++;
+                fprintf(stderr, "  %s: step succeeded although allocation %ld failed\n", cls->name, n + 1);
+                continue;
+            }
+            steps++;
+            if (rc != CB_ERR_NOMEM || !e.message[0]) {
+                bad++;
+                fprintf(stderr, "  %s: step with allocation %ld failing returned %d: %s\n", cls->name, n + 1, rc,
+                        e.message);
+            }
+            if (n > 100000) break;
+        }
+        fprintf(stderr, "  %-8s %ld allocation failures in create, %ld in the first steps; %ld handled wrongly\n",
+                cls->name, creates, steps, bad);
+        CU_ASSERT_EQUAL(bad, 0);
+        cb_sim_close(&sim);
+    }
+}
+
 CB_TEST_MAIN("conformance",
              CB_TEST(test_momentum_balance),
              CB_TEST(test_free_fall),
              CB_TEST(test_free_flight),
              CB_TEST(test_unknown_key_refused),
-             CB_TEST(test_time_ends_at_n_dt))
+             CB_TEST(test_time_ends_at_n_dt),
+             CB_TEST(test_allocation_failures))
