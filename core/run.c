@@ -108,6 +108,22 @@ static void audit_kink(void *ctx, int vertex, double t, const double x[3], const
     cb_audit_knot(ctx, vertex, t, x);
 }
 
+/* Every `solvers.<name>` block names a registered solver: a misspelt block
+ * (`solvers.pdb`) would otherwise be ignored and the run use the defaults. */
+static int check_solver_blocks(const cb_scene *scene, cb_error *err)
+{
+    const cb_yaml *solvers = cb_yaml_get(scene->root, "solvers");
+    if (!solvers || solvers->kind != CB_YAML_MAP) return 0;
+    for (int i = 0; i < solvers->n; i++) {
+        if (cb_solver_find(solvers->keys[i])) continue;
+        char where[600];
+        return CB_FAIL(err, CB_ERR_INPUT, "%s: solvers.%s: no solver is called '%s'; registered: %s",
+                       cb_yaml_where(solvers->items[i], scene->path, where, sizeof where), solvers->keys[i],
+                       solvers->keys[i], cb_solver_names());
+    }
+    return 0;
+}
+
 static void set_result(cb_run_result *r, const char *status, const char *msg)
 {
     snprintf(r->status, sizeof r->status, "%s", status);
@@ -140,6 +156,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
                                         def->scene_dir, def->sets, def->nsets, &scene, err)
                  : cb_scene_load(def->scene_path, def->sets, def->nsets, &scene, err);
     if (rc) goto done;
+    if ((rc = check_solver_blocks(scene, err))) goto done;
     rc = cb_world_create(scene, &world, err);
     if (rc) goto done;
     cb_params params = cb_scene_params(scene, cls->name);

@@ -287,7 +287,7 @@ static int read_pin(const ctx *c, const cb_yaml *node, int index, cb_pin_def *pi
     char P[64], w[600], what[300];
     int rc;
     snprintf(P, sizeof P, "cloth.pins.%d", index);
-    pin->line = node->line;
+    cb_yaml_where(node, c->label, pin->where, sizeof pin->where);
     if (node->kind != CB_YAML_MAP)
         return CB_FAIL(c->err, CB_ERR_INPUT,
                        "%s: %s: expected a map like {select: corners_top}, {indices: [0, 5]} or "
@@ -698,6 +698,12 @@ static int interpret(const ctx *c, cb_scene *s)
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: dt: expected a value <= duration (%g), got %s",
                        where(c, cb_yaml_get(root, "dt"), w, sizeof w), s->duration,
                        cb_yaml_get(root, "dt")->scalar);
+    /* the step count must fit a long with room to spare (a count that overflowed gave a
+     * run of 0 steps that ended ok) */
+    if (!(s->duration / s->dt <= CB_SCENE_MAX_STEPS))
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: dt: duration / dt = %.3g steps, at most %.0e are allowed (got "
+                       "dt %s for a duration of %g s)", where(c, cb_yaml_get(root, "dt"), w, sizeof w),
+                       s->duration / s->dt, CB_SCENE_MAX_STEPS, cb_yaml_get(root, "dt")->scalar, s->duration);
 
     if ((rc = read_cloth(c, root, s->dir, &s->cloth))) return rc;
 
@@ -770,12 +776,37 @@ fail:
     return rc;
 }
 
+/* Byte offset of the first byte that is not part of valid UTF-8 (overlong forms,
+ * surrogates and code points above U+10FFFF included), or -1. */
+static long utf8_invalid_at(const char *text)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    for (long i = 0; s[i];) {
+        unsigned c = s[i];
+        int n = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
+        if (n < 0) return i;
+        unsigned cp = n == 0 ? c : n == 1 ? c & 0x1F : n == 2 ? c & 0x0F : c & 0x07;
+        for (int k = 1; k <= n; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) return i;
+            cp = cp << 6 | (s[i + k] & 0x3F);
+        }
+        static const unsigned least[4] = {0, 0x80, 0x800, 0x10000};
+        if (cp < least[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+        i += n + 1;
+    }
+    return -1;
+}
+
 static int check_sets(const char *const *sets, int nsets, cb_error *err)
 {
     if (nsets < 0 || (nsets > 0 && !sets))
         return CB_FAIL(err, CB_ERR_INPUT, "scene: bad override list (%d overrides)", nsets);
-    for (int i = 0; i < nsets; i++)
+    for (int i = 0; i < nsets; i++) {
         if (!sets[i]) return CB_FAIL(err, CB_ERR_INPUT, "scene: override %d is NULL", i);
+        long at = utf8_invalid_at(sets[i]);
+        if (at >= 0) /* it would go into the run file's scene text, which could not be read again */
+            return CB_FAIL(err, CB_ERR_INPUT, "--set: override %d is not valid UTF-8 (byte %ld)", i + 1, at + 1);
+    }
     return 0;
 }
 
@@ -852,6 +883,7 @@ long cb_scene_steps(const cb_scene *s)
 long cb_scene_steps_per_frame(const cb_scene *s)
 {
     CB_ASSERT(s && s->dt > 0.0 && s->frame_rate > 0.0);
-    long k = lround(1.0 / (s->frame_rate * s->dt));
-    return k < 1 ? 1 : k;
+    double k = 1.0 / (s->frame_rate * s->dt);
+    if (!(k < CB_SCENE_MAX_STEPS)) k = CB_SCENE_MAX_STEPS; /* one frame at the end */
+    return k < 1 ? 1 : lround(k);
 }

@@ -32,7 +32,7 @@ typedef struct cb_pin_def {
     int *indices; int nindices;       /* CB_PIN_INDICES */
     double box_min[3], box_max[3];    /* CB_PIN_BOX */
     double velocity[3];               /* scripted motion: x(t) = x(0) + velocity t */
-    int line;
+    char where[256];         /* file:line:col of the pin (or the --set that gave it), for messages */
 } cb_pin_def;
 
 typedef struct cb_cloth_def {
@@ -86,6 +86,9 @@ void cb_scene_free(cb_scene **s);
 
 /* The parameter block solvers.<solver> (block NULL when absent). */
 cb_params cb_scene_params(const cb_scene *s, const char *solver);
+
+/* The most steps a scene may ask for (duration / dt); more is bad input. */
+#define CB_SCENE_MAX_STEPS 1e12
 
 /* Number of steps: round(duration / dt). Steps per frame: max(1, round(1/(frame_rate dt))). */
 long cb_scene_steps(const cb_scene *s);

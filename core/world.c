@@ -32,20 +32,20 @@ static void pin_vertex(cb_world *w, int i, const double vel[3])
     cb_v3_copy(w->pin_velocity[i], vel);
 }
 
-static int apply_pin_def(cb_world *w, const cb_scene *s, const cb_pin_def *p, cb_error *err)
+static int apply_pin_def(cb_world *w, const cb_pin_def *p, cb_error *err)
 {
     const cb_mesh *m = w->mesh;
     int nx = m->grid_nx, ny = m->grid_ny;
     if (p->kind != CB_PIN_INDICES && p->kind != CB_PIN_BOX && nx == 0)
         return CB_FAIL(err, CB_ERR_INPUT,
-                       "%s:%d: pins: grid selectors (corners, top, ...) need a grid cloth; "
-                       "use indices or box with a mesh", s->path, p->line);
+                       "%s: pins: grid selectors (corners, top, ...) need a grid cloth; "
+                       "use indices or box with a mesh", p->where);
     switch (p->kind) {
     case CB_PIN_INDICES:
         for (int k = 0; k < p->nindices; k++) {
             if (p->indices[k] < 0 || p->indices[k] >= w->nv)
-                return CB_FAIL(err, CB_ERR_INPUT, "%s:%d: pins: vertex index %d out of range [0, %d)",
-                               s->path, p->line, p->indices[k], w->nv);
+                return CB_FAIL(err, CB_ERR_INPUT, "%s: pins: vertex index %d out of range [0, %d)",
+                               p->where, p->indices[k], w->nv);
             pin_vertex(w, p->indices[k], p->velocity);
         }
         break;
@@ -84,7 +84,7 @@ static int apply_pin_def(cb_world *w, const cb_scene *s, const cb_pin_def *p, cb
             if (in) { pin_vertex(w, i, p->velocity); hit++; }
         }
         if (!hit)
-            return CB_FAIL(err, CB_ERR_INPUT, "%s:%d: pins: the box selects no vertex", s->path, p->line);
+            return CB_FAIL(err, CB_ERR_INPUT, "%s: pins: the box selects no vertex", p->where);
         break;
     }
     }
@@ -163,7 +163,7 @@ int cb_world_create(const cb_scene *s, cb_world **out, cb_error *err)
         cb_mesh_lumped_masses(w->mesh, s->cloth.density, s->cloth.line_density, w->mass);
     }
     for (int k = 0; k < s->cloth.npins; k++) {
-        rc = apply_pin_def(w, s, &s->cloth.pins[k], err);
+        rc = apply_pin_def(w, &s->cloth.pins[k], err);
         if (rc) {
             cb_world_free(&w);
             return rc;
