@@ -457,7 +457,7 @@ static int read_node(const char *path, int *nv_out, double (**x_out)[3], int *ba
         lines = cb_calloc((size_t)n, sizeof *lines);
         if (!x || !lines) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d points", path, n);
     }
-    int nvals = 4 + (int)h[2] + (int)h[3];
+    int nvals = rc ? 0 : 4 + (int)h[2] + (int)h[3]; /* the header is checked: no overflow */
     for (int i = 0; i < n && !rc; i++) {
         char *s = next_record(&r);
         if (!s) {
@@ -530,7 +530,7 @@ static int read_ele(const char *path, int nv, int base, int *nt_out, int (**t_ou
         lines = cb_calloc((size_t)n, sizeof *lines);
         if (!t || !lines) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d tets", path, n);
     }
-    int nvals = 1 + (int)h[1] + (int)h[2];
+    int nvals = rc ? 0 : 1 + (int)h[1] + (int)h[2]; /* the header is checked: no overflow */
     for (int i = 0; i < n && !rc; i++) {
         char *s = next_record(&r);
         if (!s) {

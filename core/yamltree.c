@@ -636,11 +636,43 @@ static char *sb_finish(sbuf *b)
     return b->s;
 }
 
+/* The code point of the UTF-8 sequence at p (its length in *n), or -1 when p starts no
+ * valid sequence (then *n is 1). */
+static long utf8_at(const unsigned char *p, int *n)
+{
+    unsigned c = p[0];
+    int k = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
+    *n = 1;
+    if (k < 0) return -1;
+    long cp = k == 0 ? c : k == 1 ? c & 0x1F : k == 2 ? c & 0x0F : c & 0x07;
+    for (int i = 1; i <= k; i++) {
+        if ((p[i] & 0xC0) != 0x80) return -1;
+        cp = cp << 6 | (p[i] & 0x3F);
+    }
+    *n = k + 1;
+    return cp;
+}
+
+/* Characters YAML reads as line breaks (U+0085, U+2028, U+2029) or refuses as
+ * non-printable (C1 controls, the BOM inside text, U+FFFE, U+FFFF): written escaped. */
+static int needs_escape(long cp)
+{
+    return (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF || cp == 0xFFFE ||
+           cp == 0xFFFF;
+}
+
 /* Can s be written as a plain scalar (in flow context if flow) and read back as s? */
 static int plain_safe(const char *s, int flow)
 {
     size_t len = strlen(s);
     if (len == 0) return 0;
+    /* '?' and ':' open keys and values: libyaml reads "?x" and ":x" differently in flow */
+    if (s[0] == '?' || s[0] == ':') return 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n;
+        if (needs_escape(utf8_at(p, &n))) return 0;
+        p += n;
+    }
     if (isspace((unsigned char)s[0]) || isspace((unsigned char)s[len - 1])) return 0;
     if (strchr("[]{},#&*!|>'\"%@`", s[0])) return 0;
     if (strchr("-?:", s[0]) && (s[1] == '\0' || s[1] == ' ' || (flow && strchr(",[]{}", s[1]))))
@@ -673,6 +705,16 @@ static void emit_quoted(sbuf *b, const char *s)
             if (*p < 0x20 || *p == 0x7f) {
                 snprintf(esc, sizeof esc, "\\x%02x", *p);
                 sb_str(b, esc);
+            } else if (*p >= 0x80) {
+                int n;
+                long cp = utf8_at(p, &n);
+                if (needs_escape(cp)) {
+                    snprintf(esc, sizeof esc, "\\u%04lx", (unsigned long)cp);
+                    sb_str(b, esc);
+                } else {
+                    sb_add(b, (const char *)p, (size_t)n);
+                }
+                p += n - 1;
             } else {
                 sb_add(b, (const char *)p, 1);
             }

@@ -1,0 +1,119 @@
+/* tests/test_reliability.c — input the program used to accept or mishandle (issue 22):
+ * step counts that overflowed into a run of 0 steps, solver blocks naming no solver,
+ * --set text that is not UTF-8, pin errors without a place, TetGen headers whose counts
+ * overflowed an int, YAML written back that did not read back as the same tree, and a
+ * second sweep on an output folder in use. */
+#include "cb_test.h"
+
+#include <sys/wait.h>
+
+#include "core/tetmesh.h"
+#include "core/yamltree.h"
+
+static char out[65536];
+
+#define cb(...) cb_test_clothbench(out, sizeof out, 1, __VA_ARGS__)
+
+/* Exit 2, no run file, and the message holds `want`. */
+static void refused(const char *args, const char *want)
+{
+    const char *path = cb_test_tmp_path("refused.h5");
+    remove(path);
+    int rc = cb("run data/scenes/free_flight.yaml --solver explicit -o %s -q %s", path, args);
+    if (rc != 2 || !strstr(out, want)) fprintf(stderr, "  %s -> %d: %s\n", args, rc, out);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+}
+
+static void test_bad_input_refused(void)
+{
+    /* 1e300 and 1e19 steps: the count overflowed a long and the run did nothing, "ok" */
+    refused("--set dt=1e-300", "duration / dt = 1e+300 steps, at most 1e+12");
+    refused("--set duration=1e9 --set dt=1e-10", "duration / dt = 1e+19 steps");
+    /* a misspelt solver block was ignored: the run used the defaults */
+    refused("--set solvers.pdb.iterations=40", "solvers.pdb: no solver is called 'pdb'; registered: explicit");
+    /* not UTF-8: stored in the scene text, the run file could not be read again */
+    refused("--set 'name=a\xff'", "override 1 is not valid UTF-8 (byte 7)");
+    refused("--set 'name=\xc0\xaf'", "not valid UTF-8"); /* an overlong '/' */
+    /* a pin from --set named FILE:0 */
+    refused("--set 'cloth.pins=[{indices: [99999]}]'", "--set cloth.pins: pins: vertex index 99999 out of range");
+    /* and the valid ones still run */
+    const char *path = cb_test_tmp_path("fine.h5");
+    CU_ASSERT_EQUAL(cb("run data/scenes/free_flight.yaml --solver explicit -o %s -q --set duration=0.01 "
+                       "--set 'name=caf\xc3\xa9' --set dt=1e-6", path), 0);
+}
+
+/* TetGen headers with counts beyond an int are refused cleanly (UBSan saw a signed
+ * overflow computing the values per line from them). */
+static void test_tetgen_header_overflow(void)
+{
+    const char *node = cb_test_write_tmp("big.node", "4 3 2147483647 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n");
+    cb_test_write_tmp("big.ele", "1 4 0\n0 0 1 2 3\n");
+    cb_tetmesh *tm = NULL;
+    cb_error err;
+    CU_ASSERT_EQUAL(cb_tetmesh_read_tetgen(node, &tm, &err), CB_ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "number of attributes: expected 0 to 1000, got 2147483647"));
+    cb_test_write_tmp("big.node", "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n");
+    cb_test_write_tmp("big.ele", "1 4 2147483646\n0 0 1 2 3\n");
+    CU_ASSERT_EQUAL(cb_tetmesh_read_tetgen(node, &tm, &err), CB_ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "number of attributes"));
+    cb_test_write_tmp("big.ele", "1 4 0\n0 0 1 2 3\n");
+    CU_ASSERT_EQUAL(cb_tetmesh_read_tetgen(node, &tm, &err), 0);
+    cb_tetmesh_free(&tm);
+}
+
+static int same_tree(const cb_yaml *a, const cb_yaml *b)
+{
+    if (a->kind != b->kind || a->n != b->n) return 0;
+    if (a->kind == CB_YAML_SCALAR) return !strcmp(a->scalar, b->scalar);
+    for (int i = 0; i < a->n; i++) {
+        if (a->kind == CB_YAML_MAP && strcmp(a->keys[i], b->keys[i])) return 0;
+        if (!same_tree(a->items[i], b->items[i])) return 0;
+    }
+    return 1;
+}
+
+/* Written back (block and flow), every tree reads back the same: keys and values with
+ * YAML line breaks (U+0085, U+2028, U+2029), C1 controls, a BOM inside, and flow
+ * values that start with '?' or ':'. */
+static void test_yaml_round_trip(void)
+{
+    const char *texts[] = {
+        "\"a\\Nb\": \"x\\Ly\"\n\"p\\Pq\": 1\n",
+        "k: [\"?x\", \":y\", \"-z\", \"?\", \"a:b\", \"c\\u0085\"]\n",
+        "m: {\"?k\": \":v\", \":k2\": \"?v2\"}\n",
+        "\"\\u0080\\u009f\": \"\\ufeffbom\"\n",
+        "plain: caf\xc3\xa9 \xe2\x82\xac\n",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        cb_yaml *a = NULL, *b = NULL, *c = NULL;
+        cb_error err;
+        int rc = cb_yaml_load_string(texts[i], "t", &a, &err);
+        if (rc) fprintf(stderr, "  %s\n", err.message);
+        CU_ASSERT_EQUAL_FATAL(rc, 0);
+        char *block = cb_yaml_emit(a), *flow = cb_yaml_emit_flow(a);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(block);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(flow);
+        rc = cb_yaml_load_string(block, "block", &b, &err);
+        if (rc) fprintf(stderr, "  block %s: %s\n", block, err.message);
+        CU_ASSERT_EQUAL(rc, 0);
+        rc = cb_yaml_load_string(flow, "flow", &c, &err);
+        if (rc) fprintf(stderr, "  flow %s: %s\n", flow, err.message);
+        CU_ASSERT_EQUAL(rc, 0);
+        if (b) CU_ASSERT(same_tree(a, b));
+        if (c) CU_ASSERT(same_tree(a, c));
+        if ((b && !same_tree(a, b)) || (c && !same_tree(a, c)))
+            fprintf(stderr, "  text %zu: block <%s> flow <%s>\n", i, block, flow);
+        free(block);
+        free(flow);
+        cb_yaml_free(&a);
+        cb_yaml_free(&b);
+        cb_yaml_free(&c);
+    }
+}
+
+CB_TEST_MAIN("reliability",
+             CB_TEST(test_bad_input_refused),
+             CB_TEST(test_tetgen_header_overflow),
+             CB_TEST(test_yaml_round_trip))
