@@ -113,7 +113,47 @@ static void test_yaml_round_trip(void)
     }
 }
 
+/* A second sweep on a folder in use is refused, naming the first (a lock held by this
+ * live test process stands in for it); a disjoint shard runs; a lock left by a process
+ * that is gone is taken over. */
+static void test_sweep_folder_lock(void)
+{
+    const char *dir = cb_test_tmp_path("locked");
+    char exp[4096], cwd[2048], lock[4200], host[256] = "";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof cwd));
+    gethostname(host, sizeof host - 1);
+    snprintf(exp, sizeof exp,
+             "name: lk\noutput: %s\nscenes: [%s/data/scenes/free_flight.yaml]\nsolvers: [explicit]\n"
+             "set: {duration: 0.01}\ngrid:\n  solvers.explicit.damping: [0.1, 0.2]\n", dir, cwd);
+    const char *ef = cb_test_write_tmp("lk.yaml", exp);
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    snprintf(lock, sizeof lock, "%s/.sweep-lock-0-of-2", dir);
+    FILE *f = fopen(lock, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "%ld %s 2026-01-01T00:00:00Z\n", (long)getpid(), host);
+    fclose(f);
+    char want[512];
+    snprintf(want, sizeof want, "another sweep uses this output folder (shard 0/2, pid %ld on %s", (long)getpid(), host);
+    CU_ASSERT_EQUAL(cb("sweep %s -q", ef), 2);             /* 0/1 shares every run with 0/2 */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    CU_ASSERT_EQUAL(cb("sweep %s -q --shard 2/4", ef), 2); /* 2 = 0 mod gcd(2, 4) */
+    CU_ASSERT_EQUAL(cb("sweep %s -q --shard 1/2", ef), 0); /* disjoint: runs */
+    CU_ASSERT_EQUAL(access(lock, F_OK), 0);                /* and leaves the other's lock alone */
+    /* a lock whose process is gone (a pid above the kernel's pid_max) is stale */
+    f = fopen(lock, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "99999999 %s 2026-01-01T00:00:00Z\n", host);
+    fclose(f);
+    CU_ASSERT_EQUAL(cb("sweep %s -q", ef), 0);
+    CU_ASSERT_NOT_EQUAL(access(lock, F_OK), 0);
+    snprintf(lock, sizeof lock, "%s/.sweep-lock-0-of-1", dir);
+    CU_ASSERT_NOT_EQUAL(access(lock, F_OK), 0);            /* released at the end */
+}
+
 CB_TEST_MAIN("reliability",
              CB_TEST(test_bad_input_refused),
              CB_TEST(test_tetgen_header_overflow),
-             CB_TEST(test_yaml_round_trip))
+             CB_TEST(test_yaml_round_trip),
+             CB_TEST(test_sweep_folder_lock))
