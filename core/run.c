@@ -131,17 +131,25 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     cb_runlog *log = NULL;
     cb_metrics_cache *mcache = NULL;
     cb_audit *audit = NULL;
-    char *ptext = NULL;
+    char *ptext = NULL, *pgiven = NULL;
+    cb_params_record *prec = NULL;
     int rc = cb_scene_load(def->scene_path, def->sets, def->nsets, &scene, err);
     if (rc) goto done;
     rc = cb_world_create(scene, &world, err);
     if (rc) goto done;
     cb_params params = cb_scene_params(scene, cls->name);
+    if ((rc = cb_params_record_create(&prec, err))) goto done;
+    params.rec = prec; /* the effective parameters: every key the solver read, with the value used */
     double tc = cb_wall_time();
     rc = cls->create(world, &params, &solver, err);
     res->create_s = cb_wall_time() - tc;
     if (rc) goto done;
-    ptext = cb_params_text(&params);
+    ptext = cb_params_record_text(prec);
+    pgiven = cb_params_text(&params);
+    if (!ptext || !pgiven) {
+        rc = CB_FAIL(err, CB_ERR_NOMEM, "cb_run: out of memory for the parameters text");
+        goto done;
+    }
 
     long nsteps = cb_scene_steps(scene);
     if (def->max_steps > 0 && def->max_steps < nsteps) nsteps = def->max_steps;
@@ -159,7 +167,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     if (def->output) {
         rc = make_parent_dirs(def->output, err);
         if (rc) goto done;
-        cb_runlog_def ld = {def->output, cls->name, scene->name, scene->text, ptext ? ptext : "{}", note,
+        cb_runlog_def ld = {def->output, cls->name, scene->name, scene->text, ptext, pgiven, note,
                             cb_solver_self_collision(cls, solver)};
         rc = cb_runlog_open(&ld, world, &log, err);
         if (rc) goto done;
@@ -298,6 +306,8 @@ done:
     cb_metrics_cache_free(&mcache);
     cb_audit_free(&audit);
     free(ptext);
+    free(pgiven);
+    cb_params_record_free(&prec);
     cb_world_free(&world);
     cb_scene_free(&scene);
     return rc;

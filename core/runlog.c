@@ -2,8 +2,8 @@
  * and its XDMF sidecar so ParaView opens the animation directly.
  *
  *   /  attributes (variable-length UTF-8 strings): clothbench_version, solver,
- *      scene_name, scene_text, parameters, created, status, message,
- *      expensive_metrics
+ *      scene_name, scene_text, parameters (effective), parameters_given,
+ *      created, status, message, expensive_metrics
  *   /mesh/faces int32 [F,3], /mesh/edges int32 [E,2],
  *   /mesh/rest_positions float64 [N,3], /mesh/masses float64 [N]
  *   /series/<metric> float64 [T] or [T,3] (one per cb_metric_table entry),
@@ -461,9 +461,11 @@ static int write_root_attrs(cb_runlog *log, const cb_runlog_def *def, cb_error *
     if (!gmtime_r(&now, &tm) || strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
         snprintf(created, sizeof created, "unknown");
     const char *names[] = { "clothbench_version", "solver", "scene_name", "scene_text", "parameters",
-                            "created", "status", "message", "expensive_metrics", "self_collision" };
+                            "parameters_given", "created", "status", "message", "expensive_metrics",
+                            "self_collision" };
     const char *values[] = { CB_VERSION, def->solver, def->scene_name, def->scene_text,
-                             def->parameters, created, "running", "", def->expensive_note,
+                             def->parameters, def->parameters_given ? def->parameters_given : "{}",
+                             created, "running", "", def->expensive_note,
                              def->self_collision ? def->self_collision : "unknown" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         int rc = write_str_attr(log->path, log->file, "", names[i], values[i], err);
