@@ -23,7 +23,7 @@ int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_w
     int rc = cb_params_double(p, "damping", 0.0, 0.0, 1.0, &s->damping,
                               "velocity damping per step: the prediction uses (1 - damping) v", err);
     if (!rc) rc = cb_params_choice(p, "springs", spring_names, 0, &kind,
-                                   "model: the shared model's springs and bending; classic: the paper's springs", err);
+                                   "model: edge springs + a bend spring per hinge; classic (grids): structural, shear, skip-one", err);
     if (!rc) rc = cb_params_bool(p, "self_collision", 1, &cd.self_collision,
                                  "cloth-cloth contact after the solve", err);
     if (!rc) rc = cb_params_double(p, "self_friction", 0.1, 0.0, 1e3, &cd.self_friction,
