@@ -6,6 +6,7 @@
  * every mode, and the README's solver table checked against `clothbench list --params`. */
 #include "cb_test.h"
 
+#include "core/h5attr.h"
 #include "core/params.h"
 #include "core/scene.h"
 #include "core/solver.h"
@@ -346,6 +347,84 @@ static void test_readme_table_matches_list(void)
     CU_ASSERT_EQUAL(rows, cb_solver_count());
 }
 
+/* The bytes of dataset `path` in run file `file`, malloc'd (*n bytes); NULL if absent. */
+static unsigned char *dataset_bytes(const char *file, const char *path, size_t *n)
+{
+    hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return NULL;
+    unsigned char *buf = NULL;
+    hid_t d = H5Dopen(f, path, H5P_DEFAULT);
+    if (d >= 0) {
+        hid_t sp = H5Dget_space(d);
+        hssize_t count = H5Sget_simple_extent_npoints(sp);
+        *n = (size_t)count * sizeof(double);
+        buf = calloc(*n + 1, 1);
+        if (buf && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+            free(buf);
+            buf = NULL;
+        }
+        H5Sclose(sp);
+        H5Dclose(d);
+    }
+    H5Fclose(f);
+    return buf;
+}
+
+static char *root_attr(const char *file, const char *name)
+{
+    hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return NULL;
+    char *v = cb_h5_string_attr(f, name);
+    H5Fclose(f);
+    return v;
+}
+
+/* The rerun contract end to end, for every registered solver: a run of drape_sphere
+ * (with its explicit block {damping: 0.5}) stores the effective map as `parameters`
+ * and the block as `parameters_given`; replacing solvers.<name> by that map (--set)
+ * runs bitwise the same (frames and energies) and stores the same map. */
+static void test_run_file_parameters_rerun(void)
+{
+    static char out[65536];
+    const char *common = "--set cloth.grid.nx=10 --set cloth.grid.ny=10 --set duration=0.02 --set frame_rate=200 -q";
+    for (int i = 0; i < cb_solver_count(); i++) {
+        const char *name = cb_solver_at(i)->name;
+        char f1[600], f2[600];
+        snprintf(f1, sizeof f1, "%s", cb_test_tmp_path("a.h5"));
+        snprintf(f2, sizeof f2, "%s", cb_test_tmp_path("b.h5"));
+        CU_ASSERT_EQUAL_FATAL(cb_test_clothbench(out, sizeof out, 1, "run data/scenes/drape_sphere.yaml --solver %s "
+                                                 "-o %s %s", name, f1, common), 0);
+        char *p1 = root_attr(f1, "parameters"), *g1 = root_attr(f1, "parameters_given");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p1);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g1);
+        CU_ASSERT_STRING_EQUAL(g1, strcmp(name, "explicit") ? "{}" : "{damping: 0.5}");
+        CU_ASSERT(p1[0] == '{' && strlen(p1) > 2);
+        if (!strcmp(name, "explicit")) CU_ASSERT_PTR_NOT_NULL(strstr(p1, "damping: 0.5,"));
+        CU_ASSERT_EQUAL_FATAL(cb_test_clothbench(out, sizeof out, 1, "run data/scenes/drape_sphere.yaml --solver %s "
+                                                 "-o %s %s --set 'solvers.%s=%s'", name, f2, common, name, p1), 0);
+        char *p2 = root_attr(f2, "parameters"), *g2 = root_attr(f2, "parameters_given");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p2);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g2);
+        CU_ASSERT_STRING_EQUAL(p1, p2);
+        CU_ASSERT_STRING_EQUAL(g2, p1);
+        const char *sets[] = {"/frames/positions", "/series/total_energy", "/series/linear_momentum"};
+        for (int k = 0; k < 3; k++) {
+            size_t n1 = 0, n2 = 0;
+            unsigned char *b1 = dataset_bytes(f1, sets[k], &n1), *b2 = dataset_bytes(f2, sets[k], &n2);
+            CU_ASSERT_PTR_NOT_NULL(b1);
+            CU_ASSERT_PTR_NOT_NULL(b2);
+            CU_ASSERT(n1 > 0 && n1 == n2 && b1 && b2 && memcmp(b1, b2, n1) == 0);
+            if (!(n1 == n2 && b1 && b2 && memcmp(b1, b2, n1) == 0)) fprintf(stderr, "  %s: %s differs\n", name, sets[k]);
+            free(b1);
+            free(b2);
+        }
+        free(p1);
+        free(g1);
+        free(p2);
+        free(g2);
+    }
+}
+
 CB_TEST_MAIN("params",
              CB_TEST(test_default_and_given_recorded),
              CB_TEST(test_range_in_message),
@@ -353,4 +432,5 @@ CB_TEST_MAIN("params",
              CB_TEST(test_unknown_key_names_allowed),
              CB_TEST(test_effective_text_round_trip),
              CB_TEST(test_every_key_in_every_mode),
-             CB_TEST(test_readme_table_matches_list))
+             CB_TEST(test_readme_table_matches_list),
+             CB_TEST(test_run_file_parameters_rerun))
