@@ -165,7 +165,7 @@ def series(f, name):
 
 def label(f, path=None):
     """'solver {parameters}' for legends."""
-    p = attr(f, "parameters")
+    p = attr(f, "parameters_given") or attr(f, "parameters")  # as set; "parameters" is every key
     s = attr(f, "solver")
     return s if p in ("", "{}") else "%s %s" % (s, p)
 

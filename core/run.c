@@ -148,7 +148,8 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     cb_runlog *log = NULL;
     cb_metrics_cache *mcache = NULL;
     cb_audit *audit = NULL;
-    char *ptext = NULL;
+    char *ptext = NULL, *pgiven = NULL;
+    cb_params_record *prec = NULL;
     char *scene_dir = NULL;
     cb_yaml *given_params = NULL;
     int rc = def->scene_text
@@ -164,11 +165,19 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
         if ((rc = cb_yaml_load_string(def->solver_parameters, "parameters", &given_params, err))) goto done;
         params.block = given_params;
     }
+    if ((rc = cb_params_record_create(&prec, err))) goto done;
+    params.rec = prec; /* the effective parameters: every key the solver read, with the value used */
     double tc = cb_wall_time();
     rc = cls->create(world, &params, &solver, err);
     res->create_s = cb_wall_time() - tc;
     if (rc) goto done;
-    ptext = cb_params_text(&params);
+    ptext = cb_params_record_text(prec);
+    cb_params scene_params = cb_scene_params(scene, cls->name); /* as the scene gave it, also in a rerun */
+    pgiven = cb_params_text(&scene_params);
+    if (!ptext || !pgiven) {
+        rc = CB_FAIL(err, CB_ERR_NOMEM, "cb_run: out of memory for the parameters text");
+        goto done;
+    }
 
     long nsteps = cb_scene_steps(scene);
     if (def->max_steps > 0 && def->max_steps < nsteps) nsteps = def->max_steps;
@@ -187,7 +196,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
         rc = make_parent_dirs(def->output, err);
         if (rc) goto done;
         scene_dir = realpath(scene->dir, NULL);
-        cb_runlog_def ld = {def->output, cls->name, scene->name, scene->text, ptext ? ptext : "{}", note,
+        cb_runlog_def ld = {def->output, cls->name, scene->name, scene->text, ptext, pgiven, note,
                             cb_solver_self_collision(cls, solver), def->scene_path,
                             scene_dir ? scene_dir : scene->dir, NULL,
                             (const char *const *)scene->files, scene->nfiles};
@@ -330,6 +339,8 @@ done:
     free(ptext);
     free(scene_dir);
     cb_yaml_free(&given_params);
+    free(pgiven);
+    cb_params_record_free(&prec);
     cb_world_free(&world);
     cb_scene_free(&scene);
     return rc;

@@ -2,7 +2,8 @@
  * and its XDMF sidecar so ParaView opens the animation directly.
  *
  *   /  attributes: layout_version (int32, CB_LAYOUT_VERSION) and variable-length
- *      UTF-8 strings: clothbench_version, solver, scene_name, scene_text, parameters,
+ *      UTF-8 strings: clothbench_version, solver, scene_name, scene_text, parameters
+ *      (effective), parameters_given,
  *      created, status, message, expensive_metrics, self_collision; and the
  *      provenance (core/provenance.h): scene_path, scene_dir, mesh_files (sha256sum
  *      lines of every file the scene read), command_line, git_commit, build_type,
@@ -511,17 +512,18 @@ static int write_root_attrs(cb_runlog *log, const cb_runlog_def *def, cb_error *
     char *digests = file_digests(def, err);
     if (!digests) return err ? err->status : CB_ERR_IO;
     const char *names[] = { "clothbench_version", "solver", "scene_name", "scene_text", "parameters",
-                            "created", "status", "message", "expensive_metrics", "self_collision",
-                            "scene_path", "scene_dir", "mesh_files", "command_line", "git_commit",
-                            "build_type", "build_flags", "compiler", "libraries", "threads", "host",
-                            "cpu" };
+                            "parameters_given", "created", "status", "message", "expensive_metrics",
+                            "self_collision", "scene_path", "scene_dir", "mesh_files", "command_line",
+                            "git_commit", "build_type", "build_flags", "compiler", "libraries", "threads",
+                            "host", "cpu" };
     const char *values[] = { CB_VERSION, def->solver, def->scene_name, def->scene_text,
-                             def->parameters, created, "running", "", def->expensive_note,
+                             def->parameters, def->parameters_given ? def->parameters_given : "{}",
+                             created, "running", "", def->expensive_note,
                              def->self_collision ? def->self_collision : "unknown",
                              def->scene_path ? def->scene_path : "", def->scene_dir ? def->scene_dir : "",
-                             digests, def->command_line ? def->command_line : cb_provenance_get_command_line(), pv.git_commit,
-                             pv.build_type, pv.build_flags, pv.compiler, pv.libraries, pv.threads, pv.host,
-                             pv.cpu };
+                             digests, def->command_line ? def->command_line : cb_provenance_get_command_line(),
+                             pv.git_commit, pv.build_type, pv.build_flags, pv.compiler, pv.libraries, pv.threads,
+                             pv.host, pv.cpu };
     int rc = write_int_attr(log->path, log->file, "layout_version", CB_LAYOUT_VERSION, err);
     for (size_t i = 0; !rc && i < sizeof names / sizeof names[0]; i++)
         rc = write_str_attr(log->path, log->file, "", names[i], values[i], err);

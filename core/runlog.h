@@ -16,7 +16,9 @@ typedef struct cb_runlog_def {
     const char *solver;
     const char *scene_name;
     const char *scene_text;
-    const char *parameters;  /* the solver's parameter block as text */
+    const char *parameters;  /* the effective parameters: every key the solver read and the value it
+                              * used, one flow map (cb_params_record_text) */
+    const char *parameters_given; /* the scene's solver block as given (cb_params_text); NULL: "{}" */
     const char *expensive_note; /* how often the expensive metrics run, stored as an attribute */
     const char *self_collision; /* "on" | "off" | "none" (the method has none); NULL: "unknown" */
     /* provenance (NULL: ""); the build and machine are asked of core/provenance.h */

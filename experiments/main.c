@@ -1,6 +1,6 @@
 /* experiments/main.c — the clothbench program.
  *
- *   clothbench list                               solvers and bundled scenes
+ *   clothbench list [--params [SOLVER]]           solvers and bundled scenes; every solver parameter
  *   clothbench run SCENE --solver NAME [-o RUN.h5] [--set k=v]... [--quiet] [--no-frames]
  *   clothbench info RUN.h5                        one-screen summary of a run
  *   clothbench rerun RUN.h5 [-o NEW.h5] [--check] run again from the file, compare (rerun.h)
@@ -19,9 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/params.h"
 #include "core/provenance.h"
 #include "core/run.h"
 #include "core/scene.h"
+#include "core/world.h"
 #include "core/solver.h"
 #include "experiments/bench.h"
 #include "experiments/info.h"
@@ -37,6 +39,8 @@ static const char *usage =
     "\n"
     "commands:\n"
     "  list                                  solvers and bundled scenes\n"
+    "      --params [SOLVER]                 every parameter of every solver (or of SOLVER): type,\n"
+    "                                        default, range or choices, meaning\n"
     "  run SCENE --solver NAME [options]     run one scene with one solver, write a run file\n"
     "      -o, --output RUN.h5               run file (default runs/<scene>-<solver>.h5)\n"
     "      --set KEY.PATH=VALUE              override a scene value (repeatable)\n"
@@ -100,8 +104,98 @@ static const char *data_dir(void)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static int cmd_list(void)
+/* Two small built-in scenes that differ in every physical value a default can derive
+ * from (thickness, stretch stiffness, edge length, dt): a default that differs between
+ * them depends on the scene and is marked with *. The first one's value is shown. */
+static const char *const params_scene[2] = {
+    "name: params_a\nduration: 0.01\ndt: 0.005\n"
+    "cloth:\n  grid: {nx: 8, ny: 8, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.5]}\n"
+    "  thickness: 0.002\n  stretch: 1000\n"
+    "colliders:\n  - {type: sphere, center: [0, 0, 0.3], radius: 0.1}\n",
+    "name: params_b\nduration: 0.01\ndt: 0.002\n"
+    "cloth:\n  grid: {nx: 8, ny: 8, size: [0.3, 0.3], origin: [-0.15, -0.15, 0.5]}\n"
+    "  thickness: 0.004\n  stretch: 500\n"
+    "colliders:\n  - {type: sphere, center: [0, 0, 0.3], radius: 0.1}\n",
+};
+
+/* Create the solver on built-in scene k with the recorder on; *rec holds its parameters. */
+static int solver_params(const cb_solver_class *cls, int k, cb_params_record **rec, cb_error *err)
 {
+    cb_scene *sc = NULL;
+    cb_world *w = NULL;
+    void *self = NULL;
+    int rc = cb_scene_load_string(params_scene[k], "<built-in scene>", ".", NULL, 0, &sc, err);
+    if (!rc) rc = cb_world_create(sc, &w, err);
+    if (!rc) rc = cb_params_record_create(rec, err);
+    if (!rc) {
+        cb_params p = cb_scene_params(sc, cls->name);
+        p.rec = *rec;
+        rc = cls->create(w, &p, &self, err);
+    }
+    if (self) cls->destroy(self);
+    cb_world_free(&w);
+    cb_scene_free(&sc);
+    return rc;
+}
+
+static const char *const param_type_name[] = {"double", "int", "bool", "choice"};
+
+/* clothbench list --params [SOLVER]: one block per solver, one line per key. */
+static int list_params(const char *only)
+{
+    if (only && !cb_solver_find(only))
+        return bad_usage("list --params: unknown solver '%s'", only);
+    printf("solver parameters (solvers.<name> in a scene): key, type, default, range or choices, meaning\n"
+           "(* a default that depends on the scene; shown for an 8 x 8 cloth of 0.2 m, thickness 2 mm,\n"
+           "stretch 1000 N/m, dt 5 ms)\n");
+    for (int i = 0; i < cb_solver_count(); i++) {
+        const cb_solver_class *cls = cb_solver_at(i);
+        if (only && strcmp(only, cls->name)) continue;
+        cb_params_record *rec[2] = {NULL, NULL};
+        cb_error e;
+        int rc = solver_params(cls, 0, &rec[0], &e);
+        if (!rc) rc = solver_params(cls, 1, &rec[1], &e);
+        if (rc) {
+            print_error(&e);
+            cb_params_record_free(&rec[0]);
+            cb_params_record_free(&rec[1]);
+            return 1;
+        }
+        printf("\n%s:\n", cls->name);
+        for (int j = 0; j < cb_params_record_count(rec[0]); j++) {
+            const cb_param_entry *en = cb_params_record_at(rec[0], j);
+            const cb_param_entry *other = cb_params_record_find(rec[1], en->key);
+            char def[64], def2[64], range[256];
+            cb_param_entry_value_text(en, 1, def, sizeof def);
+            cb_param_entry_value_text(other, 1, def2, sizeof def2);
+            if (en->type == CB_PARAM_DOUBLE) snprintf(def, sizeof def, "%.6g", en->def); /* for reading */
+            if (strcmp(def, def2)) snprintf(def + strlen(def), sizeof def - strlen(def), "*");
+            switch (en->type) {
+            case CB_PARAM_DOUBLE: snprintf(range, sizeof range, "[%g, %g]", en->lo, en->hi); break;
+            case CB_PARAM_INT: snprintf(range, sizeof range, "[%d, %d]", en->ilo, en->ihi); break;
+            case CB_PARAM_BOOL: snprintf(range, sizeof range, "true|false"); break;
+            case CB_PARAM_CHOICE:
+                range[0] = '\0';
+                for (int k = 0; en->choices[k]; k++)
+                    snprintf(range + strlen(range), sizeof range - strlen(range), "%s%s", k ? "|" : "",
+                             en->choices[k]);
+                break;
+            }
+            printf("  %-22s %-6s %-12s %-30s %s\n", en->key, param_type_name[en->type], def, range, en->doc);
+        }
+        cb_params_record_free(&rec[0]);
+        cb_params_record_free(&rec[1]);
+    }
+    return 0;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    if (argc >= 1 && !strcmp(argv[0], "--params")) {
+        if (argc > 2) return bad_usage("list --params takes at most one solver name%s", "");
+        return list_params(argc == 2 ? argv[1] : NULL);
+    }
+    if (argc > 0) return bad_usage("list: unknown option '%s'", argv[0]);
     printf("solvers:\n");
     for (int i = 0; i < cb_solver_count(); i++)
         printf("  %-10s %s\n", cb_solver_at(i)->name, cb_solver_at(i)->summary);
@@ -479,7 +573,7 @@ int main(int argc, char **argv)
     }
     cb_provenance_set_command_line(argc, argv);
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "list")) return cmd_list();
+    if (!strcmp(cmd, "list")) return cmd_list(argc - 2, argv + 2);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "rerun")) return cmd_rerun(argc - 2, argv + 2);

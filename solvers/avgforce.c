@@ -268,11 +268,6 @@ typedef struct avg_solver {
 static const char *const spring_names[] = {"taylor", "exact", NULL};
 static const char *const predictor_names[] = {"average", "instantaneous", NULL};
 static const char *const response_names[] = {"sat", "projection", "none", NULL};
-static const char *const allowed_keys[] = {
-    "spring", "predictor", "lambda_iterations", "damping", "correction_iterations",
-    "correction_stiffness", "response", "response_time", "contact_offset", "contact_band",
-    "self_collision", "self_distance", "self_response_time", "substeps", "safety", NULL};
-
 static void avg_destroy(void *self)
 {
     avg_solver *s = self;
@@ -296,22 +291,39 @@ static int avg_create(const cb_world *w, const cb_params *p, void **self, cb_err
     avg_solver *s = cb_calloc(1, sizeof *s);
     if (!s) return CB_FAIL(err, CB_ERR_NOMEM, "avgforce: out of memory");
     double th = w->thickness;
-    int rc = cb_params_choice(p, "spring", spring_names, SPRING_TAYLOR, &s->spring, err);
-    if (!rc) rc = cb_params_choice(p, "predictor", predictor_names, PRED_AVERAGE, &s->predictor, err);
-    if (!rc) rc = cb_params_int(p, "lambda_iterations", 5, 1, 1000, &s->lambda_iters, err);
-    if (!rc) rc = cb_params_double(p, "damping", 0.0, 0.0, 1e6, &s->damping, err);
-    if (!rc) rc = cb_params_int(p, "correction_iterations", 1, 0, 100000, &s->corr_iters, err);
-    if (!rc) rc = cb_params_double(p, "correction_stiffness", 1.0, 0.0, 1.0, &s->corr_stiffness, err);
-    if (!rc) rc = cb_params_choice(p, "response", response_names, RESP_SAT, &s->response, err);
-    if (!rc) rc = cb_params_double(p, "response_time", 0.0, 0.0, 1e6, &s->response_time, err);
-    if (!rc) rc = cb_params_double(p, "contact_offset", 0.5 * th, 0.0, 1e3, &s->offset, err);
-    if (!rc) rc = cb_params_double(p, "contact_band", 0.5 * th + 1e-6, 0.0, 1e3, &s->band, err);
-    if (!rc) rc = cb_params_bool(p, "self_collision", 1, &s->self_collision, err);
-    if (!rc) rc = cb_params_double(p, "self_distance", th > 0 ? th : 1e-3, 1e-12, 1e3, &s->self_dist, err);
-    if (!rc) rc = cb_params_double(p, "self_response_time", 0.0, 0.0, 1e6, &s->self_response_time, err);
-    if (!rc) rc = cb_params_int(p, "substeps", 0, 0, 100000000, &s->substeps, err);
-    if (!rc) rc = cb_params_double(p, "safety", 0.5, 1e-6, 1.0, &s->safety, err);
-    if (!rc) rc = cb_params_check(p, allowed_keys, err);
+    cb_params q;
+    int rc = cb_params_begin(p, &q, err);
+    if (!rc) rc = cb_params_choice(&q, "spring", spring_names, SPRING_TAYLOR, &s->spring,
+                                   "spring force: the paper's Taylor form or the exact model force", err);
+    if (!rc) rc = cb_params_choice(&q, "predictor", predictor_names, PRED_AVERAGE, &s->predictor,
+                                   "velocity predictor: average force (eqs 8-16) or instantaneous", err);
+    if (!rc) rc = cb_params_int(&q, "lambda_iterations", 5, 1, 1000, &s->lambda_iters,
+                                "fixed-point sweeps for the predictor's lambda (eq 13)", err);
+    if (!rc) rc = cb_params_double(&q, "damping", 0.0, 0.0, 1e6, &s->damping,
+                                   "mass-proportional damping -c m v (1/s)", err);
+    if (!rc) rc = cb_params_int(&q, "correction_iterations", 1, 0, 100000, &s->corr_iters,
+                                "Jacobi sweeps of the position correction (0: off)", err);
+    if (!rc) rc = cb_params_double(&q, "correction_stiffness", 1.0, 0.0, 1.0, &s->corr_stiffness,
+                                   "fraction of the strain the correction removes per sweep", err);
+    if (!rc) rc = cb_params_choice(&q, "response", response_names, RESP_SAT, &s->response,
+                                   "penetration response: separating axis, projection or none", err);
+    if (!rc) rc = cb_params_double(&q, "response_time", 0.0, 0.0, 1e6, &s->response_time,
+                                   "duration of a collider response (s; 0: one step)", err);
+    if (!rc) rc = cb_params_double(&q, "contact_offset", 0.5 * th, 0.0, 1e3, &s->offset,
+                                   "distance kept from the colliders (m; default half the cloth thickness)", err);
+    if (!rc) rc = cb_params_double(&q, "contact_band", 0.5 * th + 1e-6, 0.0, 1e3, &s->band,
+                                   "extra distance for collider contact (m; default thickness/2 + 1e-6)", err);
+    if (!rc) rc = cb_params_bool(&q, "self_collision", 1, &s->self_collision,
+                                 "cloth-cloth crossing response", err);
+    if (!rc) rc = cb_params_double(&q, "self_distance", th > 0 ? th : 1e-3, 1e-12, 1e3, &s->self_dist,
+                                   "distance restored after a self penetration (m; default the thickness)", err);
+    if (!rc) rc = cb_params_double(&q, "self_response_time", 0.0, 0.0, 1e6, &s->self_response_time,
+                                   "duration of a self response (s; 0: immediate)", err);
+    if (!rc) rc = cb_params_int(&q, "substeps", 0, 0, 100000000, &s->substeps,
+                                "substeps per step (0: automatic, from the stability bound times safety)", err);
+    if (!rc) rc = cb_params_double(&q, "safety", 0.5, 1e-6, 1.0, &s->safety,
+                                   "fraction of the stability bound the automatic substep uses", err);
+    rc = cb_params_end(p, &q, rc, err);
     if (!rc) rc = cb_world_stable_step(w, s->safety, &s->h_stable, err);
     if (rc) {
         avg_destroy(s);

@@ -60,7 +60,6 @@ typedef struct explicit_solver {
 } explicit_solver;
 
 static const char *const scheme_names[] = {"verlet", "euler", NULL};
-static const char *const allowed_keys[] = {"scheme", "damping", "contact_offset", "substeps", "safety", NULL};
 
 static void compute_forces(explicit_solver *s, const cb_world *w)
 {
@@ -74,12 +73,19 @@ static int explicit_create(const cb_world *w, const cb_params *p, void **self, c
     if (!w || !self) return CB_FAIL(err, CB_ERR_INPUT, "explicit: NULL argument");
     explicit_solver *s = cb_calloc(1, sizeof *s);
     if (!s) return CB_FAIL(err, CB_ERR_NOMEM, "explicit: out of memory");
-    int rc = cb_params_choice(p, "scheme", scheme_names, 0, &s->scheme, err);
-    if (!rc) rc = cb_params_double(p, "damping", 0.0, 0.0, 1e6, &s->damping, err);
-    if (!rc) rc = cb_params_double(p, "contact_offset", 0.5 * w->thickness, 0.0, 1e3, &s->offset, err);
-    if (!rc) rc = cb_params_int(p, "substeps", 0, 0, 100000000, &s->substeps, err);
-    if (!rc) rc = cb_params_double(p, "safety", 0.8, 1e-6, 1.0, &s->safety, err);
-    if (!rc) rc = cb_params_check(p, allowed_keys, err);
+    cb_params q;
+    int rc = cb_params_begin(p, &q, err);
+    if (!rc) rc = cb_params_choice(&q, "scheme", scheme_names, 0, &s->scheme,
+                                   "time integration: velocity Verlet or symplectic Euler", err);
+    if (!rc) rc = cb_params_double(&q, "damping", 0.0, 0.0, 1e6, &s->damping,
+                                   "velocity damping rate (1/s): v *= exp(-damping h) per substep", err);
+    if (!rc) rc = cb_params_double(&q, "contact_offset", 0.5 * w->thickness, 0.0, 1e3, &s->offset,
+                                   "distance kept from the colliders (m; default half the cloth thickness)", err);
+    if (!rc) rc = cb_params_int(&q, "substeps", 0, 0, 100000000, &s->substeps,
+                                "substeps per step (0: automatic, from the stability bound times safety)", err);
+    if (!rc) rc = cb_params_double(&q, "safety", 0.8, 1e-6, 1.0, &s->safety,
+                                   "fraction of the stability bound the automatic substep uses", err);
+    rc = cb_params_end(p, &q, rc, err);
     if (!rc) rc = cb_world_stable_step(w, s->safety, &s->h_stable, err);
     if (!rc) {
         s->f = cb_calloc((size_t)w->nv, sizeof *s->f);

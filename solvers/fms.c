@@ -196,8 +196,6 @@ typedef struct fms_solver {
     double cimp[3];        /* sum of wc (p - y) over the contact springs in the last local step */
 } fms_solver;
 
-static const char *const own_keys[] = {"iterations", NULL};
-
 static void fms_destroy(void *self)
 {
     fms_solver *s = self;
@@ -290,8 +288,12 @@ static int fms_create(const cb_world *w, const cb_params *p, void **self, cb_err
     *self = NULL;
     fms_solver *s = cb_calloc(1, sizeof *s);
     if (!s) return CB_FAIL(err, CB_ERR_NOMEM, "fms: out of memory");
-    int rc = cb_params_int(p, "iterations", 10, 1, 1000000, &s->iterations, err);
-    if (!rc) rc = cb_spring_solver_configure(&s->ss, "fms", w, p, own_keys, err);
+    cb_params q;
+    int rc = cb_params_begin(p, &q, err);
+    if (!rc) rc = cb_params_int(&q, "iterations", 10, 1, 1000000, &s->iterations,
+                                "local/global iterations per step", err);
+    if (!rc) rc = cb_spring_solver_configure(&s->ss, "fms", w, &q, err);
+    rc = cb_params_end(p, &q, rc, err);
     if (rc) {
         if (rc != CB_ERR_NOMEM) cb_error_prefix(err, "fms: ");
         fms_destroy(s);

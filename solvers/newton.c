@@ -105,7 +105,6 @@ typedef struct newton_solver {
 
 enum { REFACTOR_AUTO = 0, REFACTOR_ALWAYS = 1 };
 static const char *const refactor_names[] = {"auto", "always", NULL};
-static const char *const own_keys[] = {"tolerance", "max_iterations", "refactor", "refactor_rate", NULL};
 
 static void newton_destroy(void *self)
 {
@@ -125,11 +124,18 @@ static int newton_create(const cb_world *w, const cb_params *p, void **self, cb_
     *self = NULL;
     newton_solver *s = cb_calloc(1, sizeof *s);
     if (!s) return CB_FAIL(err, CB_ERR_NOMEM, "newton: out of memory");
-    int rc = cb_params_double(p, "tolerance", NEWTON_TOLERANCE, 1e-300, 1.0, &s->tolerance, err);
-    if (!rc) rc = cb_params_int(p, "max_iterations", 50, 1, 1000000, &s->max_iterations, err);
-    if (!rc) rc = cb_params_choice(p, "refactor", refactor_names, REFACTOR_AUTO, &s->refactor, err);
-    if (!rc) rc = cb_params_double(p, "refactor_rate", 0.9, 0.0, 1.0, &s->slow, err);
-    if (!rc) rc = cb_spring_solver_configure(&s->ss, "newton", w, p, own_keys, err);
+    cb_params q;
+    int rc = cb_params_begin(p, &q, err);
+    if (!rc) rc = cb_params_double(&q, "tolerance", NEWTON_TOLERANCE, 1e-300, 1.0, &s->tolerance,
+                                   "stop when |grad g| falls below this", err);
+    if (!rc) rc = cb_params_int(&q, "max_iterations", 50, 1, 1000000, &s->max_iterations,
+                                "Newton iterations per step at most", err);
+    if (!rc) rc = cb_params_choice(&q, "refactor", refactor_names, REFACTOR_AUTO, &s->refactor,
+                                   "auto: reuse the factor while it converges; always: classic Newton", err);
+    if (!rc) rc = cb_params_double(&q, "refactor_rate", 0.9, 0.0, 1.0, &s->slow,
+                                   "refactor after an iteration whose gradient fell by less than this factor", err);
+    if (!rc) rc = cb_spring_solver_configure(&s->ss, "newton", w, &q, err);
+    rc = cb_params_end(p, &q, rc, err);
     if (rc) {
         if (rc != CB_ERR_NOMEM) cb_error_prefix(err, "newton: ");
         newton_destroy(s);

@@ -218,13 +218,6 @@ typedef struct pbd_solver {
     cb_contact_probe *probe;                /* measures the stage after the solve (colliders only) */
 } pbd_solver;
 
-static const char *const pbd_keys[] = {"iterations", "substeps", "damping", "drag", "contact_offset",
-                                       "self_collision", "self_thickness", "self_margin", "pressure",
-                                       "stretch_stiffness", "bend_stiffness", "volume_stiffness",
-                                       "bending", "order", "bend_max_step", "stepping", "max_substep", NULL};
-static const char *const xpbd_keys[] = {"iterations", "substeps", "damping", "drag", "contact_offset",
-                                        "self_collision", "self_thickness", "self_margin", "pressure",
-                                        "volume_compliance", "order", "stepping", "max_substep", NULL};
 static const char *const bending_names[] = {"paper", "dihedral", NULL};
 static const char *const order_names[] = {"colour", "mesh", NULL};
 static const char *const stepping_names[] = {"small_steps", "paper", NULL};
@@ -478,30 +471,49 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
     s->nv = w->nv;
     s->w = w->inv_mass;
     double ks = 1, kb = 0.1, kv = 1, vol_compliance = 0;
-    int rc = cb_params_choice(prm, "stepping", stepping_names, STEP_SMALL, &s->stepping, err);
-    if (!rc) rc = cb_params_double(prm, "max_substep", 2.5e-4, 1e-9, 1e6, &s->max_substep, err);
-    if (!rc) rc = cb_params_int(prm, "iterations", s->stepping == STEP_PAPER ? 10 : 1, 1, 1000000, &s->iterations, err);
-    if (!rc) rc = cb_params_int(prm, "substeps", 1, 1, 1000000, &s->substeps, err);
-    if (!rc) rc = cb_params_double(prm, "damping", 0.0, 0.0, 1.0, &s->k_damping, err);
-    if (!rc) rc = cb_params_double(prm, "drag", 0.0, 0.0, 1e6, &s->drag, err);
-    if (!rc) rc = cb_params_double(prm, "contact_offset", 0.5 * w->thickness, 0.0, 1e3, &s->offset, err);
-    if (!rc) rc = cb_params_bool(prm, "self_collision", w->mesh && w->mesh->nf > 0, &s->self_collision, err);
-    if (!rc) rc = cb_params_double(prm, "self_thickness", w->thickness, 0.0, 1e3, &s->self_h, err);
-    if (!rc) rc = cb_params_double(prm, "self_margin", s->self_h, 0.0, 1e3, &s->self_margin, err);
-    if (!rc) rc = cb_params_double(prm, "pressure", 0.0, 0.0, 1e6, &s->pressure, err);
-    if (!rc) rc = cb_params_choice(prm, "order", order_names, 0, &s->mesh_order, err);
+    cb_params q;
+    int rc = cb_params_begin(prm, &q, err);
+    if (!rc) rc = cb_params_choice(&q, "stepping", stepping_names, STEP_SMALL, &s->stepping,
+                                   "small_steps: substeps of at most max_substep (Macklin 2019); paper: the 2007 loop", err);
+    if (!rc) rc = cb_params_double(&q, "max_substep", 2.5e-4, 1e-9, 1e6, &s->max_substep,
+                                   "longest substep with stepping small_steps (s)", err);
+    if (!rc) rc = cb_params_int(&q, "iterations", s->stepping == STEP_PAPER ? 10 : 1, 1, 1000000, &s->iterations,
+                                "Gauss-Seidel sweeps per substep (default 1 with small_steps, 10 with paper)", err);
+    if (!rc) rc = cb_params_int(&q, "substeps", 1, 1, 1000000, &s->substeps,
+                                "substeps per step (small_steps: the least number)", err);
+    if (!rc) rc = cb_params_double(&q, "damping", 0.0, 0.0, 1.0, &s->k_damping,
+                                   "k_damping of the paper's section 3.5 velocity damping", err);
+    if (!rc) rc = cb_params_double(&q, "drag", 0.0, 0.0, 1e6, &s->drag,
+                                   "velocity drag rate (1/s): v *= exp(-drag h)", err);
+    if (!rc) rc = cb_params_double(&q, "contact_offset", 0.5 * w->thickness, 0.0, 1e3, &s->offset,
+                                   "distance kept from the colliders (m; default half the cloth thickness)", err);
+    if (!rc) rc = cb_params_bool(&q, "self_collision", w->mesh && w->mesh->nf > 0, &s->self_collision,
+                                 "vertex-triangle self-collision constraints (default on for a triangle mesh)", err);
+    if (!rc) rc = cb_params_double(&q, "self_thickness", w->thickness, 0.0, 1e3, &s->self_h,
+                                   "self-collision thickness (m; default the cloth thickness)", err);
+    if (!rc) rc = cb_params_double(&q, "self_margin", s->self_h, 0.0, 1e3, &s->self_margin,
+                                   "extra self-collision search distance (m; default self_thickness)", err);
+    if (!rc) rc = cb_params_double(&q, "pressure", 0.0, 0.0, 1e6, &s->pressure,
+                                   "overpressure factor of a closed mesh (0: off)", err);
+    if (!rc) rc = cb_params_choice(&q, "order", order_names, 0, &s->mesh_order,
+                                   "sweep order: colour (parallel colours) or mesh (serial, the paper's)", err);
     if (!xpbd) {
-        if (!rc) rc = cb_params_double(prm, "stretch_stiffness", 1.0, 0.0, 1.0, &ks, err);
-        if (!rc) rc = cb_params_double(prm, "bend_stiffness", 0.1, 0.0, 1.0, &kb, err);
-        if (!rc) rc = cb_params_double(prm, "volume_stiffness", 1.0, 0.0, 1.0, &kv, err);
-        if (!rc) rc = cb_params_choice(prm, "bending", bending_names, 0, &s->bending, err);
-        if (!rc) rc = cb_params_double(prm, "bend_max_step", 0.5, 0.0, 1e30, &s->bend_cap, err);
-        if (!rc) rc = cb_params_check(prm, pbd_keys, err);
+        if (!rc) rc = cb_params_double(&q, "stretch_stiffness", 1.0, 0.0, 1.0, &ks,
+                                       "dimensionless stretch stiffness k", err);
+        if (!rc) rc = cb_params_double(&q, "bend_stiffness", 0.1, 0.0, 1.0, &kb,
+                                       "dimensionless bending stiffness k", err);
+        if (!rc) rc = cb_params_double(&q, "volume_stiffness", 1.0, 0.0, 1.0, &kv,
+                                       "dimensionless tet volume stiffness k", err);
+        if (!rc) rc = cb_params_choice(&q, "bending", bending_names, 0, &s->bending,
+                                       "bending constraint: the paper's acos(n1.n2) or the model's dihedral angle", err);
+        if (!rc) rc = cb_params_double(&q, "bend_max_step", 0.5, 0.0, 1e30, &s->bend_cap,
+                                       "largest angle change of one bending projection (rad; 0: unlimited)", err);
     } else {
         s->bending = 1;
-        if (!rc) rc = cb_params_double(prm, "volume_compliance", 0.0, 0.0, 1e30, &vol_compliance, err);
-        if (!rc) rc = cb_params_check(prm, xpbd_keys, err);
+        if (!rc) rc = cb_params_double(&q, "volume_compliance", 0.0, 0.0, 1e30, &vol_compliance,
+                                       "tet volume compliance (0: incompressible)", err);
     }
+    rc = cb_params_end(prm, &q, rc, err);
     if (rc) {
         pbd_destroy(s);
         return rc;

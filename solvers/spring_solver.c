@@ -12,39 +12,37 @@
 static const char *const spring_names[] = {"model", "classic", NULL};
 static const char *const factor_names[] = {"auto", "simplicial", "supernodal", NULL};
 static const char *const contact_names[] = {"constraint", "projection", NULL};
-static const char *const common_keys[] = {"damping", "springs", "self_collision", "self_friction",
-                                          "self_iterations", "contact_offset", "factor", "self_cache",
-                                          "contact", "contact_stiffness", "threads", NULL};
-
-#define OWN_KEYS_MAX 8
 
 int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_world *w, const cb_params *p,
-                               const char *const *own_keys, cb_error *err)
+                               cb_error *err)
 {
-    if (!s || !name || !w || !own_keys) return CB_FAIL(err, CB_ERR_INPUT, "cb_spring_solver_configure: NULL argument");
-    const char *keys[OWN_KEYS_MAX + sizeof common_keys / sizeof common_keys[0]];
-    int nk = 0;
-    for (; own_keys[nk]; nk++) {
-        CB_ASSERT(nk < OWN_KEYS_MAX);
-        keys[nk] = own_keys[nk];
-    }
-    for (int i = 0; common_keys[i]; i++) keys[nk++] = common_keys[i];
-    keys[nk] = NULL;
+    if (!s || !name || !w || !p) return CB_FAIL(err, CB_ERR_INPUT, "cb_spring_solver_configure: NULL argument");
     s->name = name;
     int kind = 0;
     cb_step_contact_def cd;
-    int rc = cb_params_double(p, "damping", 0.0, 0.0, 1.0, &s->damping, err);
-    if (!rc) rc = cb_params_choice(p, "springs", spring_names, 0, &kind, err);
-    if (!rc) rc = cb_params_bool(p, "self_collision", 1, &cd.self_collision, err);
-    if (!rc) rc = cb_params_double(p, "self_friction", 0.1, 0.0, 1e3, &cd.self_friction, err);
-    if (!rc) rc = cb_params_int(p, "self_iterations", 2, 1, 1000, &cd.self_iterations, err);
-    if (!rc) rc = cb_params_double(p, "contact_offset", 0.5 * w->thickness, 0.0, 1e3, &cd.collider_offset, err);
-    if (!rc) rc = cb_params_choice(p, "factor", factor_names, 0, &s->factor, err);
-    if (!rc) rc = cb_params_bool(p, "self_cache", 1, &cd.self_cache, err);
-    if (!rc) rc = cb_params_choice(p, "contact", contact_names, 0, &s->contact_mode, err);
-    if (!rc) rc = cb_params_double(p, "contact_stiffness", 1e2, 1e-6, 1e12, &s->contact_stiffness, err);
-    if (!rc) rc = cb_params_int(p, "threads", 1, 0, 1, &s->threads, err);
-    if (!rc) rc = cb_params_check(p, keys, err);
+    int rc = cb_params_double(p, "damping", 0.0, 0.0, 1.0, &s->damping,
+                              "velocity damping per step: the prediction uses (1 - damping) v", err);
+    if (!rc) rc = cb_params_choice(p, "springs", spring_names, 0, &kind,
+                                   "model: edge springs + a bend spring per hinge; classic (grids): structural, shear, skip-one", err);
+    if (!rc) rc = cb_params_bool(p, "self_collision", 1, &cd.self_collision,
+                                 "cloth-cloth contact after the solve", err);
+    if (!rc) rc = cb_params_double(p, "self_friction", 0.1, 0.0, 1e3, &cd.self_friction,
+                                   "Coulomb coefficient of cloth-cloth contact", err);
+    if (!rc) rc = cb_params_int(p, "self_iterations", 2, 1, 1000, &cd.self_iterations,
+                                "Gauss-Seidel passes of the self-contact stage", err);
+    if (!rc) rc = cb_params_double(p, "contact_offset", 0.5 * w->thickness, 0.0, 1e3, &cd.collider_offset,
+                                   "distance kept from the colliders (m; default half the cloth thickness)", err);
+    if (!rc) rc = cb_params_choice(p, "factor", factor_names, 0, &s->factor,
+                                   "CHOLMOD factorization: auto, simplicial or supernodal", err);
+    if (!rc) rc = cb_params_bool(p, "self_cache", 1, &cd.self_cache,
+                                 "reuse self-contact candidates while the cloth moves little relative to itself", err);
+    if (!rc) rc = cb_params_choice(p, "contact", contact_names, 0, &s->contact_mode,
+                                   "constraint: collider contact springs in the solve; projection: end-of-step only", err);
+    if (!rc) rc = cb_params_double(p, "contact_stiffness", 1e2, 1e-6, 1e12, &s->contact_stiffness,
+                                   "c: contact penalty 1/2 c m_i depth^2 in the solve", err);
+    if (!rc) rc = cb_params_int(p, "threads", 1, 0, 1, &s->threads,
+                                "1: CHOLMOD and BLAS on the calling thread; 0: their own threads", err);
+    if (!rc) rc = cb_params_check(p, err); /* before the build: the solver's own keys were read first */
     cd.self_distance = w->thickness;
     s->contact_offset = cd.collider_offset;
     if (!w->ncolliders) s->contact_mode = CB_SPRING_CONTACT_PROJECTION; /* nothing to do in the solve */

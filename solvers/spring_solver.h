@@ -13,7 +13,7 @@
  * term of g inside the solve, see cb_spring_contact_penalty; projection: only the
  * end-of-step projection of Liu et al., for reproducing the paper), contact_stiffness
  * (c > 0, default 1e2), threads (0 | 1, default 1: the factorization runs on the calling
- * thread; 0: CHOLMOD's and OpenBLAS's own threads). Allowed keys: the solver's own, then these, in this order.
+ * thread; 0: CHOLMOD's and OpenBLAS's own threads), read after the solver's own, in this order.
  *
  * A step with this frame:
  *   cb_spring_solver_predict   x0 = x, pins moved to t+h, y = x0 + (1 - damping) h v on
@@ -61,12 +61,13 @@ typedef struct cb_spring_solver {
     int threads;           /* `threads` of the factorization (cb_chol_set_threads) */
 } cb_spring_solver;
 
-/* Read the common parameters of p (own_keys: the solver's own, NULL-terminated, at
- * most 8), check that p has no other key, build the spring set and the contact stage.
- * Messages are not prefixed with the solver's name: the caller adds it (as for its own
- * parameters). s must be zeroed; release it with cb_spring_solver_release also on error. */
+/* Read the common parameters of p, check that p has no key but these and those the
+ * solver read before (p must carry a record: cb_params_begin, params.h), build the
+ * spring set and the contact stage. Messages are not prefixed with the solver's name:
+ * the caller adds it (as for its own parameters). s must be zeroed; release it with
+ * cb_spring_solver_release also on error. */
 int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_world *w, const cb_params *p,
-                               const char *const *own_keys, cb_error *err);
+                               cb_error *err);
 
 /* Allocate the per-vertex arrays, number the free vertices and, when there is one,
  * create the CHOLMOD system M + h^2 (...) with blocks of bs x bs (its pattern from

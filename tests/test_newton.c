@@ -148,11 +148,12 @@ static void test_contact_penalty_fd(void)
         CU_ASSERT_EQUAL_FATAL(cb_sim_world(&r, NULL, text, ".", NULL, 0), CB_OK);
         cb_world *w = r.w;
         cb_params p = cb_scene_params(r.scene, "newton");
-        static const char *const own[] = {NULL};
         cb_spring_solver ss;
         memset(&ss, 0, sizeof ss);
         cb_error e;
-        CU_ASSERT_EQUAL_FATAL(cb_spring_solver_configure(&ss, "newton", w, &p, own, &e), CB_OK);
+        cb_params q;
+        CU_ASSERT_EQUAL_FATAL(cb_params_begin(&p, &q, &e), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_params_end(&p, &q, cb_spring_solver_configure(&ss, "newton", w, &q, &e), &e), CB_OK);
         CU_ASSERT_EQUAL_FATAL(cb_spring_solver_setup(&ss, w, 3, "test", &e), CB_OK);
         CU_ASSERT_EQUAL(ss.contact_mode, CB_SPRING_CONTACT_CONSTRAINT);
         int nv = w->nv;

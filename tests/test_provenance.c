@@ -220,6 +220,55 @@ static void test_check_finds_difference(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "would overwrite"));
 }
 
+/* Replace the first `from` in the root string attribute `name` by `to`. */
+static void edit_attr(const char *path, const char *name, const char *from, const char *to)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    CU_ASSERT_FATAL(f >= 0);
+    char *old = cb_h5_string_attr(f, name);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+    char *at = strstr(old, from);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    size_t n = strlen(old) + strlen(to) + 1;
+    char *text = malloc(n);
+    snprintf(text, n, "%.*s%s%s", (int)(at - old), old, to, at + strlen(from));
+    H5Adelete(f, name);
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(f, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    CU_ASSERT(H5Awrite(a, t, &text) >= 0);
+    H5Aclose(a);
+    H5Sclose(sp);
+    H5Tclose(t);
+    H5Fclose(f);
+    free(text);
+    free(old);
+}
+
+/* The rerun takes the solver's settings from the effective parameters, not from the
+ * scene's block: a block that now says otherwise (as a changed default would) does not
+ * change the rerun; the parameters themselves do. */
+static void test_effective_parameters_win(void)
+{
+    const char *a = cb_test_tmp_path("eff-a.h5"), *b = cb_test_tmp_path("eff-b.h5");
+    int rc = cb("run data/scenes/drape_sphere.yaml --solver explicit -o %s --set duration=0.05 "
+                "--set solvers.explicit.damping=0.5 --set cloth.grid.nx=8 --set cloth.grid.ny=8 -q", a);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cp %s %s", a, b);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    edit_attr(b, "scene_text", "damping: 0.5", "damping: 3");
+    rc = cb("rerun %s -o %s --check -q", b, cb_test_tmp_path("eff-b2.h5"));
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "identical"));
+    edit_attr(b, "parameters", "damping: 0.5", "damping: 3");
+    CU_ASSERT_EQUAL(cb("rerun %s -o %s --check -q", b, cb_test_tmp_path("eff-b3.h5")), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "series differ"));
+}
+
 /* A mesh file that changed since the run is named; the rerun goes on and differs. */
 static void test_changed_mesh_file(void)
 {
@@ -344,4 +393,5 @@ CB_TEST_MAIN("provenance",
              CB_TEST(test_rerun_identical_every_solver),
              CB_TEST(test_check_finds_difference),
              CB_TEST(test_changed_mesh_file),
+             CB_TEST(test_effective_parameters_win),
              CB_TEST(test_sweep_check_and_index))

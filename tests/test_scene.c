@@ -458,7 +458,7 @@ static void test_full_scene(void)
     CU_ASSERT_STRING_EQUAL(pp.label, file);
     CU_ASSERT_STRING_EQUAL(pp.solver, "pbd");
     int it = 0;
-    CU_ASSERT_EQUAL(cb_params_int(&pp, "iterations", 3, 1, 10000, &it, &err), 0);
+    CU_ASSERT_EQUAL(cb_params_int(&pp, "iterations", 3, 1, 10000, &it, "test", &err), 0);
     CU_ASSERT_EQUAL(it, 12);
     cb_params pf = cb_scene_params(s, "fms");
     CU_ASSERT_PTR_NULL(pf.block);
@@ -585,10 +585,10 @@ static void test_set_overrides(void)
     CU_ASSERT_EQUAL(cb_scene_steps(s), 2000);
     int v = 0;
     cb_params pf = cb_scene_params(s, "fms");
-    CU_ASSERT_EQUAL(cb_params_int(&pf, "iterations", 1, 1, 100, &v, &err), 0);
+    CU_ASSERT_EQUAL(cb_params_int(&pf, "iterations", 1, 1, 100, &v, "test", &err), 0);
     CU_ASSERT_EQUAL(v, 7);
     cb_params px = cb_scene_params(s, "xpbd");
-    CU_ASSERT_EQUAL(cb_params_int(&px, "substeps", 1, 1, 100, &v, &err), 0);
+    CU_ASSERT_EQUAL(cb_params_int(&px, "substeps", 1, 1, 100, &v, "test", &err), 0);
     CU_ASSERT_EQUAL(v, 3);
 
     /* the overrides show in the stored text: re-parse it and look the values up */
@@ -808,28 +808,28 @@ static void test_params(void)
     cb_error err;
     cb_error_clear(&err);
     CU_ASSERT_EQUAL_FATAL(cb_yaml_load_string(text, "p.yaml", &t, &err), 0);
-    cb_params p = { "p.yaml", "pbd", cb_yaml_get(cb_yaml_get(t, "solvers"), "pbd") };
-    cb_params none = { "p.yaml", "fms", NULL };
+    cb_params p = { "p.yaml", "pbd", cb_yaml_get(cb_yaml_get(t, "solvers"), "pbd"), NULL };
+    cb_params none = { "p.yaml", "fms", NULL, NULL };
     int it = -1, b = -1, ch = -1;
     double st = -1;
 
     /* defaults when the block or the key is absent */
-    CU_ASSERT_EQUAL(cb_params_int(&none, "iterations", 10, 1, 10000, &it, &err), 0);
+    CU_ASSERT_EQUAL(cb_params_int(&none, "iterations", 10, 1, 10000, &it, "test", &err), 0);
     CU_ASSERT_EQUAL(it, 10);
-    CU_ASSERT_EQUAL(cb_params_double(&p, "omega", 1.25, 0, 2, &st, &err), 0);
+    CU_ASSERT_EQUAL(cb_params_double(&p, "omega", 1.25, 0, 2, &st, "test", &err), 0);
     CU_ASSERT_EQUAL(st, 1.25);
-    CU_ASSERT_EQUAL(cb_params_bool(&none, "warm", 1, &b, &err), 0);
+    CU_ASSERT_EQUAL(cb_params_bool(&none, "warm", 1, &b, "test", &err), 0);
     CU_ASSERT_EQUAL(b, 1);
     static const char *const modes[] = { "slow", "fast", NULL };
-    CU_ASSERT_EQUAL(cb_params_choice(&none, "mode", modes, 0, &ch, &err), 0);
+    CU_ASSERT_EQUAL(cb_params_choice(&none, "mode", modes, 0, &ch, "test", &err), 0);
     CU_ASSERT_EQUAL(ch, 0);
 
     /* values present */
-    CU_ASSERT_EQUAL(cb_params_double(&p, "stiffness", 1.0, 0.0, 1.0, &st, &err), 0);
+    CU_ASSERT_EQUAL(cb_params_double(&p, "stiffness", 1.0, 0.0, 1.0, &st, "test", &err), 0);
     CU_ASSERT_EQUAL(st, 0.5);
-    CU_ASSERT_EQUAL(cb_params_bool(&p, "warm", 0, &b, &err), 0);
+    CU_ASSERT_EQUAL(cb_params_bool(&p, "warm", 0, &b, "test", &err), 0);
     CU_ASSERT_EQUAL(b, 1);
-    CU_ASSERT_EQUAL(cb_params_choice(&p, "mode", modes, 0, &ch, &err), 0);
+    CU_ASSERT_EQUAL(cb_params_choice(&p, "mode", modes, 0, &ch, "test", &err), 0);
     CU_ASSERT_EQUAL(ch, 1);
 
     /* range errors name file:line:col and the full key */
@@ -838,22 +838,29 @@ static void test_params(void)
     char want[256];
     snprintf(want, sizeof want, "p.yaml:%d:%d: solvers.pbd.iterations: expected a value in [1, 10000], got 0",
              line, col);
-    CU_ASSERT_EQUAL(cb_params_int(&p, "iterations", 10, 1, 10000, &it, &err), CB_ERR_INPUT);
+    CU_ASSERT_EQUAL(cb_params_int(&p, "iterations", 10, 1, 10000, &it, "test", &err), CB_ERR_INPUT);
     CU_ASSERT_STRING_EQUAL(err.message, want);
-    CU_ASSERT_EQUAL(cb_params_double(&p, "stiffness", 1.0, 0.75, 1.0, &st, &err), CB_ERR_INPUT);
+    CU_ASSERT_EQUAL(cb_params_double(&p, "stiffness", 1.0, 0.75, 1.0, &st, "test", &err), CB_ERR_INPUT);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "solvers.pbd.stiffness: expected a value in [0.75, 1], got 0.5"));
     static const char *const other[] = { "a", "b", NULL };
-    CU_ASSERT_EQUAL(cb_params_choice(&p, "mode", other, 0, &ch, &err), CB_ERR_INPUT);
+    CU_ASSERT_EQUAL(cb_params_choice(&p, "mode", other, 0, &ch, "test", &err), CB_ERR_INPUT);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "solvers.pbd.mode: expected one of a, b, got 'fast'"));
 
-    /* unknown keys */
-    static const char *const allowed[] = { "iterations", "stiffness", "mode", "warm", NULL };
+    /* unknown keys: the allowed ones are those the getters were asked for */
+    cb_params q;
+    CU_ASSERT_EQUAL_FATAL(cb_params_begin(&p, &q, &err), 0);
+    CU_ASSERT_EQUAL(cb_params_int(&q, "iterations", 10, 0, 10000, &it, "test", &err), 0);
+    CU_ASSERT_EQUAL(cb_params_double(&q, "stiffness", 1.0, 0.0, 1.0, &st, "test", &err), 0);
+    CU_ASSERT_EQUAL(cb_params_choice(&q, "mode", modes, 0, &ch, "test", &err), 0);
+    CU_ASSERT_EQUAL(cb_params_bool(&q, "warm", 0, &b, "test", &err), 0);
     locate(text, "foo", "foo", &line, &col);
     snprintf(want, sizeof want, "p.yaml:%d:%d: unknown key 'foo' in solvers.pbd; allowed keys: "
              "iterations, stiffness, mode, warm", line, col);
-    CU_ASSERT_EQUAL(cb_params_check(&p, allowed, &err), CB_ERR_INPUT);
+    CU_ASSERT_EQUAL(cb_params_end(&p, &q, 0, &err), CB_ERR_INPUT);
     CU_ASSERT_STRING_EQUAL(err.message, want);
-    CU_ASSERT_EQUAL(cb_params_check(&none, allowed, &err), 0);
+    CU_ASSERT_PTR_NULL(q.rec);
+    CU_ASSERT_EQUAL_FATAL(cb_params_begin(&none, &q, &err), 0);
+    CU_ASSERT_EQUAL(cb_params_end(&none, &q, 0, &err), 0);
 
     /* one-line text: "{}" when absent; else one line that parses back to the block */
     char *s0 = cb_params_text(&none);

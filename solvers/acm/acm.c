@@ -190,10 +190,6 @@ typedef struct acm_solver {
     int fail;
 } acm_solver;
 
-static const char *const allowed_keys[] = {"safety", "penalty_safety", "eta", "stiffness",
-                                           "gravity_step", "box_radius", "kdop", "restitution",
-                                           "friction", "horizon", "max_layers", "profile",
-                                           "velocity_slack", NULL};
 static const char *const kdop_names[] = {"aabb", "kdop14", "kdop18", "kdop26", NULL};
 static const cb_bv_kind kdop_kinds[] = {CB_BV_AABB, CB_BV_KDOP14, CB_BV_KDOP18, CB_BV_KDOP26};
 
@@ -991,21 +987,35 @@ static int acm_create(const cb_world *w, const cb_params *p, void **self, cb_err
     double r_def = w->model.k_stretch > 0 ? w->model.k_stretch : 1000.0;
     double hg_def = w->scene ? 0.25 * w->scene->dt : 1e-3;
     int kd = 2;
-    int rc = cb_params_double(p, "safety", 0.5, 1e-6, 1.0, &s->safety, err);
-    if (!rc) rc = cb_params_double(p, "penalty_safety", 0.5, 1e-6, 1.0, &s->psafety, err);
-    if (!rc) rc = cb_params_double(p, "eta", eta_def, 1e-12, 1e3, &s->eta1, err);
-    if (!rc) rc = cb_params_double(p, "stiffness", r_def, 1e-12, 1e15, &s->r1, err);
-    if (!rc) rc = cb_params_double(p, "gravity_step", hg_def, 1e-12, 1e3, &s->hg, err);
+    cb_params q;
+    int rc = cb_params_begin(p, &q, err);
+    if (!rc) rc = cb_params_double(&q, "safety", 0.5, 1e-6, 1.0, &s->safety,
+                                   "elastic clocks: h = safety 2/omega per element", err);
+    if (!rc) rc = cb_params_double(&q, "penalty_safety", 0.5, 1e-6, 1.0, &s->psafety,
+                                   "penalty layer clocks: the same factor for each layer's step", err);
+    if (!rc) rc = cb_params_double(&q, "eta", eta_def, 1e-12, 1e3, &s->eta1,
+                                   "thickness of the first penalty layer eta(1) (m; default the cloth thickness)", err);
+    if (!rc) rc = cb_params_double(&q, "stiffness", r_def, 1e-12, 1e15, &s->r1,
+                                   "stiffness r(1) of the first penalty layer (N/m; default k_stretch)", err);
+    if (!rc) rc = cb_params_double(&q, "gravity_step", hg_def, 1e-12, 1e3, &s->hg,
+                                   "step of the gravity clock (s; default dt/4)", err);
     double rho_def = fmax(0.12 * mean_edge, 0.5 * s->eta1);
-    if (!rc) rc = cb_params_double(p, "box_radius", rho_def, 1e-12, 1e3, &s->rho, err);
-    if (!rc) rc = cb_params_choice(p, "kdop", kdop_names, 2, &kd, err);
-    if (!rc) rc = cb_params_double(p, "restitution", 1.0, 0.0, 1.0, &s->self_cor, err);
-    if (!rc) rc = cb_params_double(p, "friction", 0.0, 0.0, 1e3, &s->self_mu, err);
-    if (!rc) rc = cb_params_double(p, "horizon", 1.0, 1e-9, 1e6, &s->horizon, err);
-    if (!rc) rc = cb_params_int(p, "max_layers", 100000, 1, 100000000, &s->max_layers, err);
-    if (!rc) rc = cb_params_bool(p, "profile", 1, &s->profile, err);
-    if (!rc) rc = cb_params_double(p, "velocity_slack", 0.05, 0.0, 1e3, &s->slack, err);
-    if (!rc) rc = cb_params_check(p, allowed_keys, err);
+    if (!rc) rc = cb_params_double(&q, "box_radius", rho_def, 1e-12, 1e3, &s->rho,
+                                   "half width of a vertex's kinetic k-DOP box (m; default 0.12 x mean edge)", err);
+    if (!rc) rc = cb_params_choice(&q, "kdop", kdop_names, 2, &kd, "bounding volume of the broad phase", err);
+    if (!rc) rc = cb_params_double(&q, "restitution", 1.0, 0.0, 1.0, &s->self_cor,
+                                   "restitution of self contact", err);
+    if (!rc) rc = cb_params_double(&q, "friction", 0.0, 0.0, 1e3, &s->self_mu,
+                                   "Coulomb friction of self contact", err);
+    if (!rc) rc = cb_params_double(&q, "horizon", 1.0, 1e-9, 1e6, &s->horizon,
+                                   "time horizon of the kinetic certificates (s)", err);
+    if (!rc) rc = cb_params_int(&q, "max_layers", 100000, 1, 100000000, &s->max_layers,
+                                "penalty layers at most before the run stops (no progress)", err);
+    if (!rc) rc = cb_params_bool(&q, "profile", 1, &s->profile,
+                                 "per-stage wall times (false: the least overhead)", err);
+    if (!rc) rc = cb_params_double(&q, "velocity_slack", 0.05, 0.0, 1e3, &s->slack,
+                                   "velocity change a certificate tolerates (m/s; 0: the exact rescheduling)", err);
+    rc = cb_params_end(p, &q, rc, err);
     if (rc) {
         free(s);
         return rc;

@@ -1,0 +1,146 @@
+/* tests/test_determinism.c — every registered solver is deterministic, and its results
+ * are pinned by a reviewed table (as Box2D does): a small cloth (16 x 16 vertices) falls
+ * onto a sphere for 50 steps, so the integrator, the collider contact and the self
+ * contact code all run; the hash of the final positions and velocities (FNV-1a 64 over
+ * their bytes) must be the same in two runs, with 1 and 2 threads where the solver has
+ * parallel code (but one row, see there), and equal to the table.
+ *
+ * Parallel code: pbd/xpbd project a colour's constraints in parallel (OpenMP) when the
+ * constraint count is large enough (stepping: paper, >= 4096 constraints: the 28 x 28
+ * rows below); fms/newton hand CHOLMOD and OpenBLAS their own threads with `threads: 0`
+ * (the supernodal factorization, whose dense blocks go to BLAS). newton's results then
+ * depend on the OpenBLAS thread count (see its row).
+ *
+ * Any change of a solver's results is a deliberate change of this table: on a mismatch
+ * the test prints the row, the expected and the actual hash. Update the row's hash in
+ * `table` below (after checking that the change of results is intended) — also when
+ * merging a branch that changes a solver on purpose (e.g. avgforce).
+ * The hashes are the same in the plain (debugoptimized), the ASan+UBSan and the release
+ * builds of this machine's compiler (gcc, -std=c11: no floating-point contraction, and
+ * x86-64 without -march has no FMA); another compiler, libm, CHOLMOD or OpenBLAS may
+ * give other bits, and then the table is to be re-recorded for that platform. */
+#include "cb_test.h"
+#include "cb_sim.h"
+
+#include <cblas.h> /* OpenBLAS's: openblas_set_num_threads */
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static const char *const scene_fmt =
+    "name: determinism\nduration: 1\ndt: 0.005\n"
+    "cloth:\n  grid: {nx: %d, ny: %d, size: [0.4, 0.4], origin: [-0.2, -0.2, 0.5]}\n"
+    "  density: 0.1\n  stretch: 1000\n  bend: 1.0e-4\n  thickness: 0.002\n"
+    "colliders:\n  - {type: sphere, center: [0.03, -0.02, 0.3], radius: 0.15, friction: 0.3}\n"
+    "  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1]}\n";
+
+#define STEPS 50
+
+typedef struct row {
+    const char *solver;
+    const char *set[2];   /* up to two --set overrides (NULL: none) */
+    int n;                /* grid n x n */
+    int threads[2];       /* OpenMP threads of the two runs */
+    uint64_t hash;        /* the reviewed result */
+} row;
+
+static const row table[] = {
+    {"explicit", {NULL}, 16, {1, 1}, 0xff55735186087abeULL},
+    {"pbd", {NULL}, 16, {1, 1}, 0x8e5774abe02381eeULL},
+    {"xpbd", {NULL}, 16, {1, 1}, 0xe2ecb821a3819d37ULL},
+    {"fms", {NULL}, 16, {1, 1}, 0x796939d2e7d45e44ULL},
+    {"newton", {NULL}, 16, {1, 1}, 0xa8fd0034b649a049ULL},
+    {"avgforce", {NULL}, 16, {1, 1}, 0x887d6841240f08d7ULL},
+    {"acm", {NULL}, 16, {1, 1}, 0x3fed7d49d5504434ULL},
+    /* the parallel paths, with 1 and 2 threads */
+    {"pbd", {"solvers.pbd.stepping=paper"}, 28, {1, 2}, 0xff0dbe50d162af59ULL},
+    {"xpbd", {"solvers.xpbd.stepping=paper"}, 28, {1, 2}, 0x55e3f69a625845cdULL},
+    {"fms", {"solvers.fms.threads=0", "solvers.fms.factor=supernodal"}, 16, {1, 2}, 0xac788c56dcb6bb02ULL},
+    /* newton with threads: 0 and the supernodal factor is deterministic for a given
+     * OpenBLAS thread count, but not independent of it: 1 thread gives 0xa8fd0034b649a049
+     * (the default row's), 2 threads 0xd8f99c9bb5ab9126 (a known limit of threads: 0; the
+     * default threads: 1 does not depend on it). So this row runs twice with 2 threads. */
+    {"newton", {"solvers.newton.threads=0", "solvers.newton.factor=supernodal"}, 16, {2, 2}, 0xd8f99c9bb5ab9126ULL},
+};
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* Run row r with `threads` OpenMP threads; *hash of x then v after STEPS steps,
+ * *gap the least distance of a vertex from the sphere's surface at the end. */
+static int run_row(const row *r, int threads, uint64_t *hash, double *gap)
+{
+    /* OpenBLAS's pool is process-wide, and a threads: 1 solver sets it to one thread
+     * for good (cholmod_util.h): set both for every run */
+    openblas_set_num_threads(threads);
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+    char text[2048];
+    snprintf(text, sizeof text, scene_fmt, r->n, r->n);
+    int nsets = r->set[1] ? 2 : r->set[0] ? 1 : 0;
+    cb_sim s;
+    int rc = cb_sim_open(&s, r->solver, NULL, text, ".", r->set, nsets);
+    for (int k = 0; k < STEPS && !rc; k++) rc = cb_sim_step(&s);
+    if (!rc) {
+        size_t bytes = (size_t)s.w->nv * sizeof s.w->state.x[0];
+        uint64_t h = fnv1a(0xcbf29ce484222325ULL, s.w->state.x, bytes);
+        *hash = fnv1a(h, s.w->state.v, bytes);
+        static const double c[3] = {0.03, -0.02, 0.3};
+        *gap = INFINITY;
+        for (int i = 0; i < s.w->nv; i++) *gap = fmin(*gap, sqrt(cb_v3_dist2(s.w->state.x[i], c)) - 0.15);
+    }
+    cb_sim_close(&s);
+    return rc;
+}
+
+/* Every registered solver has a plain row (so a new solver needs one). */
+static void test_table_covers_every_solver(void)
+{
+    for (int i = 0; i < cb_solver_count(); i++) {
+        int found = 0;
+        for (size_t k = 0; k < sizeof table / sizeof table[0]; k++)
+            found |= !table[k].set[0] && !strcmp(table[k].solver, cb_solver_at(i)->name);
+        if (!found) fprintf(stderr, "  no row for solver %s in tests/test_determinism.c\n", cb_solver_at(i)->name);
+        CU_ASSERT(found);
+    }
+}
+
+static void test_bitwise_and_table(void)
+{
+    int mismatches = 0;
+    for (size_t k = 0; k < sizeof table / sizeof table[0]; k++) {
+        const row *r = &table[k];
+        uint64_t h[2] = {0, 0};
+        double gap = INFINITY;
+        for (int j = 0; j < 2; j++) CU_ASSERT_EQUAL_FATAL(run_row(r, r->threads[j], &h[j], &gap), 0);
+        CU_ASSERT(gap < 0.01); /* the cloth reached the sphere: the contact code ran */
+        char what[256];
+        snprintf(what, sizeof what, "%s%s%s%s%s (%d x %d)", r->solver, r->set[0] ? " " : "", r->set[0] ? r->set[0] : "",
+                 r->set[1] ? " " : "", r->set[1] ? r->set[1] : "", r->n, r->n);
+        if (h[0] != h[1])
+            fprintf(stderr, "  %s: not deterministic: %d thread(s) 0x%016llxULL, %d thread(s) 0x%016llxULL\n", what,
+                    r->threads[0], (unsigned long long)h[0], r->threads[1], (unsigned long long)h[1]);
+        CU_ASSERT_EQUAL(h[0], h[1]);
+        if (h[0] != r->hash) {
+            mismatches++;
+            fprintf(stderr, "  %s: expected 0x%016llxULL, got 0x%016llxULL\n", what,
+                    (unsigned long long)r->hash, (unsigned long long)h[0]);
+        }
+        CU_ASSERT_EQUAL(h[0], r->hash);
+    }
+    if (mismatches)
+        fprintf(stderr, "  the results of %d row(s) changed: if that is intended, put the new hashes in `table` "
+                        "in tests/test_determinism.c (a reviewed change)\n", mismatches);
+}
+
+CB_TEST_MAIN("determinism",
+             CB_TEST(test_table_covers_every_solver),
+             CB_TEST(test_bitwise_and_table))
