@@ -214,6 +214,57 @@ static void test_unknown_key_refused(void)
     }
 }
 
+/* Every numeric parameter a solver reads, set just outside its range, is refused with
+ * the range in the message (the record of core/params.h lists the keys and ranges). */
+static void test_out_of_range_refused(void)
+{
+    for (int s = 0; s < cb_solver_count(); s++) {
+        const cb_solver_class *cls = cb_solver_at(s);
+        cb_sim sim;
+        CU_ASSERT_EQUAL_FATAL(cb_sim_world(&sim, NULL, contact_scene, ".", NULL, 0), 0);
+        cb_params p = cb_scene_params(sim.scene, cls->name);
+        cb_params_record *rec = NULL;
+        cb_error e;
+        CU_ASSERT_EQUAL_FATAL(cb_params_record_create(&rec, &e), 0);
+        p.rec = rec;
+        void *self = NULL;
+        CU_ASSERT_EQUAL_FATAL(cls->create(sim.w, &p, &self, &e), 0);
+        cls->destroy(self);
+        cb_sim_close(&sim);
+        int tried = 0;
+        for (int i = 0; i < cb_params_record_count(rec); i++) {
+            const cb_param_entry *en = cb_params_record_at(rec, i);
+            char set[256];
+            if (en->type == CB_PARAM_DOUBLE && isfinite(en->hi) && en->hi < 1e300)
+                snprintf(set, sizeof set, "solvers.%s.%s=%.17g", cls->name, en->key, en->hi + fmax(1.0, fabs(en->hi)));
+            else if (en->type == CB_PARAM_DOUBLE && isfinite(en->lo) && en->lo > -1e300)
+                snprintf(set, sizeof set, "solvers.%s.%s=%.17g", cls->name, en->key, en->lo - fmax(1.0, fabs(en->lo)));
+            else if (en->type == CB_PARAM_INT && en->ihi < 2147483647)
+                snprintf(set, sizeof set, "solvers.%s.%s=%d", cls->name, en->key, en->ihi + 1);
+            else if (en->type == CB_PARAM_INT && en->ilo > -2147483647)
+                snprintf(set, sizeof set, "solvers.%s.%s=%d", cls->name, en->key, en->ilo - 1);
+            else
+                continue;
+            const char *sets[] = {set};
+            CU_ASSERT_EQUAL_FATAL(cb_sim_world(&sim, NULL, contact_scene, ".", sets, 1), 0);
+            cb_params q = cb_scene_params(sim.scene, cls->name);
+            self = NULL;
+            int rc = cls->create(sim.w, &q, &self, &sim.e);
+            if (rc == 0) cls->destroy(self);
+            if (rc != CB_ERR_INPUT || !strstr(sim.e.message, "expected a value in ["))
+                fprintf(stderr, "  %s: %s -> %d: %s\n", cls->name, set, rc, sim.e.message);
+            CU_ASSERT_EQUAL(rc, CB_ERR_INPUT);
+            CU_ASSERT_PTR_NOT_NULL(strstr(sim.e.message, "expected a value in ["));
+            CU_ASSERT_PTR_NOT_NULL(strstr(sim.e.message, en->key));
+            cb_sim_close(&sim);
+            tried++;
+        }
+        fprintf(stderr, "  %-8s %d numeric parameters refused outside their range\n", cls->name, tried);
+        CU_ASSERT(tried > 0);
+        cb_params_record_free(&rec);
+    }
+}
+
 /* The run loop: the last row of a run is at n dt exactly, whatever the solver. */
 static void test_time_ends_at_n_dt(void)
 {
@@ -331,5 +382,6 @@ CB_TEST_MAIN("conformance",
              CB_TEST(test_free_fall),
              CB_TEST(test_free_flight),
              CB_TEST(test_unknown_key_refused),
+             CB_TEST(test_out_of_range_refused),
              CB_TEST(test_time_ends_at_n_dt),
              CB_TEST(test_allocation_failures))
