@@ -2,6 +2,7 @@
 #include "core/error.h"
 
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,12 @@ char *cb_strdup(const char *s)
     if (d) memcpy(d, s, n);
     return d;
 }
+
+static volatile sig_atomic_t g_interrupt;
+
+void cb_interrupt_request(void) { g_interrupt = 1; }
+int cb_interrupt_requested(void) { return g_interrupt != 0; }
+void cb_interrupt_clear(void) { g_interrupt = 0; }
 
 double cb_wall_time(void)
 {

@@ -64,6 +64,14 @@ char *cb_strdup(const char *s);
 void cb_alloc_fail_after(long n);
 long cb_alloc_count(void);
 
+/* Interruption: a signal handler calls cb_interrupt_request() (async-signal-safe: one
+ * store); long loops inside a step (acm's events, explicit's substeps, pbd's substeps)
+ * poll cb_interrupt_requested() and return CB_ERR_INTERRUPTED, so a run stops within a
+ * bounded time even when one step takes minutes. */
+void cb_interrupt_request(void);
+int cb_interrupt_requested(void);
+void cb_interrupt_clear(void);
+
 /* Monotonic wall clock in seconds. */
 double cb_wall_time(void);
 

@@ -27,12 +27,11 @@
 #include "core/vec3.h"
 #include "core/world.h"
 
-static volatile sig_atomic_t g_interrupted = 0;
 
 static void on_signal(int sig)
 {
     (void)sig;
-    g_interrupted = 1;
+    cb_interrupt_request();
 }
 
 void cb_run_install_signal_handlers(void)
@@ -45,7 +44,7 @@ void cb_run_install_signal_handlers(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-int cb_run_interrupted(void) { return g_interrupted != 0; }
+int cb_run_interrupted(void) { return cb_interrupt_requested(); }
 
 cb_run_def cb_default_run_def(void)
 {
@@ -235,7 +234,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     int progress_on = def->progress && isatty(fileno(stderr));
     long step;
     for (step = 0; step < nsteps; step++) {
-        if (g_interrupted) {
+        if (cb_interrupt_requested()) {
             final_status = "interrupted";
             snprintf(msg, sizeof msg, "interrupted by a signal at step %ld (t = %g s)", step, world->state.t);
             rc = CB_FAIL(err, CB_ERR_INTERRUPTED, "%s", msg);
@@ -270,7 +269,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
         }
         res->nstages = nstage;
         if (rc) {
-            final_status = rc == CB_ERR_NUMERIC ? "diverged" : "error";
+            final_status = rc == CB_ERR_NUMERIC ? "diverged" : rc == CB_ERR_INTERRUPTED ? "interrupted" : "error";
             cb_error_prefix(err, "step %ld (t = %g s): ", step + 1, world->state.t);
             snprintf(msg, sizeof msg, "%.1000s", err ? err->message : "solver failed");
             break;

@@ -174,7 +174,11 @@ static int explicit_step(void *self, cb_world *w, double dt, cb_step_info *info,
             return CB_FAIL(err, CB_ERR_INPUT, "explicit: dt %g needs more than 1e8 substeps", dt);
     }
     double h = dt / (double)n, imp[3] = {0, 0, 0};
-    for (long k = 0; k < n; k++) substep(s, w, w->state.t + (double)k * h, h, imp, info);
+    for (long k = 0; k < n; k++) {
+        if ((k & 1023) == 1023 && cb_interrupt_requested()) /* a stiff, light cloth can need millions */
+            return CB_FAIL(err, CB_ERR_INTERRUPTED, "explicit: interrupted by a signal in substep %ld of %ld", k, n);
+        substep(s, w, w->state.t + (double)k * h, h, imp, info);
+    }
     for (int k = 0; k < 3; k++) info->external_impulse[k] = imp[k];
     info->iterations = (int)n; /* substeps taken */
     return CB_OK;

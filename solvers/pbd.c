@@ -1081,8 +1081,15 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         for (int i = 0; i < w->nv; i++) vmax = fmax(vmax, cb_v3_norm(w->state.v[i]));
         grow = 2.0 * 1.25 * (vmax * dt + g * dt * dt);
     }
+    /* a long step would grow the query without bound (g dt^2: 6 m at dt = 0.5 s, and the
+     * hash visits every cell of that reach: minutes per query); beyond a few reaches a
+     * query per substep, each within the reach, costs less */
+    int per_substep = s->stepping == STEP_PAPER || grow > 4.0 * reach;
+    if (per_substep) grow = 0;
     for (int k = 0; k < nsub; k++) {
-        double query = s->stepping == STEP_PAPER || k == 0 ? reach + grow : 0.0;
+        if (k > 0 && cb_interrupt_requested()) /* a long dt: many small steps */
+            return CB_FAIL(err, CB_ERR_INTERRUPTED, "%s: interrupted by a signal in substep %d of %d", name, k, nsub);
+        double query = per_substep || k == 0 ? reach + grow : 0.0;
         int rc = substep(s, w, w->state.t + (double)k * h, h, query, info, err);
         if (rc) return rc;
     }

@@ -786,6 +786,11 @@ static int run_until(acm_solver *s, double t_end, cb_step_info *info)
     while (!cb_acm_queue_empty(&s->q)) {
         const cb_acm_qentry *top = cb_acm_queue_top(&s->q);
         if (!(top->t <= t_end)) break;
+        if ((s->events_step & 4095) == 4095 && cb_interrupt_requested()) { /* a step can take hours */
+            rc = CB_FAIL(s->err, CB_ERR_INTERRUPTED, "acm: interrupted by a signal at t = %.9g s, %ld events into "
+                         "the step", top->t, s->events_step);
+            break;
+        }
         double t = top->t;
         int id = top->id;
         s->now = t;
