@@ -7,6 +7,7 @@
  *   clothbench sweep EXPERIMENT [-j N] [--shard I/N] [--dry-run] ...   (experiments/sweep.h)
  *   clothbench bench [--quick] [-o FILE] ...      standard timing table (experiments/bench.h)
  *   clothbench bench contact|ccd|bvh [--quick]    contact-library timings
+ *   clothbench help [COMMAND]                     a command's options (= COMMAND --help)
  *
  * Every command takes -h/--help (its own options; `clothbench help COMMAND` too).
  * Exit status: 0 ok, 1 run failed (diverged, error, interrupted), 2 bad input.
@@ -496,6 +497,8 @@ out:
     return rc;
 }
 
+static int cmd_help(int argc, char **argv);
+
 static const command commands[] = {
     {"list", "list", "solvers and bundled scenes",
      "usage: clothbench list\n"
@@ -586,6 +589,13 @@ static const command commands[] = {
      "\n"
      "exit status: 0 every row ok, 1 a row failed, 2 bad input\n",
      cmd_bench},
+    {"help", "help [COMMAND]", "the options of a command (= clothbench COMMAND --help)",
+     "usage: clothbench help [COMMAND]\n"
+     "  the options of COMMAND; without one, every command\n"
+     "\n"
+     "options:\n"
+     "  -h, --help                        this help\n",
+     cmd_help},
 };
 
 static const command *find_command(const char *name)
@@ -595,13 +605,32 @@ static const command *find_command(const char *name)
     return NULL;
 }
 
+static int cmd_help(int argc, char **argv)
+{
+    const command *about = NULL;
+    int help = 0;
+    for (int i = 0; i < argc; i++) {
+        if (is_help(argv[i])) help = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) return bad_usage("unknown option '%s'", argv[i]);
+        else if (about) return bad_usage("unexpected argument '%s'", argv[i]);
+        else if (!(about = find_command(argv[i]))) return bad_usage("unknown command '%s'", argv[i]);
+    }
+    if (help) return show_help();
+    if (!about) {
+        print_usage(stdout);
+        return 0;
+    }
+    current = about;
+    return show_help();
+}
+
 /* The overview: every subcommand with its synopsis. */
 static void print_usage(FILE *f)
 {
     fprintf(f, "usage: clothbench <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-36s %s\n", commands[i].synopsis, commands[i].summary);
-    fprintf(f, "\n`clothbench COMMAND --help` (or `clothbench help COMMAND`) lists a command's options.\n"
+    fprintf(f, "\n`clothbench COMMAND --help` lists a command's options.\n"
                "exit status: 0 ok, 1 run failed (diverged, error, interrupted), 2 bad input\n");
 }
 
@@ -622,11 +651,7 @@ int main(int argc, char **argv)
         print_usage(stderr);
         return 2;
     }
-    if (is_help(argv[1]) || !strcmp(argv[1], "help")) {
-        if (argc > 2 && !strcmp(argv[1], "help")) { /* clothbench help COMMAND */
-            if (!(current = find_command(argv[2]))) return bad_usage("help: unknown command '%s'", argv[2]);
-            return show_help();
-        }
+    if (is_help(argv[1])) {
         print_usage(stdout);
         return 0;
     }
