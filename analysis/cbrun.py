@@ -2,8 +2,7 @@
 
 Reads a sweep's index.csv (the csv module only, so any Python 3 works) and run
 files (h5py), with one clear error message for every way a run can be missing or
-unfinished, and parses the scene text stored in a run file (PyYAML when present,
-else a small parser for the YAML clothbench writes). Used by plot_runs.py,
+unfinished, and parses the scene text stored in a run file (PyYAML). Used by plot_runs.py,
 compare.py, render.py and analysis/figures/*.py:
 
     import cbrun
@@ -135,7 +134,7 @@ def open_run(path, allow_unfinished=False):
     if not os.path.isfile(path):
         raise RunError("%s: missing run file" % path)
     try:
-        f = h5py.File(path, "r")
+        f = h5py.File(path, "r", locking=False)
     except OSError as exc:
         raise RunError("%s: not a readable HDF5 run file (%s)" % (path, exc))
     if "solver" not in f.attrs or "series" not in f or "time" not in f["series"]:
@@ -146,6 +145,20 @@ def open_run(path, allow_unfinished=False):
         f.close()
         raise RunError("%s: unfinished run file (status running: the run is still going or was killed)" % path)
     return f
+
+
+def is_run_file(path):
+    """False for an HDF5 file that exists but is no run file (a sweep's index.h5, which
+    DIR/*.h5 picks up); True otherwise, also for a missing or unreadable path, so that
+    open_run reports those."""
+    if os.path.basename(path) == "index.h5":
+        return False
+    h5py = need_h5py()
+    try:
+        with h5py.File(path, "r", locking=False) as f:
+            return "solver" in f.attrs and "series" in f and "time" in f["series"]
+    except (OSError, TypeError):
+        return True
 
 
 def attr(f, name, default=""):
@@ -204,127 +217,11 @@ def use_agg():
 # ---------------------------------------------------------------- scene text
 
 def parse_scene(text):
-    """The scene YAML stored in a run file as Python data."""
+    """The scene YAML stored in a run file as Python data (PyYAML's safe_load; Debian's
+    python3-yaml, installed by experiments/install-deps.sh)."""
     try:
         import yaml
-        return yaml.safe_load(text)
     except ImportError:
-        return _MiniYaml(text).parse()
-
-
-def _scalar(s):
-    s = s.strip()
-    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
-        return s[1:-1]
-    if s in ("true", "false"):
-        return s == "true"
-    if s in ("", "~", "null"):
-        return None
-    try:
-        return int(s)
-    except ValueError:
-        pass
-    try:
-        return float(s)
-    except ValueError:
-        return s
-
-
-class _MiniYaml:
-    """Block maps and sequences, flow [..] and {..}, plain and quoted scalars, # comments."""
-
-    def __init__(self, text):
-        self.lines = []
-        for raw in text.splitlines():
-            s = raw.split(" #")[0].rstrip() if not raw.lstrip().startswith("#") else ""
-            if s.strip():
-                self.lines.append((len(s) - len(s.lstrip()), s.strip()))
-        self.i = 0
-
-    def parse(self):
-        return self.block(0) if self.lines else None
-
-    def block(self, indent):
-        if self.i >= len(self.lines):
-            return None
-        ind, s = self.lines[self.i]
-        if s.startswith("- ") or s == "-":
-            out = []
-            while self.i < len(self.lines) and self.lines[self.i][0] == ind and self.lines[self.i][1][:1] == "-":
-                body = self.lines[self.i][1][1:].strip()
-                if not body:
-                    self.i += 1
-                    out.append(self.block(ind + 1))
-                elif ":" in body and not body.startswith(("[", "{")) and self._is_key(body):
-                    # a map starting on the dash line: re-read it as a block at the inner indent
-                    self.lines[self.i] = (ind + 2, body)
-                    out.append(self.block(ind + 2))
-                else:
-                    self.i += 1
-                    out.append(self.flow(body))
-            return out
-        out = {}
-        while self.i < len(self.lines) and self.lines[self.i][0] == ind and not self.lines[self.i][1].startswith("-"):
-            s = self.lines[self.i][1]
-            k, _, v = s.partition(":")
-            self.i += 1
-            v = v.strip()
-            if v:
-                out[k.strip()] = self.flow(v)
-            elif self.i < len(self.lines) and (self.lines[self.i][0] > ind or
-                                               (self.lines[self.i][0] == ind and self.lines[self.i][1].startswith("-"))):
-                out[k.strip()] = self.block(self.lines[self.i][0])
-            else:
-                out[k.strip()] = None
-        return out
-
-    @staticmethod
-    def _is_key(body):
-        k, sep, rest = body.partition(":")
-        return sep and (rest == "" or rest.startswith(" ")) and '"' not in k
-
-    def flow(self, s):
-        s = s.strip()
-        if not s or s[0] not in "[{":
-            return _scalar(s)
-        val, _ = self._flow_at(s, 0)
-        return val
-
-    def _flow_at(self, s, i):
-        while s[i] == " ":
-            i += 1
-        if s[i] == "[":
-            out, i = [], i + 1
-            while True:
-                while s[i] == " ":
-                    i += 1
-                if s[i] == "]":
-                    return out, i + 1
-                v, i = self._flow_at(s, i)
-                out.append(v)
-                while s[i] == " ":
-                    i += 1
-                if s[i] == ",":
-                    i += 1
-        if s[i] == "{":
-            out, i = {}, i + 1
-            while True:
-                while s[i] == " ":
-                    i += 1
-                if s[i] == "}":
-                    return out, i + 1
-                j = s.index(":", i)
-                key = s[i:j].strip()
-                v, i = self._flow_at(s, j + 1)
-                out[key] = v
-                while s[i] == " ":
-                    i += 1
-                if s[i] == ",":
-                    i += 1
-        j = i
-        if s[i] in "\"'":
-            j = s.index(s[i], i + 1) + 1
-        else:
-            while j < len(s) and s[j] not in ",]}":
-                j += 1
-        return _scalar(s[i:j]), j
+        fail("PyYAML is not available for %s; use Debian's /usr/bin/python3 (apt install python3-yaml)"
+             % sys.executable)
+    return yaml.safe_load(text)

@@ -13,11 +13,16 @@ Reads SWEEP_DIR/index.csv (written by `clothbench sweep`; its numbers are those 
               max_self_intersections, max_strain, mean_ms_per_step, at full precision; the
               run with the largest hidden depth is marked in bold in table.md / table.tex
   table.md    the same as a Markdown table (4 significant digits; printed on stdout)
-  table.tex   a LaTeX booktabs table (needs \\usepackage{booktabs})
+  table.tex   a LaTeX booktabs tabular (needs \\usepackage{booktabs}; numbers right-aligned, a
+              unit under every numeric header; wide: \\small on a landscape page fits the
+              default comparison)
   plots       for every swept parameter with two or more values (or --x KEY): each metric
               (or --y METRIC) against it, one line per solver (mean over repeats, min-max
               bars): <metric>_vs_<key>.png/.pdf; without swept parameters one bar chart
               per metric over the runs: summary.png/.pdf
+Per-solver grid keys of one parameter (solvers.pbd.iterations and solvers.xpbd.iterations)
+are one column and one axis, "iterations", in table.md, table.tex and the plots; --x takes
+such a bare name too (a run's value is that of its own solver's key).
 A pending, running or missing run is an error (--allow-missing leaves it out). Runs made by
 different commits (index column git_commit) are an error unless --mixed-builds; the
 table's note (under table.md, a comment in table.tex) names the commit(s).
@@ -31,15 +36,30 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cbrun  # noqa: E402
 
-TABLE = [("energy_drift", "energy drift (J)", "$\\Delta E$ (J)"),
-         ("energy_peak", "peak energy (J)", "$E_{\\max}$ (J)"),
-         ("max_contact_depth_corrected", "hidden depth (m)", "hidden depth (m)"),
-         ("contact_work_added", "contact work (J)", "contact work (J)"),
-         ("max_penetration_depth", "edge/face pen. (m)", "edge/face pen. (m)"),
-         ("crossings", "crossings in steps", "crossings"),
-         ("max_self_intersections", "self intersections", "self int."),
-         ("max_strain", "max strain", "max strain"),
-         ("mean_ms_per_step", "ms / step", "ms/step")]
+# (index column, Markdown header, LaTeX header: two lines and the unit)
+TABLE = [("energy_drift", "energy drift (J)", ("energy", "drift", "J")),
+         ("energy_peak", "peak energy (J)", ("peak", "energy", "J")),
+         ("max_contact_depth_corrected", "hidden depth (m)", ("hidden", "depth", "m")),
+         ("contact_work_added", "contact work (J)", ("contact", "work", "J")),
+         ("max_penetration_depth", "edge/face pen. (m)", ("edge/face", "pen.", "m")),
+         ("crossings", "crossings in steps (count)", ("crossings", "in steps", "count")),
+         ("max_self_intersections", "self intersections (count)", ("self", "int.", "count")),
+         ("max_strain", "max strain (m/m)", ("max", "strain", "m/m")),
+         ("mean_ms_per_step", "time / step (ms)", ("time", "per step", "ms"))]
+# Units of swept parameters (scene keys, and solver keys by their last part); a solver
+# whose key means something else has its own entry.
+PARAM_UNITS = {"dt": "s", "duration": "s", "frame_rate": "1/s", "log_every": "count", "bound": "m",
+               "cloth.grid.nx": "count", "cloth.grid.ny": "count", "cloth.density": "kg/m^2",
+               "cloth.line_density": "kg/m", "cloth.stretch": "N/m", "cloth.bend": "N m", "cloth.thickness": "m",
+               "cloth.initial_stretch": "1", "iterations": "count", "max_iterations": "count", "substeps": "count",
+               "lambda_iterations": "count", "correction_iterations": "count", "self_iterations": "count",
+               "tolerance": "1", "stretch_stiffness": "1", "bend_stiffness": "1", "volume_stiffness": "1",
+               "contact_offset": "m", "self_thickness": "m", "self_margin": "m", "self_distance": "m",
+               "contact_band": "m", "safety": "1", "penalty_safety": "1", "restitution": "1", "friction": "1",
+               "eta": "m", "refactor_rate": "1", "correction_stiffness": "1", "velocity_slack": "m/s",
+               "bend_max_step": "rad", "contact_stiffness": "N/m", "repeat": "count"}
+SOLVER_PARAM_UNITS = {("explicit", "damping"): "1/s", ("pbd", "damping"): "1", ("xpbd", "damping"): "1",
+                      ("fms", "damping"): "1"}
 ALL_METRICS = cbrun.METRICS + [m for m, _, _ in TABLE if m not in cbrun.METRICS]
 HIDDEN = "max_contact_depth_corrected"   # the column whose largest value stands out
 
@@ -65,6 +85,53 @@ def hidden_leader(rows):
     return at
 
 
+def solver_key(k):
+    """(solver, parameter) of a grid key solvers.<solver>.<parameter>, else None."""
+    parts = k.split(".", 2)
+    return (parts[1], parts[2]) if len(parts) == 3 and parts[0] == "solvers" else None
+
+
+def param_unit(k):
+    """Unit of a grid key or of a merged per-solver parameter name; None when unknown."""
+    sk = solver_key(k)
+    if sk:
+        return SOLVER_PARAM_UNITS.get(sk, PARAM_UNITS.get(sk[1]))
+    return PARAM_UNITS.get(k)
+
+
+def param_columns(keys, rows):
+    """The parameter columns of table.md / table.tex and the default plot axes: the grid
+    keys, except that two or more per-solver keys of one parameter with one unit
+    (solvers.pbd.iterations, solvers.xpbd.iterations) become one column named by the
+    parameter, each run showing its own solver's value (set in rows here)."""
+    groups = {}
+    for k in keys:
+        sk = solver_key(k)
+        groups.setdefault(sk[1] if sk else k, []).append(k)
+    cols = []
+    for name, ks in groups.items():
+        sks = [solver_key(k) for k in ks]
+        if (len(ks) >= 2 and all(sks) and len({s for s, _ in sks}) == len(ks) and name not in keys and
+                len({param_unit(k) for k in ks}) == 1):
+            bare_column(name, rows)
+            cols.append(name)
+        else:
+            cols.extend(ks)
+    return cols
+
+
+def bare_column(name, rows):
+    """rows[name] = the run's value of solvers.<its solver>.<name> ('' if not swept)."""
+    for r in rows:
+        r[name] = r.get("solvers.%s.%s" % (r["solver"], name), "")
+
+
+def param_labels(cols):
+    """Short header text per parameter column: its last part when that is unique, else the key."""
+    short = [c.split(".")[-1] for c in cols]
+    return [s if short.count(s) == 1 else c for s, c in zip(short, cols)]
+
+
 def tex_escape(s):
     rep = {"\\": "\\textbackslash{}", "_": "\\_", "&": "\\&", "%": "\\%", "$": "\\$", "#": "\\#",
            "{": "\\{", "}": "\\}", "~": "\\textasciitilde{}", "^": "\\textasciicircum{}"}
@@ -73,10 +140,19 @@ def tex_escape(s):
 
 def tex_num(v):
     t = cbrun.fmt(v)
+    if t == "-":
+        return "--"
+    if "inf" in t:
+        return "$%s\\infty$" % ("-" if t[0] == "-" else "")
     if "e" in t:
         m, e = t.split("e")
         return "$%s \\times 10^{%d}$" % (m, int(e))
-    return t
+    return "$%s$" % t  # math mode: a minus sign, not a hyphen
+
+
+def tex_unit(u):
+    """A unit for a LaTeX header: '(m)', '(kg/m$^2$)'; dimensionless '(1)'."""
+    return "(%s)" % tex_escape(u if u else "scene units").replace("\\textasciicircum{}2", "$^2$")
 
 
 def build_note(rows, mixed_ok):
@@ -116,27 +192,40 @@ def write_tables(folder, keys, rows, quiet, note=""):
             w.writerow([cbrun.stem(r["file"]), r["solver"], r["scene"]] + [r[k] for k in keys] +
                        [r["status"], r["self_collision"]] +
                        [repr(cbrun.num(r[m])) if r[m] != "" else "nan" for m, _, _ in TABLE])
-    md_head = ["run", "solver"] + keys + ["status", "self coll."] + [h for _, h, _ in TABLE]
-    lines = ["| " + " | ".join(md_head) + " |", "|" + "|".join(["---"] * (2 + len(keys) + 2) +
+    pcols = param_columns(keys, rows)
+    labels = param_labels(pcols)
+    units = [param_unit(c) for c in pcols]
+    md_head = ["run", "solver"] + ["%s (%s)" % (lab, u or "scene units") for lab, u in zip(labels, units)] + \
+        ["status", "self coll."] + [h for _, h, _ in TABLE]
+    lines = ["| " + " | ".join(md_head) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * len(pcols) + ["---"] * 2 +
                                                                 ["---:"] * len(TABLE)) + "|"]
     lead = hidden_leader(rows)
     for i, r in enumerate(rows):
-        cells = [cbrun.stem(r["file"]), r["solver"]] + [r[k] for k in keys] + [r["status"], r["self_collision"]] + \
+        cells = [cbrun.stem(r["file"]), r["solver"]] + [r[k] for k in pcols] + [r["status"], r["self_collision"]] + \
                 [("**%s**" if i == lead and m == HIDDEN else "%s") % cbrun.fmt(r[m]) for m, _, _ in TABLE]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     md = "\n".join(lines) + "\n" + ("\n" + note + "\n" if note else "")
     with open(os.path.join(folder, "table.md"), "w") as fh:
         fh.write(md)
-    cols = "ll" + "l" * len(keys) + "ll" + "r" * len(TABLE)
-    tex = ["% clothbench comparison table (compare.py); needs \\usepackage{booktabs}",
+    # three header rows (two lines of the name, then the unit of every numeric column)
+    head = [("solver", "", ""), ("scene", "", "")] + [(lab, "", tex_unit(u)) for lab, u in zip(labels, units)] + \
+        [("status", "", ""), ("self", "coll.", "")] + [(a, b, tex_unit(u)) for _, _, (a, b, u) in TABLE]
+    cols = "ll" + "r" * len(pcols) + "ll" + "r" * len(TABLE)
+    tex = ["% clothbench comparison table (compare.py): \\input it inside a table; needs \\usepackage{booktabs};",
+           "% wide: \\small on a landscape page (geometry) fits the default comparison",
            "% " + note,
-           "\\begin{tabular}{%s}" % cols, "\\toprule",
-           " & ".join(["solver", "scene"] + [tex_escape(k.split(".")[-1]) for k in keys] + ["status", "self coll."] +
-                      [t for _, _, t in TABLE]) + " \\\\", "\\midrule"]
+           "\\begin{tabular}{%s}" % cols, "\\toprule"]
+    for line in range(3):
+        tex.append(" & ".join(tex_escape(h[line]) if line < 2 else h[line] for h in head) + " \\\\")
+    tex.append("\\midrule")
+
+    def param_cell(v):
+        return tex_num(v) if not math.isnan(cbrun.num(v)) else tex_escape(v)
+
     for i, r in enumerate(rows):
-        tex.append(" & ".join([tex_escape(r["solver"]), tex_escape(r["scene"])] + [tex_escape(r[k]) for k in keys] +
+        tex.append(" & ".join([tex_escape(r["solver"]), tex_escape(r["scene"])] + [param_cell(r[k]) for k in pcols] +
                               [tex_escape(r["status"]), tex_escape(r["self_collision"])] +
-                              [("\\textbf{%s}" if i == lead and m == HIDDEN else "%s") % tex_num(r[m])
+                              [("{\\boldmath\\bfseries %s}" if i == lead and m == HIDDEN else "%s") % tex_num(r[m])
                                for m, _, _ in TABLE]) + " \\\\")
     tex += ["\\bottomrule", "\\end{tabular}", ""]
     with open(os.path.join(folder, "table.tex"), "w") as fh:
@@ -244,8 +333,12 @@ def main(argv=None):
         note = build_note(rows, a.mixed_builds)
     except CompareError as exc:
         cbrun.fail("%s: %s" % (a.folder, exc))
-    if a.x and a.x not in keys:
-        cbrun.fail("--x %s: not a swept parameter of this sweep (grid keys: %s)" % (a.x, ", ".join(keys) or "none"))
+    axes = param_columns(keys, rows)
+    if a.x and a.x not in keys and a.x not in axes:
+        if not any(solver_key(k) and solver_key(k)[1] == a.x for k in keys):
+            cbrun.fail("--x %s: not a swept parameter of this sweep (grid keys: %s; a bare parameter name takes "
+                       "each run's solvers.<its solver>.%s)" % (a.x, ", ".join(keys) or "none", a.x))
+        bare_column(a.x, rows)
     for m in a.y or []:
         if m not in ALL_METRICS:
             cbrun.fail("--y %s: unknown metric; one of: %s" % (m, ", ".join(ALL_METRICS)))
@@ -254,7 +347,7 @@ def main(argv=None):
     if not a.no_plots:
         plt = cbrun.use_agg()
         metrics = a.y or [m for m, _, _ in TABLE]
-        plot_keys = [a.x] if a.x else [k for k in keys if len({r[k] for r in rows if r[k] != ""}) >= 2]
+        plot_keys = [a.x] if a.x else [k for k in axes if len({r[k] for r in rows if r[k] != ""}) >= 2]
         for k in plot_keys:
             for m in metrics:
                 p = plot_against(plt, a.folder, k, m, rows)

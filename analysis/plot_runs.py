@@ -37,9 +37,14 @@ def main(argv=None):
     files = []
     try:
         for p in a.runs:
+            if not cbrun.is_run_file(p):  # index.h5 or another HDF5 file that DIR/*.h5 picked up
+                sys.stderr.write("plot_runs.py: %s: not a run file, left out\n" % p)
+                continue
             files.append((p, cbrun.open_run(p, allow_unfinished=a.allow_unfinished)))
     except cbrun.RunError as exc:
         cbrun.fail(str(exc))
+    if not files:
+        cbrun.fail("no run files among %s" % " ".join(a.runs))
     labels = [cbrun.label(f) for _, f in files]
     if len(set(labels)) < len(labels):
         labels = ["%s (%s)" % (lab, cbrun.stem(p)) for lab, (p, _) in zip(labels, files)]

@@ -151,6 +151,35 @@ static int selected(const char *name, const char *const *list, int n)
     return 0;
 }
 
+/* Number of rows the table will have (skipped rows included), for the progress lines. */
+static int count_rows(const cb_bench_options *o)
+{
+    int n = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        if (!selected(cases[c].name, o->cases, o->ncases)) continue;
+        int nsizes = 0;
+        while (nsizes < 4 && cases[c].sizes[nsizes] > 0) nsizes++;
+        if (o->nsizes > 0) nsizes = o->nsizes;
+        for (int si = 0; si < nsizes; si++) {
+            long nx = o->nsizes > 0 ? o->sizes[si] : cases[c].sizes[si];
+            if (o->quick && o->nsizes == 0 && nx * nx > 1024) continue;
+            for (int v = 0; v < cb_solver_count(); v++) n += selected(cb_solver_at(v)->name, o->solvers, o->nsolvers);
+        }
+    }
+    return n;
+}
+
+/* "bench: 3/12 hanging pbd 1024 vertices" + what happened; on a terminal the line is
+ * first drawn with "..." while the row runs, then overwritten. */
+static void progress_line(FILE *p, int tty, int row, int nrows, const char *name, const char *solver, long nv,
+                          const char *what)
+{
+    if (!p) return;
+    fprintf(p, "%sbench: %d/%d %s %s %ld vertices %s%s", tty ? "\r" : "", row, nrows, name, solver, nv, what,
+            tty && !strcmp(what, "...") ? "" : "\n");
+    fflush(p);
+}
+
 int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfailed, cb_error *err)
 {
     if (!o || !out) return CB_FAIL(err, CB_ERR_INPUT, "cb_bench_run: NULL argument");
@@ -173,7 +202,7 @@ int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfai
     fprintf(out, "name,scene,solver,nx,vertices,steps,repeats,median_ms_per_step,min_ms_per_step,max_ms_per_step,"
                  "peak_rss_mb,create_ms,stage_ms_per_step,status,message\n");
     fflush(out);
-    int failed = 0;
+    int failed = 0, row = 0, nrows = count_rows(o), tty = progress && isatty(fileno(progress));
     for (int c = 0; c < ncases; c++) {
         const bench_case *bc = &cases[c];
         if (!selected(bc->name, o->cases, o->ncases)) continue;
@@ -196,7 +225,11 @@ int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfai
                 char head[512];
                 snprintf(head, sizeof head, "%s,%s,%s,%d,%ld,%d,%d", bc->name, bc->scene, solver, nx, nv, steps,
                          repeats);
+                row++;
                 if (cap > 0 && nv > cap) {
+                    char why[64];
+                    snprintf(why, sizeof why, "skipped (above the cap of %d)", cap);
+                    progress_line(progress, tty, row, nrows, bc->name, solver, nv, why);
                     fprintf(out, "%s,nan,nan,nan,nan,nan,-,skipped,above the size cap of %d vertices for %s\n", head, cap,
                             solver);
                     fflush(out);
@@ -211,10 +244,7 @@ int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfai
                 sets[nsets++] = sy;
                 for (int q = 0; q < 4 && bc->sets[q]; q++) sets[nsets++] = bc->sets[q];
                 for (int q = 0; q < o->nsets && q < CB_BENCH_MAX_SETS; q++) sets[nsets++] = o->sets[q];
-                if (progress) {
-                    fprintf(progress, "  bench: %s %s %ld vertices ...", bc->name, solver, nv);
-                    fflush(progress);
-                }
+                if (tty) progress_line(progress, tty, row, nrows, bc->name, solver, nv, "...");
                 int fds[2];
                 if (pipe(fds)) return CB_FAIL(err, CB_ERR_INTERNAL, "pipe failed: %s", strerror(errno));
                 fflush(NULL);
@@ -268,11 +298,10 @@ int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfai
                     failed++;
                 }
                 fflush(out);
-                if (progress) {
-                    if (ok) fprintf(progress, " %.3g ms/step, %.0f MB\n", med, kb / 1024.0);
-                    else fprintf(progress, " %s\n", status);
-                    fflush(progress);
-                }
+                char what[128];
+                if (ok) snprintf(what, sizeof what, "%.3g ms/step, %.0f MB", med, kb / 1024.0);
+                else snprintf(what, sizeof what, "%s", status);
+                progress_line(progress, tty, row, nrows, bc->name, solver, nv, what);
             }
         }
     }

@@ -4,7 +4,10 @@
 set -euo pipefail
 pkgs=(build-essential meson ninja-build pkg-config
       libsuitesparse-dev libopenblas-dev libhdf5-dev libcunit1-dev libyaml-dev
-      hdf5-tools libxml2-utils python3 python3-numpy python3-h5py python3-matplotlib)
+      hdf5-tools libxml2-utils python3 python3-numpy python3-h5py python3-matplotlib python3-yaml
+      texlive-latex-base texlive-latex-recommended)
+# texlive-latex-base (pdflatex, geometry) and texlive-latex-recommended (booktabs): the
+# test that compiles compare.py's table.tex; about 48 MB of downloads on a fresh machine.
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,7 +7,9 @@
  *   clothbench sweep EXPERIMENT [-j N] [--shard I/N] [--dry-run] ...   (experiments/sweep.h)
  *   clothbench bench [--quick] [-o FILE] ...      standard timing table (experiments/bench.h)
  *   clothbench bench contact|ccd|bvh [--quick]    contact-library timings
+ *   clothbench help [COMMAND]                     a command's options (= COMMAND --help)
  *
+ * Every command takes -h/--help (its own options; `clothbench help COMMAND` too).
  * Exit status: 0 ok, 1 run failed (diverged, error, interrupted), 2 bad input.
  */
 #include <dirent.h>
@@ -23,8 +25,8 @@
 #include "core/provenance.h"
 #include "core/run.h"
 #include "core/scene.h"
-#include "core/world.h"
 #include "core/solver.h"
+#include "core/world.h"
 #include "experiments/bench.h"
 #include "experiments/info.h"
 #include "experiments/rerun.h"
@@ -34,58 +36,42 @@
 #define CB_DATA_DIR "data"
 #endif
 
-static const char *usage =
-    "usage: clothbench <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  list                                  solvers and bundled scenes\n"
-    "      --params [SOLVER]                 every parameter of every solver (or of SOLVER): type,\n"
-    "                                        default, range or choices, meaning\n"
-    "  run SCENE --solver NAME [options]     run one scene with one solver, write a run file\n"
-    "      -o, --output RUN.h5               run file (default runs/<scene>-<solver>.h5)\n"
-    "      --set KEY.PATH=VALUE              override a scene value (repeatable)\n"
-    "      --no-frames                       do not write /frames (series only)\n"
-    "      --audit                           count crossings inside every step (= --set audit=true)\n"
-    "      -q, --quiet                       no progress bar, no summary\n"
-    "  info RUN.h5                           one-screen summary of a run file, with what made it\n"
-    "  rerun RUN.h5 [options]                run again from what the run file records (scene text,\n"
-    "                                        effective parameters); report changed mesh files\n"
-    "      -o, --output NEW.h5               the new run file (default RUN.rerun.h5)\n"
-    "      --check                           compare with the old file: identical, or the first\n"
-    "                                        differing row and metric, and whether the build differs\n"
-    "      --scene-dir DIR                   resolve the scene's files against DIR (they moved)\n"
-    "      -q, --quiet                       no progress bar\n"
-    "  sweep EXPERIMENT.yaml [options]       every run of an experiment file (resumable)\n"
-    "      -j, --jobs N                      N worker processes (default 1)\n"
-    "      --shard I/N                       only runs whose index mod N is I (0 <= I < N)\n"
-    "      --dry-run                         list the runs (and whether each would run), run nothing\n"
-    "      -o, --output DIR                  output folder (default: the file's output, or runs/<name>)\n"
-    "      --set KEY.PATH=VALUE              one more fixed override for every run (repeatable)\n"
-    "      --index                           only rewrite index.csv and index.h5 from the run files\n"
-    "      --check                           rerun every run from its file and compare (as rerun\n"
-    "                                        --check); <run>.check and the index column checked\n"
-    "                                        say identical or what differs; runs nothing new\n"
-    "      --no-frames                       run files without /frames\n"
-    "      -q, --quiet                       no line per finished run, no progress\n"
-    "  bench [options]                       standard timing table (CSV): every solver, standard\n"
-    "                                        scenes, 1k..64k vertices\n"
-    "      --quick                           1k vertices only, fewer steps\n"
-    "      -o, --output FILE                 write the CSV to FILE (default stdout)\n"
-    "      --solver NAME, --case NAME        only these (repeatable)\n"
-    "      --steps N, --repeats N            steps per run, runs per row (median)\n"
-    "      --max-vertices N                  skip larger sizes\n"
-    "      --size N                          grid N x N instead of the standard sizes (repeatable)\n"
-    "      --set KEY.PATH=VALUE              override a scene value in every row (repeatable)\n"
-    "  bench contact|ccd|bvh [--quick] [-o FILE]   CCD and BVH timings of the contact library\n"
-    "\n"
-    "exit status: 0 ok, 1 run failed (diverged, error, interrupted), 2 bad input\n";
+/* One subcommand: its name, a one-line synopsis for the overview, its full help
+ * (`clothbench NAME --help`, `clothbench help NAME`) and the function that runs it. Every command's parser
+ * takes -h/--help: it parses the other arguments first (an unknown option is still an
+ * error, exit 2), then prints the help and returns 0. A new subcommand is one row of
+ * `commands` below. */
+typedef struct command {
+    const char *name;
+    const char *synopsis; /* arguments, for the overview */
+    const char *summary;  /* what it does, for the overview */
+    const char *usage;
+    int (*fn)(int argc, char **argv);
+} command;
+
+static const command *current; /* the subcommand being run (for its usage), or NULL */
+
+static void print_usage(FILE *f);
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "clothbench: ");
+    fprintf(stderr, "clothbench%s%s: ", current ? " " : "", current ? current->name : "");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n\n%s", usage);
+    if (current) fprintf(stderr, "\n\n%s", current->usage);
+    else {
+        fputs("\n\n", stderr);
+        print_usage(stderr);
+    }
     return 2;
+}
+
+static int is_help(const char *a) { return !strcmp(a, "-h") || !strcmp(a, "--help"); }
+
+/* The help of the current subcommand on stdout; exit status 0. */
+static int show_help(void)
+{
+    fputs(current->usage, stdout);
+    return 0;
 }
 
 static void print_error(const cb_error *e)
@@ -191,11 +177,17 @@ static int list_params(const char *only)
 
 static int cmd_list(int argc, char **argv)
 {
-    if (argc >= 1 && !strcmp(argv[0], "--params")) {
-        if (argc > 2) return bad_usage("list --params takes at most one solver name%s", "");
-        return list_params(argc == 2 ? argv[1] : NULL);
+    int help = 0, params = 0;
+    const char *only = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (is_help(argv[i])) help = 1;
+        else if (!strcmp(argv[i], "--params")) params = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) return bad_usage("unknown option '%s'", argv[i]);
+        else if (params && !only) only = argv[i];
+        else return bad_usage("unexpected argument '%s'", argv[i]);
     }
-    if (argc > 0) return bad_usage("list: unknown option '%s'", argv[0]);
+    if (help) return show_help();
+    if (params) return list_params(only);
     printf("solvers:\n");
     for (int i = 0; i < cb_solver_count(); i++)
         printf("  %-10s %s\n", cb_solver_at(i)->name, cb_solver_at(i)->summary);
@@ -234,15 +226,24 @@ static int cmd_list(int argc, char **argv)
 
 static int cmd_info(int argc, char **argv)
 {
-    if (argc != 1) return bad_usage("info takes exactly one run file%s", "");
+    const char *path = NULL;
+    int help = 0;
+    for (int i = 0; i < argc; i++) {
+        if (is_help(argv[i])) help = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) return bad_usage("unknown option '%s'", argv[i]);
+        else if (!path) path = argv[i];
+        else return bad_usage("info takes exactly one run file, got also '%s'", argv[i]);
+    }
+    if (help) return show_help();
+    if (!path) return bad_usage("info takes exactly one run file%s", "");
     cb_run_summary s;
     cb_error e;
-    int rc = cb_run_summary_read(argv[0], &s, &e);
+    int rc = cb_run_summary_read(path, &s, &e);
     if (rc) {
         print_error(&e);
         return 2;
     }
-    cb_run_summary_print(&s, argv[0], stdout);
+    cb_run_summary_print(&s, path, stdout);
     return 0;
 }
 
@@ -250,7 +251,7 @@ static int cmd_run(int argc, char **argv)
 {
     cb_run_def def = cb_default_run_def();
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    int quiet = 0;
+    int quiet = 0, help = 0;
     char outbuf[4096];
     if (!sets) return 2;
     for (int i = 0; i < argc; i++) {
@@ -274,6 +275,8 @@ static int cmd_run(int argc, char **argv)
             sets[def.nsets++] = "audit=true"; /* recorded in the run file's scene text */
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (is_help(a)) {
+            help = 1;
         } else if (a[0] == '-' && a[1]) {
             free(sets);
             return bad_usage("unknown option '%s'", a);
@@ -283,6 +286,10 @@ static int cmd_run(int argc, char **argv)
             free(sets);
             return bad_usage("unexpected argument '%s'", a);
         }
+    }
+    if (help) {
+        free(sets);
+        return show_help();
     }
     if (!def.scene_path) { free(sets); return bad_usage("run needs a scene file%s", ""); }
     if (!def.solver) { free(sets); return bad_usage("run needs --solver NAME (see clothbench list)%s", ""); }
@@ -327,9 +334,12 @@ static int cmd_run(int argc, char **argv)
 static int cmd_rerun(int argc, char **argv)
 {
     cb_rerun_def def = {0};
+    int help = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+        if (is_help(a)) {
+            help = 1;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (++i >= argc) return bad_usage("%s needs a file name", a);
             def.output = argv[i];
         } else if (!strcmp(a, "--scene-dir")) {
@@ -347,6 +357,7 @@ static int cmd_rerun(int argc, char **argv)
             return bad_usage("unexpected argument '%s'", a);
         }
     }
+    if (help) return show_help();
     if (!def.run_path) return bad_usage("rerun needs a run file%s", "");
     cb_run_install_signal_handlers();
     cb_rerun_result res;
@@ -358,6 +369,20 @@ static int cmd_rerun(int argc, char **argv)
         return rc == CB_ERR_INPUT || rc == CB_ERR_IO ? 2 : 1;
     }
     return rc == 0 ? 0 : 1;
+}
+
+/* What --shard I/N means for this sweep, numbers filled in, e.g.
+ * "shard 1/4: runs 1, 5, 9, ..., 45 (12 of 48 runs: every run whose index mod 4 is 1)". */
+static void print_shard(FILE *f, const char *prefix, int shard, int n, long nruns)
+{
+    long count = nruns > shard ? (nruns - shard + n - 1) / n : 0;
+    fprintf(f, "%sshard %d/%d: ", prefix, shard, n);
+    if (count == 0) fprintf(f, "no runs");
+    else fprintf(f, "run%s", count > 1 ? "s" : "");
+    for (long k = 0; k < count && k < 3; k++) fprintf(f, "%s%ld", k ? ", " : " ", shard + k * n);
+    if (count > 4) fprintf(f, ", ...");
+    if (count > 3) fprintf(f, ", %ld", shard + (count - 1) * n);
+    fprintf(f, " (%ld of %ld runs: every run whose index mod %d is %d)\n", count, nruns, n, shard);
 }
 
 /* "I/N" -> shard, nshards; 0 on success. */
@@ -388,7 +413,7 @@ static int cmd_sweep(int argc, char **argv)
     cb_sweep_options o = cb_default_sweep_options();
     const char *path = NULL, *output = NULL;
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    int nsets = 0, rc = 2;
+    int nsets = 0, rc = 2, help = 0;
     if (!sets) return 2;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -420,6 +445,8 @@ static int cmd_sweep(int argc, char **argv)
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o.quiet = 1;
             o.progress = 0;
+        } else if (is_help(a)) {
+            help = 1;
         } else if (a[0] == '-' && a[1]) {
             rc = bad_usage("unknown option '%s'", a);
             goto out;
@@ -430,6 +457,10 @@ static int cmd_sweep(int argc, char **argv)
             goto out;
         }
     }
+    if (help) {
+        rc = show_help();
+        goto out;
+    }
     if (!path) { rc = bad_usage("sweep needs an experiment file%s", ""); goto out; }
     cb_experiment *e = NULL;
     cb_error err;
@@ -439,9 +470,8 @@ static int cmd_sweep(int argc, char **argv)
         rc = 2;
         goto out;
     }
-    if (!o.quiet && !o.dry_run && !o.index_only)
-        fprintf(stdout, "sweep %s: %ld runs%s -> %s\n", e->name, e->nruns,
-                o.nshards > 1 ? " (this shard: every run whose index mod N is I)" : "", e->output);
+    if (!o.quiet && !o.dry_run && !o.index_only) fprintf(stdout, "sweep %s: %ld runs -> %s\n", e->name, e->nruns, e->output);
+    if (!o.quiet && !o.index_only && o.nshards > 1) print_shard(stdout, o.dry_run ? "# " : "", o.shard, o.nshards, e->nruns);
     fflush(stdout);
     cb_sweep_stats st;
     int erc = cb_sweep_execute(e, &o, stdout, &st, &err);
@@ -473,7 +503,7 @@ static int cmd_bench(int argc, char **argv)
     const char **solvers = calloc((size_t)argc + 1, sizeof *solvers);
     const char **cases = calloc((size_t)argc + 1, sizeof *cases);
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    int rc = 2;
+    int rc = 2, help = 0, quiet = 0;
     if (!solvers || !cases || !sets) goto out;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -500,6 +530,10 @@ static int cmd_bench(int argc, char **argv)
         } else if (!strcmp(a, "--steps") || !strcmp(a, "--repeats") || !strcmp(a, "--max-vertices")) {
             int *dst = !strcmp(a, "--steps") ? &o.steps : !strcmp(a, "--repeats") ? &o.repeats : &o.max_vertices;
             if (++i >= argc || parse_int(argv[i], 1, dst)) { rc = bad_usage("%s needs a number >= 1", a); goto out; }
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else if (is_help(a)) {
+            help = 1;
         } else if (a[0] == '-' && a[1]) {
             rc = bad_usage("unknown option '%s'", a);
             goto out;
@@ -509,6 +543,10 @@ static int cmd_bench(int argc, char **argv)
             rc = bad_usage("unexpected argument '%s' (bench [contact|ccd|bvh] [options])", a);
             goto out;
         }
+    }
+    if (help) {
+        rc = show_help();
+        goto out;
     }
     o.solvers = solvers;
     o.cases = cases;
@@ -532,7 +570,7 @@ static int cmd_bench(int argc, char **argv)
         cb_error err;
         cb_error_clear(&err);
         int nfailed = 0;
-        if (cb_bench_run(&o, f, isatty(fileno(stderr)) ? stderr : NULL, &nfailed, &err)) {
+        if (cb_bench_run(&o, f, quiet ? NULL : stderr, &nfailed, &err)) {
             print_error(&err);
             rc = 2;
         } else {
@@ -550,6 +588,145 @@ out:
     return rc;
 }
 
+static int cmd_help(int argc, char **argv);
+
+static const command commands[] = {
+    {"list", "list [--params [SOLVER]]", "solvers and bundled scenes; every solver parameter",
+     "usage: clothbench list [--params [SOLVER]]\n"
+     "  the registered solvers and the bundled scenes (CLOTHBENCH_DATA or ./data)\n"
+     "\n"
+     "options:\n"
+     "  --params [SOLVER]                 every parameter of every solver (or of SOLVER): type,\n"
+     "                                    default, range or choices, meaning\n"
+     "  -h, --help                        this help\n",
+     cmd_list},
+    {"run", "run SCENE --solver NAME [options]", "run one scene with one solver, write a run file",
+     "usage: clothbench run SCENE --solver NAME [options]\n"
+     "  run one scene with one solver and write a run file (HDF5, with an XDMF sidecar)\n"
+     "\n"
+     "options:\n"
+     "  -s, --solver NAME                 the solver (see clothbench list); required\n"
+     "  -o, --output RUN.h5               run file (default runs/<scene>-<solver>.h5)\n"
+     "  --set KEY.PATH=VALUE              override a scene value (repeatable)\n"
+     "  --no-frames                       do not write /frames (series only)\n"
+     "  --audit                           count crossings inside every step (= --set audit=true)\n"
+     "  -q, --quiet                       no progress bar, no summary\n"
+     "  -h, --help                        this help\n"
+     "\n"
+     "exit status: 0 ok, 1 the run failed (diverged, error, interrupted), 2 bad input\n",
+     cmd_run},
+    {"info", "info RUN.h5", "one-screen summary of a run file, with what made it",
+     "usage: clothbench info RUN.h5\n"
+     "  one-screen summary of a run file: solver, scene, status, energy, momentum,\n"
+     "  penetration, the contact stage, the audit, self intersections, strain, time,\n"
+     "  and what made it (commit, build, libraries, host)\n"
+     "\n"
+     "options:\n"
+     "  -h, --help                        this help\n",
+     cmd_info},
+    {"rerun", "rerun RUN.h5 [options]", "run again from what the run file records",
+     "usage: clothbench rerun RUN.h5 [options]\n"
+     "  run again from what the run file records (scene text, effective parameters);\n"
+     "  report changed mesh files\n"
+     "\n"
+     "options:\n"
+     "  -o, --output NEW.h5               the new run file (default RUN.rerun.h5)\n"
+     "  --check                           compare with the old file: identical, or the first\n"
+     "                                    differing row and metric, and whether the build differs\n"
+     "  --scene-dir DIR                   resolve the scene's files against DIR (they moved)\n"
+     "  -q, --quiet                       no progress bar\n"
+     "  -h, --help                        this help\n"
+     "\n"
+     "exit status: 0 identical (or ran, without --check), 1 differs or the rerun failed, 2 bad input\n",
+     cmd_rerun},
+    {"sweep", "sweep EXPERIMENT.yaml [options]", "every run of an experiment file (resumable)",
+     "usage: clothbench sweep EXPERIMENT.yaml [options]\n"
+     "  every run of an experiment file, one run file each, and index.csv / index.h5\n"
+     "  (resumable: runs already finished with the same scene are skipped)\n"
+     "\n"
+     "options:\n"
+     "  -j, --jobs N                      N worker processes (default 1)\n"
+     "  --shard I/N                       only runs whose index mod N is I (0 <= I < N)\n"
+     "  -n, --dry-run                     list the runs (and whether each would run), run nothing\n"
+     "  -o, --output DIR                  output folder (default: the file's output, or runs/<name>)\n"
+     "  --set KEY.PATH=VALUE              one more fixed override for every run (repeatable)\n"
+     "  --index                           only rewrite index.csv and index.h5 from the run files\n"
+     "  --check                           rerun every run from its file and compare (as rerun\n"
+     "                                    --check); <run>.check and the index column checked\n"
+     "                                    say identical or what differs; runs nothing new\n"
+     "  --no-frames                       run files without /frames\n"
+     "  -q, --quiet                       no line per finished run, no progress\n"
+     "  -h, --help                        this help\n"
+     "\n"
+     "exit status: 0 every run (of this shard) ok, 1 a run failed, 2 bad input\n",
+     cmd_sweep},
+    {"bench", "bench [contact|ccd|bvh] [options]", "standard timing table (CSV)",
+     "usage: clothbench bench [options]\n"
+     "       clothbench bench contact|ccd|bvh [--quick] [-o FILE]\n"
+     "  the standard timing table (CSV): every solver on the standard scenes at 1k..64k\n"
+     "  vertices, one line per finished row on stderr; or the CCD and BVH timings of the\n"
+     "  contact library\n"
+     "\n"
+     "options:\n"
+     "  --quick                           1k vertices only, fewer steps\n"
+     "  -o, --output FILE                 write the CSV to FILE (default stdout)\n"
+     "  -s, --solver NAME                 only this solver (repeatable)\n"
+     "  --case NAME                       only this case: hanging, drape_sphere_contact, curtain (repeatable)\n"
+     "  --steps N                         steps per run\n"
+     "  --repeats N                       runs per row (the median is reported)\n"
+     "  --max-vertices N                  skip larger sizes\n"
+     "  --size N                          grid N x N instead of the standard sizes (repeatable)\n"
+     "  --set KEY.PATH=VALUE              override a scene value in every row (repeatable)\n"
+     "  -q, --quiet                       no progress lines on stderr\n"
+     "  -h, --help                        this help\n"
+     "\n"
+     "exit status: 0 every row ok, 1 a row failed, 2 bad input\n",
+     cmd_bench},
+    {"help", "help [COMMAND]", "the options of a command (= clothbench COMMAND --help)",
+     "usage: clothbench help [COMMAND]\n"
+     "  the options of COMMAND; without one, every command\n"
+     "\n"
+     "options:\n"
+     "  -h, --help                        this help\n",
+     cmd_help},
+};
+
+static const command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(commands[i].name, name)) return &commands[i];
+    return NULL;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    const command *about = NULL;
+    int help = 0;
+    for (int i = 0; i < argc; i++) {
+        if (is_help(argv[i])) help = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) return bad_usage("unknown option '%s'", argv[i]);
+        else if (about) return bad_usage("unexpected argument '%s'", argv[i]);
+        else if (!(about = find_command(argv[i]))) return bad_usage("unknown command '%s'", argv[i]);
+    }
+    if (help) return show_help();
+    if (!about) {
+        print_usage(stdout);
+        return 0;
+    }
+    current = about;
+    return show_help();
+}
+
+/* The overview: every subcommand with its synopsis. */
+static void print_usage(FILE *f)
+{
+    fprintf(f, "usage: clothbench <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-36s %s\n", commands[i].synopsis, commands[i].summary);
+    fprintf(f, "\n`clothbench COMMAND --help` lists a command's options.\n"
+               "exit status: 0 ok, 1 run failed (diverged, error, interrupted), 2 bad input\n");
+}
+
 /* OpenBLAS (behind CHOLMOD) starts one thread per core by default; clothbench compares
  * methods single-threaded, and BLAS threads spinning beside a sweep's workers cost more
  * than they give. CLOTHBENCH_BLAS_THREADS=N overrides. */
@@ -563,21 +740,19 @@ int main(int argc, char **argv)
     /* likewise one OpenMP thread unless asked (results do not depend on the count) */
     if (!getenv("OMP_NUM_THREADS")) omp_set_num_threads(1);
 #endif
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-        fputs(usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        print_usage(stderr);
+        return 2;
+    }
+    if (is_help(argv[1])) {
+        print_usage(stdout);
+        return 0;
     }
     if (!strcmp(argv[1], "--version")) {
         printf("clothbench %s\n", CB_VERSION);
         return 0;
     }
     cb_provenance_set_command_line(argc, argv);
-    const char *cmd = argv[1];
-    if (!strcmp(cmd, "list")) return cmd_list(argc - 2, argv + 2);
-    if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
-    if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
-    if (!strcmp(cmd, "rerun")) return cmd_rerun(argc - 2, argv + 2);
-    if (!strcmp(cmd, "sweep")) return cmd_sweep(argc - 2, argv + 2);
-    if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
-    return bad_usage("unknown command '%s'", cmd);
+    if (!(current = find_command(argv[1]))) return bad_usage("unknown command '%s'", argv[1]);
+    return current->fn(argc - 2, argv + 2);
 }

@@ -5,7 +5,8 @@
  * (single frame, contact sheet) write their pictures; a missing run file, an index
  * with runs not yet run and an unfinished (status running) run file are refused with
  * a message naming the file. The fms convergence figure script on a tiny version of
- * its experiment. */
+ * its experiment. table.tex compiled under pdflatex; --x with a bare parameter name
+ * across solvers; the README's code blocks (tests/readme_check.py). */
 #include "cb_test.h"
 
 #include <hdf5.h>
@@ -54,14 +55,14 @@ static const char *tiny_sweep(void)
 static void test_python_available(void)
 {
     CU_ASSERT_PTR_NOT_NULL_FATAL(py());
-    CU_ASSERT_EQUAL(sh("%s -c 'import numpy, h5py, matplotlib'", py()), 0);
+    CU_ASSERT_EQUAL(sh("%s -c 'import numpy, h5py, matplotlib, yaml'", py()), 0);
 }
 
 static void test_help(void)
 {
     if (!py()) return;
-    const char *scripts[] = {"plot_runs.py", "compare.py", "render.py"};
-    for (int i = 0; i < 3; i++) {
+    const char *scripts[] = {"plot_runs.py", "compare.py", "render.py", "tools/make_collider_meshes.py"};
+    for (int i = 0; i < 4; i++) {
         CU_ASSERT_EQUAL(sh("%s analysis/%s --help", py(), scripts[i]), 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage:"));
     }
@@ -153,9 +154,12 @@ static void test_plot_and_render(void)
     char outpng[2048];
     snprintf(outpng, sizeof outpng, "%s/overlay.png", d);
     int rc = sh("%s analysis/plot_runs.py %s/*.h5 -o %s", py(), d, outpng);
-    /* the glob includes index.h5, which is not a run file: refused with its name */
-    CU_ASSERT_NOT_EQUAL(rc, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "index.h5"));
+    /* the glob includes index.h5, which is not a run file: left out, with its name */
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "index.h5: not a run file, left out"));
+    CU_ASSERT_NOT_EQUAL(sh("%s analysis/plot_runs.py %s/index.h5", py(), d), 0); /* nothing else: an error */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "no run files among"));
     rc = sh("%s analysis/plot_runs.py %s/*__r0.h5 -o %s", py(), d, outpng);
     if (rc) fprintf(stderr, "%s\n", out);
     CU_ASSERT_EQUAL(rc, 0);
@@ -260,10 +264,228 @@ static void test_fms_convergence_figure(void)
     CU_ASSERT(exists(d, "fms_convergence.pdf"));
 }
 
+/* pbd and xpbd with their own iteration keys (solvers.pbd.iterations,
+ * solvers.xpbd.iterations): the per-solver keys of one parameter. */
+static char iter_dir[1024];
+
+static const char *iterations_sweep(void)
+{
+    if (iter_dir[0]) return iter_dir;
+    const char *e = cb_test_write_tmp("iter.yaml",
+                                      "name: iter\n"
+                                      "scenes: [data/scenes/hanging.yaml]\n"
+                                      "solvers: [pbd, xpbd]\n"
+                                      "set: {duration: 0.05, cloth.grid.nx: 6, cloth.grid.ny: 6, "
+                                      "solvers.pbd.stepping: paper, solvers.xpbd.stepping: paper}\n"
+                                      "grid:\n"
+                                      "  solvers.pbd.iterations: [1, 5]\n"
+                                      "  solvers.xpbd.iterations: [2, 10]\n");
+    snprintf(iter_dir, sizeof iter_dir, "%s/iter_out", cb_test_tmpdir());
+    int rc = sh("%s sweep %s -o %s -q", cb_test_program(), e, iter_dir);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    return iter_dir;
+}
+
+static char *slurp(const char *dir, const char *name)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    static char buf[2][1 << 16];
+    static int slot;
+    char *b = buf[slot++ % 2];
+    size_t n = fread(b, 1, sizeof buf[0] - 1, f);
+    b[n] = '\0';
+    fclose(f);
+    return b;
+}
+
+/* The cells of one table row "a & b & c \\" (trimmed), into cells[]; returns their count. */
+static int tex_cells(const char *line, char cells[][128], int max)
+{
+    int n = 0;
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%.*s", (int)strcspn(line, "\n"), line); /* this line only */
+    const char *p = buf;
+    while (n < max) {
+        const char *amp = strstr(p, " & ");
+        const char *end = amp ? amp : strstr(p, " \\\\");
+        if (!end) end = p + strcspn(p, "\n");
+        size_t len = (size_t)(end - p);
+        while (len && p[0] == ' ') p++, len--;
+        while (len && p[len - 1] == ' ') len--;
+        snprintf(cells[n++], 128, "%.*s", (int)len, p);
+        if (!amp) break;
+        p = amp + 3;
+    }
+    return n;
+}
+
+/* table.tex of dir: three header rows between \toprule and \midrule, one cell per
+ * column of the tabular spec; every column's header (its two name lines) distinct;
+ * every right-aligned (numeric) column has a unit "(...)" in the third row. Returns
+ * the number of columns whose name is `want` (first line). */
+static int check_tex_header(const char *dir, const char *want)
+{
+    char *tex = slurp(dir, "table.tex");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tex);
+    char spec[128] = "";
+    const char *b = strstr(tex, "\\begin{tabular}{");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    sscanf(b, "\\begin{tabular}{%127[^}]}", spec);
+    int ncol = (int)strlen(spec);
+    const char *top = strstr(tex, "\\toprule\n"), *mid = strstr(tex, "\\midrule");
+    CU_ASSERT_FATAL(top && mid && top < mid);
+    static char rows[3][64][128];
+    const char *line = top + strlen("\\toprule\n");
+    int nrows = 0;
+    while (line < mid && nrows < 3) {
+        CU_ASSERT_EQUAL(tex_cells(line, rows[nrows], 64), ncol);
+        nrows++;
+        line = strchr(line, '\n') + 1;
+    }
+    CU_ASSERT_EQUAL(nrows, 3);
+    CU_ASSERT_PTR_EQUAL(line, mid);
+    int found = 0;
+    for (int c = 0; c < ncol; c++) {
+        if (!strcmp(rows[0][c], want)) found++;
+        for (int d = 0; d < c; d++) {
+            int same = !strcmp(rows[0][c], rows[0][d]) && !strcmp(rows[1][c], rows[1][d]);
+            if (same) fprintf(stderr, "  %s/table.tex: duplicated header '%s %s'\n", dir, rows[0][c], rows[1][c]);
+            CU_ASSERT(!same);
+        }
+        if (spec[c] == 'r') {
+            size_t l = strlen(rows[2][c]);
+            if (!(l > 2 && rows[2][c][0] == '(' && rows[2][c][l - 1] == ')'))
+                fprintf(stderr, "  %s/table.tex: column '%s' has no unit\n", dir, rows[0][c]);
+            CU_ASSERT(l > 2 && rows[2][c][0] == '(' && rows[2][c][l - 1] == ')');
+        }
+    }
+    return found;
+}
+
+/* table.tex compiles: a small landscape document \input's it under pdflatex (the one
+ * CI installs through experiments/install-deps.sh; missing, the test fails), which
+ * must exit 0 with no error and no overfull box in its log. Both the one-solver sweep
+ * and the pbd/xpbd sweep whose two iteration keys used to give two "iterations"
+ * columns. */
+static void test_table_tex_compiles(void)
+{
+    if (!py()) return;
+    int have = sh("command -v pdflatex");
+    if (have)
+        fprintf(stderr, "\n  pdflatex not found: install texlive-latex-base and texlive-latex-recommended "
+                        "(bash experiments/install-deps.sh)\n");
+    CU_ASSERT_EQUAL_FATAL(have, 0);
+    const char *dirs[2] = {tiny_sweep(), iterations_sweep()};
+    for (int k = 0; k < 2; k++) {
+        const char *d = dirs[k];
+        int rc = sh("%s analysis/compare.py %s --no-plots -q", py(), d);
+        if (rc) fprintf(stderr, "%s\n", out);
+        CU_ASSERT_EQUAL_FATAL(rc, 0);
+        CU_ASSERT_EQUAL(check_tex_header(d, k ? "iterations" : "damping"), 1);
+        char doc[2048];
+        snprintf(doc, sizeof doc, "%s/doc.tex", d);
+        FILE *f = fopen(doc, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs("\\documentclass{article}\n\\usepackage[a4paper,landscape,margin=2cm]{geometry}\n"
+              "\\usepackage{booktabs}\n\\begin{document}\n\\begin{table}\n\\centering\\small\n"
+              "\\input{table.tex}\n\\caption{clothbench comparison}\n\\end{table}\n\\end{document}\n", f);
+        fclose(f);
+        rc = sh("cd %s && pdflatex -interaction=nonstopmode -halt-on-error doc.tex", d);
+        if (rc) fprintf(stderr, "%s\n", out);
+        CU_ASSERT_EQUAL(rc, 0);
+        char *log = slurp(d, "doc.log");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+        CU_ASSERT_PTR_NULL(strstr(log, "Overfull"));
+        CU_ASSERT_PTR_NULL(strstr(log, "\n! "));
+        CU_ASSERT_PTR_NULL(strstr(log, "Error"));
+        CU_ASSERT(exists(d, "doc.pdf"));
+    }
+}
+
+/* compare.py --x iterations: a bare parameter name puts pbd and xpbd on one axis, each
+ * run at its own solver's value; table.md has one "iterations" column holding the
+ * value of the run's own key (the number in its name); a name that is no parameter
+ * is refused. */
+static void test_compare_x_across_solvers(void)
+{
+    if (!py()) return;
+    const char *d = iterations_sweep();
+    int rc = sh("%s analysis/compare.py %s --x iterations --y max_strain -q", py(), d);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT(exists(d, "max_strain_vs_iterations.png"));
+    /* the rows plotted against the bare key: both solvers, every run */
+    rc = sh("cd analysis && %s -c \"import cbrun, compare; c, rows = cbrun.read_index('%s'); "
+            "compare.bare_column('iterations', rows); "
+            "print('solvers', ' '.join(sorted({r['solver'] for r in rows if r['iterations'] != ''})), "
+            "sum(r['iterations'] != '' for r in rows))\"", py(), d);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "solvers pbd xpbd 4"));
+    char *md = slurp(d, "table.md");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(md);
+    CU_ASSERT_PTR_NOT_NULL(strstr(md, "| run | solver | iterations (count) | status |"));
+    CU_ASSERT_PTR_NULL(strstr(md, "solvers.pbd.iterations"));
+    int rows = 0;
+    for (const char *p = strstr(md, "\n| hanging__"); p; p = strstr(p + 1, "\n| hanging__")) {
+        int named = -1, shown = -2;
+        char solver[16];
+        CU_ASSERT_EQUAL(sscanf(p, "\n| hanging__%15[a-z]__iterations=%d__r0 | %*s | %d |", solver, &named, &shown), 3);
+        CU_ASSERT_EQUAL(named, shown);
+        rows++;
+    }
+    CU_ASSERT_EQUAL(rows, 4);
+    CU_ASSERT_NOT_EQUAL(sh("%s analysis/compare.py %s --x bogus -q --no-plots", py(), d), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "--x bogus: not a swept parameter"));
+}
+
+/* The README's code blocks (tests/readme_check.py): its Python example runs against
+ * the runs of a tiny default comparison, its clothbench command lines parse, its
+ * options, scripts and files exist. The checker itself fails on a copy that names an
+ * option or a file that does not exist, and a skip-test marker skips a block. */
+static void test_readme(void)
+{
+    if (!py()) return;
+    const char *t = cb_test_tmpdir();
+    int rc = sh("%s tests/readme_check.py README.md --clothbench %s --work %s/readme", py(), cb_test_program(), t);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, " 0 failed"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "runs the Python block"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "parses: clothbench sweep"));
+    /* an option that does not exist, in the synopsis and in a command line */
+    CU_ASSERT_EQUAL(sh("sed 's/--dry-run/--dry-rum/; s/--index/--indx/' README.md > %s/bad1.md && "
+                       "%s tests/readme_check.py %s/bad1.md --clothbench %s --work %s/readme", t, py(), t,
+                       cb_test_program(), t), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "--dry-rum is not in `clothbench sweep --help`"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown option '--indx'"));
+    /* a run file name runs do not have, a script that does not exist */
+    CU_ASSERT_EQUAL(sh("sed 's/drape_sphere__explicit__r0.h5/drape_sphere-explicit.h5/; "
+                       "s|experiments/default.sh|experiments/defaults.sh|' README.md > %s/bad2.md && "
+                       "%s tests/readme_check.py %s/bad2.md --clothbench %s --work %s/readme", t, py(), t,
+                       cb_test_program(), t), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "the Python block fails"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "drape_sphere-explicit.h5"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "experiments/defaults.sh: no such file"));
+    /* the same bad Python block behind a skip-test marker: skipped, passes */
+    CU_ASSERT_EQUAL(sh("sed 's/drape_sphere__explicit__r0.h5/drape_sphere-explicit.h5/; "
+                       "/^```python/i <!-- skip-test: checking the marker -->' README.md > %s/bad3.md && "
+                       "%s tests/readme_check.py %s/bad3.md --clothbench %s --work %s/readme", t, py(), t,
+                       cb_test_program(), t), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "checking the marker"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "1 blocks skipped"));
+}
+
 CB_TEST_MAIN("analysis",
     CB_TEST(test_python_available),
     CB_TEST(test_help),
     CB_TEST(test_compare_matches_info),
     CB_TEST(test_plot_and_render),
     CB_TEST(test_missing_and_unfinished),
-    CB_TEST(test_fms_convergence_figure))
+    CB_TEST(test_fms_convergence_figure),
+    CB_TEST(test_table_tex_compiles),
+    CB_TEST(test_compare_x_across_solvers),
+    CB_TEST(test_readme))

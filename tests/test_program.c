@@ -1,7 +1,8 @@
 /* tests/test_program.c — the clothbench program end to end: exit status and
  * messages for bad input, the run file read back field by field, determinism,
- * divergence and interruption leaving a valid file, `info`, and the file read by
- * h5py with its XDMF sidecar checked. */
+ * divergence and interruption leaving a valid file, `info`, the file read by
+ * h5py with its XDMF sidecar checked, every subcommand's --help, bench's progress
+ * lines and what sweep --shard I/N says it runs. */
 #include "cb_test.h"
 
 #include <hdf5.h>
@@ -366,6 +367,163 @@ static void test_h5py_and_xdmf(void)
     CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* Every subcommand takes --help and -h: exit 0, its own usage on stdout naming every
+ * option its parser takes; each option so named is accepted by the parser (with
+ * --help appended nothing runs); an unknown option still fails, also before --help. */
+static void test_subcommand_help(void)
+{
+    static const struct {
+        const char *cmd;
+        const char *opts[12][2]; /* option and a value for it (NULL: a flag) */
+    } cmds[] = {
+        {"list", {{NULL, NULL}}},
+        {"run", {{"--solver", "explicit"}, {"-s", "pbd"}, {"--output", "x.h5"}, {"-o", "x.h5"}, {"--set", "dt=0.01"},
+                 {"--no-frames", NULL}, {"--audit", NULL}, {"--quiet", NULL}, {"-q", NULL}}},
+        {"info", {{NULL, NULL}}},
+        {"rerun", {{"--output", "new.h5"}, {"-o", "new.h5"}, {"--check", NULL}, {"--scene-dir", "d"},
+                   {"--quiet", NULL}, {"-q", NULL}}},
+        {"sweep", {{"--jobs", "2"}, {"-j", "2"}, {"--shard", "0/2"}, {"--dry-run", NULL}, {"-n", NULL},
+                   {"--output", "d"}, {"--set", "dt=0.01"}, {"--index", NULL}, {"--check", NULL},
+                   {"--no-frames", NULL}, {"--quiet", NULL}}},
+        {"bench", {{"--quick", NULL}, {"--output", "b.csv"}, {"--solver", "fms"}, {"--case", "hanging"},
+                   {"--steps", "2"}, {"--repeats", "2"}, {"--max-vertices", "100"}, {"--size", "8"},
+                   {"--set", "dt=0.01"}, {"--quiet", NULL}, {"-q", NULL}}},
+        {"help", {{NULL, NULL}}},
+    };
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+        const char *cmd = cmds[c].cmd;
+        char head[64];
+        snprintf(head, sizeof head, "usage: clothbench %s", cmd);
+        for (int h = 0; h < 2; h++) {
+            int rc = cb("%s %s", cmd, h ? "-h" : "--help");
+            if (rc || strncmp(out, head, strlen(head))) fprintf(stderr, "  %s --help: exit %d\n%s\n", cmd, rc, out);
+            CU_ASSERT_EQUAL(rc, 0);
+            CU_ASSERT_EQUAL(strncmp(out, head, strlen(head)), 0);
+            CU_ASSERT_PTR_NOT_NULL(strstr(out, "--help"));
+        }
+        static char help[sizeof out];
+        cb("%s --help", cmd);
+        snprintf(help, sizeof help, "%s", out);
+        for (int k = 0; k < 12 && cmds[c].opts[k][0]; k++) {
+            const char *o = cmds[c].opts[k][0], *v = cmds[c].opts[k][1];
+            char w1[64], w2[64]; /* "  -q, --quiet": the option as a word of the help */
+            snprintf(w1, sizeof w1, " %s,", o);
+            snprintf(w2, sizeof w2, " %s ", o);
+            if (!strstr(help, w1) && !strstr(help, w2)) fprintf(stderr, "  %s --help does not name %s\n", cmd, o);
+            CU_ASSERT(strstr(help, w1) || strstr(help, w2));
+            int rc = cb("%s %s %s --help", cmd, o, v ? v : "");
+            if (rc) fprintf(stderr, "  clothbench %s %s %s --help: exit %d\n%s\n", cmd, o, v ? v : "", rc, out);
+            CU_ASSERT_EQUAL(rc, 0);
+        }
+        /* an unknown option fails with its name, before or after --help */
+        CU_ASSERT_EQUAL(cb("%s --bogus --help", cmd), 2);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown option '--bogus'"));
+        CU_ASSERT_EQUAL(cb("%s --help --bogus", cmd), 2);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown option '--bogus'"));
+        /* the overview names the subcommand; help CMD is CMD --help */
+        CU_ASSERT_EQUAL(cb("--help"), 0);
+        snprintf(head, sizeof head, "\n  %s ", cmd);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, head));
+        CU_ASSERT_EQUAL(cb("help %s", cmd), 0);
+        CU_ASSERT_STRING_EQUAL(out, help);
+    }
+    CU_ASSERT_EQUAL(cb("help frobnicate"), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown command 'frobnicate'"));
+    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit --bogus"), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "clothbench run: unknown option '--bogus'"));
+}
+
+/* bench writes one progress line per finished row to stderr when it is not a terminal
+ * (here a pipe), numbered k/n; -q writes none. The CSV stays on stdout. */
+static void test_bench_progress_lines(void)
+{
+    int rc = cb_test_shell(out, sizeof out, "( %s bench --quick --case hanging --solver explicit --solver pbd --steps 1 "
+                                            "--repeats 1 2>&1 >/dev/null )", cb_test_program());
+    CU_ASSERT_EQUAL(rc, 0);
+    const char *first = strstr(out, "bench: 1/2 hanging explicit 1024 vertices ");
+    const char *second = strstr(out, "bench: 2/2 hanging pbd 1024 vertices ");
+    if (!first || !second) fprintf(stderr, "  bench stderr:\n%s\n", out);
+    CU_ASSERT_PTR_NOT_NULL(first);
+    CU_ASSERT_PTR_NOT_NULL(second);
+    CU_ASSERT(first && second && first < second);
+    double ms = 0;
+    CU_ASSERT(first && sscanf(first, "bench: 1/2 hanging explicit 1024 vertices %lf ms/step", &ms) == 1 && ms > 0);
+    CU_ASSERT_PTR_NULL(strchr(out, '\r'));
+    rc = cb_test_shell(out, sizeof out, "( %s bench --quick --case hanging --solver explicit --steps 1 --repeats 1 -q "
+                                        "2>&1 >/dev/null )", cb_test_program());
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NULL(strstr(out, "bench:"));
+}
+
+/* "shard I/N: runs a, b, c, ..., z (K of M runs: ...)" against the runs the dry run
+ * lists for that shard: the same count, first runs and last run. */
+static void check_shard_line(const char *exp, int I, int N, int total)
+{
+    CU_ASSERT_EQUAL_FATAL(cb("sweep %s --dry-run --shard %d/%d", exp, I, N), 0);
+    long listed[64];
+    int nl = 0;
+    char copy[sizeof out];
+    snprintf(copy, sizeof copy, "%s", out);
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        long i;
+        char action[16];
+        if (line[0] != '#' && sscanf(line, "%ld %15s", &i, action) == 2 && nl < 64) listed[nl++] = i;
+    }
+    char key[64];
+    snprintf(key, sizeof key, "# shard %d/%d: ", I, N);
+    const char *p = strstr(out, key);
+    if (!p) fprintf(stderr, "  no '%s' in:\n%s\n", key, out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    p += strlen(key);
+    long shown[8];
+    int ns = 0, dots = 0;
+    if (!strncmp(p, "no runs", 7)) p += 7;
+    else p += strncmp(p, "runs ", 5) ? 4 : 5;
+    while (*p && *p != '(') {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end != p) {
+            if (ns < 8) shown[ns++] = v;
+            p = end;
+        } else {
+            dots += !strncmp(p, "...", 3);
+            p += strncmp(p, "...", 3) ? 1 : 3;
+        }
+    }
+    long count = -1, of = -1;
+    CU_ASSERT_EQUAL(sscanf(p, "(%ld of %ld runs", &count, &of), 2);
+    CU_ASSERT_EQUAL(count, nl);
+    CU_ASSERT_EQUAL(of, total);
+    CU_ASSERT_EQUAL(ns, nl <= 4 ? nl : 4);
+    CU_ASSERT_EQUAL(dots, nl > 4);
+    for (int k = 0; k < ns && k < 3; k++) CU_ASSERT_EQUAL(shown[k], listed[k]);
+    if (nl > 3 && ns == 4) CU_ASSERT_EQUAL(shown[3], listed[nl - 1]);
+}
+
+static void test_sweep_says_what_its_shard_is(void)
+{
+    const char *e = cb_test_write_tmp("shard12.yaml",
+                                      "name: shard12\n"
+                                      "scenes: [data/scenes/hanging.yaml]\n"
+                                      "solvers: [explicit]\n"
+                                      "set: {duration: 0.05, cloth.grid.nx: 4, cloth.grid.ny: 4}\n"
+                                      "grid: {solvers.explicit.damping: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, "
+                                      "1.0, 1.1, 1.2]}\n");
+    const int shards[][2] = {{1, 4}, {0, 2}, {4, 5}, {2, 3}, {3, 8}, {11, 12}, {13, 20}};
+    for (size_t k = 0; k < sizeof shards / sizeof shards[0]; k++) check_shard_line(e, shards[k][0], shards[k][1], 12);
+    /* one shard: nothing to say */
+    CU_ASSERT_EQUAL(cb("sweep %s --dry-run", e), 0);
+    CU_ASSERT_PTR_NULL(strstr(out, "# shard"));
+    /* a real sweep prints the same line at start */
+    CU_ASSERT_EQUAL(cb("sweep %s --dry-run --shard 1/4", e), 0);
+    char expect[512];
+    const char *p = strstr(out, "# shard 1/4: ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    snprintf(expect, sizeof expect, "%.*s", (int)strcspn(p + 2, "\n"), p + 2);
+    CU_ASSERT_EQUAL(cb("sweep %s --shard 1/4 -o %s", e, cb_test_tmp_path("shard12_out")), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, expect));
+}
+
 CB_TEST_MAIN("program",
              CB_TEST(test_list),
              CB_TEST(test_run_file_layout),
@@ -374,4 +532,7 @@ CB_TEST_MAIN("program",
              CB_TEST(test_bad_input_table),
              CB_TEST(test_divergence_exit_1),
              CB_TEST(test_sigint_leaves_valid_file),
-             CB_TEST(test_h5py_and_xdmf))
+             CB_TEST(test_h5py_and_xdmf),
+             CB_TEST(test_subcommand_help),
+             CB_TEST(test_bench_progress_lines),
+             CB_TEST(test_sweep_says_what_its_shard_is))

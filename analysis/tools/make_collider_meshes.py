@@ -12,9 +12,9 @@ in data/meshes/ (plain Python, no dependencies):
 
 Usage: python3 analysis/tools/make_collider_meshes.py [OUTDIR]   (default data/meshes)
 """
+import argparse
 import math
 import os
-import sys
 
 
 def icosphere(levels):
@@ -128,7 +128,11 @@ def write(path, header, v, f):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join("data", "meshes")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\nUsage:")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("outdir", nargs="?", default=os.path.join("data", "meshes"),
+                    help="output folder (default data/meshes)")
+    out = ap.parse_args().outdir
     v, f = blob()
     lo = [min(p[i] for p in v) for i in range(3)]
     hi = [max(p[i] for p in v) for i in range(3)]
