@@ -44,12 +44,15 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -352,6 +355,28 @@ static int check_not_in_use(const char *path, cb_error *err)
     return 0;
 }
 
+/* Room on disk: a write that fails half way leaves an HDF5 file whose superblock
+ * claims more than is on disk, which no reader opens again. So before writing `bytes`
+ * more, the run stops cleanly (the file as of its last flush, status "error") when
+ * the file system, or the process's file-size limit (ulimit -f), has less than twice
+ * that plus a margin for the status and the metadata left. */
+enum { DISK_MARGIN = 128 * 1024 };
+
+static int check_room(const cb_runlog *log, double bytes, cb_error *err)
+{
+    double need = 2.0 * bytes + DISK_MARGIN, have = INFINITY;
+    struct statvfs fs;
+    if (statvfs(log->path, &fs) == 0) have = (double)fs.f_bavail * (double)fs.f_frsize;
+    struct rlimit rl;
+    struct stat st;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && stat(log->path, &st) == 0)
+        have = fmin(have, (double)rl.rlim_cur - (double)st.st_size);
+    if (have >= need) return 0;
+    return CB_FAIL(err, CB_ERR_IO, "%s: the disk is nearly full (%.0f kB left for this file, the next write needs "
+                   "about %.0f kB): the run stops here so that its file stays readable", log->path, have / 1024.0,
+                   need / 1024.0);
+}
+
 static int flush_file(cb_runlog *log, cb_error *err)
 {
     if (H5Fflush(log->file, H5F_SCOPE_GLOBAL) < 0)
@@ -364,7 +389,11 @@ static int flush_file(cb_runlog *log, cb_error *err)
 static int flush_series(cb_runlog *log, cb_error *err)
 {
     if (log->nbuf == 0) return 0;
-    int rc = 0;
+    int rc = check_room(log, 8.0 * (double)log->nbuf * (double)log->ncols, err);
+    if (rc) {
+        log->nbuf = 0;
+        return rc;
+    }
     hsize_t n = (hsize_t)log->nbuf;
     for (int i = 0; i < log->nmetrics && rc == 0; i++) {
         const cb_metric_desc *d = &cb_metric_table[i];
@@ -645,6 +674,7 @@ int cb_runlog_open(const cb_runlog_def *def, const cb_world *w, cb_runlog **out,
         rc = H5_FAIL(err, CB_ERR_IO, def->path, "cannot create run file");
         H5Pclose(fcpl);
         release(log);
+        remove(def->path); /* an empty or half-written file (a full disk) is of no use to anyone */
         return rc;
     }
     H5Pclose(fcpl);
@@ -664,6 +694,7 @@ int cb_runlog_open(const cb_runlog_def *def, const cb_world *w, cb_runlog **out,
     if (!rc) rc = flush_file(log, err);
     if (rc) {
         release(log);
+        remove(def->path); /* nothing was run yet: no half-written file is left behind */
         return rc;
     }
     *out = log;
@@ -706,7 +737,8 @@ int cb_runlog_frame(cb_runlog *log, double t, const double (*x)[3], cb_error *er
         log->times = nt;
         log->cap_times = cap;
     }
-    int rc = flush_series(log, err);
+    int rc = check_room(log, 24.0 * (double)log->nv + 8.0 * (double)log->nbuf * (double)log->ncols, err);
+    if (!rc) rc = flush_series(log, err);
     if (rc) return rc;
     rc = append_rows(log->path, log->frame_time, "/frames/time", 1, log->nframes, 1, NULL, &t, err);
     if (rc) return rc;

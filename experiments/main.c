@@ -13,6 +13,7 @@
  * Exit status: 0 ok, 1 run failed (diverged, error, interrupted), 2 bad input.
  */
 #include <dirent.h>
+#include <hdf5.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -312,9 +313,11 @@ static int cmd_run(int argc, char **argv)
     cb_error_clear(&e);
     int rc = cb_run(&def, &res, &e);
     free(sets);
-    if (rc && res.frames == 0) { /* failed before the run started: bad scene, solver, parameters or path */
+    if (rc && res.frames == 0) { /* failed before the first frame was on disk */
         print_error(&e);
-        return 2;
+        /* bad scene, solver, parameters or path: 2; out of memory, a full disk, a
+         * signal...: the run failed (1), and its file, if it exists, says so */
+        return rc == CB_ERR_INPUT ? 2 : 1;
     }
     if (!quiet) {
         cb_run_summary s;
@@ -734,6 +737,9 @@ void openblas_set_num_threads(int num_threads);
 
 int main(int argc, char **argv)
 {
+    /* No HDF5 cleanup at exit: after a failed write (a full disk) HDF5 1.10's own atexit
+     * handler crashed closing the file again (exit 139); files are closed explicitly. */
+    H5dont_atexit();
     const char *bt = getenv("CLOTHBENCH_BLAS_THREADS");
     openblas_set_num_threads(bt && atoi(bt) > 0 ? atoi(bt) : 1);
 #ifdef _OPENMP

@@ -201,9 +201,37 @@ static void test_signal_inside_step(void)
     }
 }
 
+/* A full disk (here the file-size limit, ulimit -f, which needs no root; SIGXFSZ
+ * ignored so writes fail with EFBIG as on ENOSPC): no crash (HDF5's exit handler
+ * segfaulted, exit 139), exit 1, no empty file when the run file cannot even be
+ * created, and a readable file with status error and the rows so far when the disk
+ * fills during the run (a half-written flush made the file unreadable). */
+static void test_disk_full(void)
+{
+    const char *a = cb_test_tmp_path("full-a.h5"), *b = cb_test_tmp_path("full-b.h5");
+    remove(a);
+    remove(b);
+    int rc = cb_test_shell(out, sizeof out, "sh -c 'ulimit -f 100; trap \"\" XFSZ; exec %s run "
+                           "data/scenes/drape_sphere.yaml --solver explicit -o %s --set duration=0.5 -q'",
+                           cb_test_program(), a);
+    if (rc != 1) fprintf(stderr, "  %s\n", out);
+    CU_ASSERT_EQUAL(rc, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "full-a.h5"));
+    CU_ASSERT_NOT_EQUAL(access(a, F_OK), 0); /* nothing half-made is left */
+    rc = cb_test_shell(out, sizeof out, "sh -c 'ulimit -f 1100; trap \"\" XFSZ; exec %s run "
+                       "data/scenes/drape_sphere.yaml --solver explicit -o %s --set duration=20 "
+                       "--set cloth.grid.nx=15 --set cloth.grid.ny=15 -q'", cb_test_program(), b);
+    if (rc != 1) fprintf(stderr, "  %s\n", out);
+    CU_ASSERT_EQUAL(rc, 1);
+    CU_ASSERT_EQUAL(cb("info %s", b), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "status     error:"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "the disk is nearly full"));
+}
+
 CB_TEST_MAIN("reliability",
              CB_TEST(test_bad_input_refused),
              CB_TEST(test_tetgen_header_overflow),
              CB_TEST(test_yaml_round_trip),
              CB_TEST(test_sweep_folder_lock),
-             CB_TEST(test_signal_inside_step))
+             CB_TEST(test_signal_inside_step),
+             CB_TEST(test_disk_full))
