@@ -34,6 +34,7 @@ typedef struct cb_run_result {
     double mean_step_ms;
     double create_s;           /* wall time of the solver's create (e.g. prefactorization) */
     double audit_s;            /* wall time of the continuous audit (0 without one) */
+    int breaches;              /* breaches of the health check (core/health.h); > 0: "diverged" */
     int nstages;               /* per-stage wall-time totals over the run (as in /stages) */
     const char *stage_name[32];    /* static strings owned by the solver class */
     double stage_seconds[32];
