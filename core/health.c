@@ -65,12 +65,18 @@ int cb_health_create(const cb_world *w, const cb_health_rule *rule, cb_health **
     for (int c = 0; c < w->ncolliders; c++)
         if (collider_moves(&w->colliders[c])) h->measure_colliders = 1;
     h->e0 = cb_metrics_total_energy(w, NULL);
+    /* the stretch energy of every edge at a 1% strain: the scale of scenes without gravity */
+    double e_strain = 0;
+    for (int e = 0; e < w->mesh->ne; e++) {
+        double dl = 0.01 * w->model.rest_length[e];
+        e_strain += 0.5 * w->model.k_stretch * dl * dl;
+    }
     h->e_ref = ke + cb_model_stretch_energy(&w->model, x) + cb_model_bend_energy(&w->model, x) +
-               M * cb_v3_norm(w->gravity) * D;
+               M * cb_v3_norm(w->gravity) * D + e_strain;
     if (!(h->e_ref > 0)) h->e_ref = 1e-12; /* no gravity, no motion, no strain: any rise counts */
     snprintf(h->text, sizeof h->text,
              "diverged when E - E0 - W_ext > %g x E_ref (E_ref = %.6g J: kinetic + elastic energy at t = 0 "
-             "+ M |g| D), max strain > %g, or a non-finite energy or strain; W_ext: work of moving pins "
+             "+ M |g| D + the stretch energy of a 1%% strain), max strain > %g, or a non-finite energy or strain; W_ext: work of moving pins "
              "and moving colliders (series external_work)",
              rule->energy_factor, h->e_ref, rule->max_strain);
     if (h->measure_pins || h->measure_colliders) {

@@ -18,8 +18,11 @@
  *     minus what friction and inelastic contact dissipate, so it bounds the energy a
  *     collider can put in from above: a rise it explains is never flagged.
  * E_ref = the kinetic and elastic energy at t = 0 plus M |g| D (M the cloth's mass,
- * D the diagonal of its bounding box at t = 0): the energy scale of the scene, which
- * does not depend on where the origin of the gravity potential is.
+ * D the diagonal of its bounding box at t = 0) plus the stretch energy of every edge at
+ * a 1% strain (sum 1/2 k_stretch (0.01 L)^2): the energy scale of the scene, which does
+ * not depend on where the origin of the gravity potential is, and is not ~0 for a scene
+ * without gravity that starts at rest (pins pulling ribbons apart: without the last term
+ * E_ref was 1e-7 J there and the contact of the initial state flagged every solver).
  */
 #ifndef CB_HEALTH_H
 #define CB_HEALTH_H
