@@ -164,16 +164,6 @@ void cb_run_summary_print(const cb_run_summary *s, const char *path, FILE *out)
             s->energy_peak - s->energy_start);
     if (!isnan(s->external_work) && s->external_work != 0)
         fprintf(out, "work       moving pins and colliders did %.4g J on the cloth\n", s->external_work);
-    if (s->health_rule[0]) {
-        fprintf(out, "health     %s\n", s->health_breaches[0] ? "BREACHED:" : "no breach");
-        for (const char *p = s->health_breaches; *p;) {
-            const char *nl = strchr(p, '\n');
-            int len = nl ? (int)(nl - p) : (int)strlen(p);
-            fprintf(out, "           %.*s\n", len, p);
-            p += len + (nl ? 1 : 0);
-        }
-        fprintf(out, "           rule: %s\n", s->health_rule);
-    }
     if (!isnan(s->momentum_drift))
         fprintf(out, "momentum   balance error %.3g (|dP - external impulse| / max |P|)\n", s->momentum_drift);
     fprintf(out, "collider   max penetration %.4g m (%g vertices, edges and triangles at most); vertices only %.4g m\n",
@@ -195,4 +185,15 @@ void cb_run_summary_print(const cb_run_summary *s, const char *path, FILE *out)
                  s->max_self_intersections, s->min_separation, sc);
     fprintf(out, "strain     max %.4g\n", s->max_strain);
     fprintf(out, "time       %.4g ms per step (mean)\n", s->mean_ms_per_step);
+    /* last, so that the rule's words do not come before the lines they name */
+    if (s->health_rule[0]) {
+        fprintf(out, "health     %s\n", s->health_breaches[0] ? "BREACHED:" : "no breach");
+        for (const char *p = s->health_breaches; *p;) {
+            const char *nl = strchr(p, '\n');
+            int len = nl ? (int)(nl - p) : (int)strlen(p);
+            fprintf(out, "           %.*s\n", len, p);
+            p += len + (nl ? 1 : 0);
+        }
+        fprintf(out, "           rule: %s\n", s->health_rule);
+    }
 }
