@@ -38,6 +38,7 @@ const cb_metric_desc cb_metric_table[] = {
     M(self_crossings_in_step, 1, "1", "continuous audit: vertex-triangle and edge-edge pairs of the cloth whose distance reached 0 on their paths during the steps since the previous row; NaN without the audit"),
     M(collider_crossings_in_step, 1, "1", "continuous audit: vertices whose path went inside a collider during the steps since the previous row; NaN without the audit"),
     M(max_strain, 1, "1", "max over edges of |l - L| / L"),
+    M(external_work, 1, "J", "work done on the cloth since t = 0 by moving pins and moving colliders (core/health.h); the health check allows total_energy to rise by this much"),
     M(iterations, 1, "1", "solver iterations this step"),
     M(residual, 1, "1", "solver residual after the step"),
     M(factorizations, 1, "1", "matrix factorizations this step (fms, newton; 0 for methods without a matrix)"),
@@ -101,6 +102,19 @@ static void collider_penetration(const cb_world *w, cb_metrics *m)
     m->collider_max_depth = depth;
 }
 
+double cb_metrics_total_energy(const cb_world *w, const cb_step_info *info)
+{
+    const double (*x)[3] = (const double (*)[3])w->state.x;
+    double ke = 0, ge = 0;
+    for (int i = 0; i < w->nv; i++) {
+        ke += w->mass[i] * cb_v3_norm2(w->state.v[i]);
+        ge -= w->mass[i] * cb_v3_dot(w->gravity, x[i]);
+    }
+    double ce = info ? info->contact_energy : NAN;
+    return 0.5 * ke + ge + cb_model_stretch_energy(&w->model, x) + cb_model_bend_energy(&w->model, x) +
+           (isfinite(ce) ? ce : 0.0);
+}
+
 void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt, double wall_step_s,
                         cb_metrics *m)
 {
@@ -139,6 +153,7 @@ void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt, 
     m->min_separation = NAN;
     m->crossings_in_step = m->self_crossings_in_step = m->collider_crossings_in_step = NAN;
     m->max_strain = cb_model_max_strain(&w->model, x);
+    m->external_work = NAN; /* the run loop's health check measures it */
     m->iterations = info ? (double)info->iterations : NAN;
     m->residual = info ? info->residual : NAN;
     m->factorizations = info ? (double)info->factorizations : NAN;

@@ -19,6 +19,7 @@ typedef struct cb_metrics {
     double self_intersections, min_separation;
     double crossings_in_step, self_crossings_in_step, collider_crossings_in_step;
     double max_strain;
+    double external_work;
     double iterations, residual, events, factorizations;
     double wall_step_s, wall_contact_s, wall_audit_s;
 } cb_metrics;
@@ -38,6 +39,9 @@ extern const int cb_metric_count;
  * info may be NULL (then the solver fields are NaN); wall_step_s is the step's time. */
 void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt,
                         double wall_step_s, cb_metrics *m);
+/* total_energy exactly as cb_metrics_compute has it: kinetic + gravity + stretch + bend,
+ * plus info's contact_energy when finite (info may be NULL). */
+double cb_metrics_total_energy(const cb_world *w, const cb_step_info *info);
 /* Reusable work space of the expensive metrics (a BVH over the cloth). */
 typedef struct cb_metrics_cache cb_metrics_cache;
 int cb_metrics_cache_create(const cb_world *w, cb_metrics_cache **out, cb_error *err);

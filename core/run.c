@@ -2,7 +2,9 @@
  * run file. The only place that writes run files; solvers never do.
  *
  * Order per step: solver step (timed), state.t set to the exact (n+1) dt,
- * divergence check (NaN/Inf or |x| beyond the scene's bound), metrics row every
+ * divergence check (NaN/Inf or |x| beyond the scene's bound), the health check
+ * (core/health.h: energy beyond its start plus the work of moving pins and colliders,
+ * strain beyond a bound; a breach ends the run "diverged"), metrics row every
  * log_every steps and on frame steps, the expensive metrics on every
  * expensive_every-th frame, a frame every steps_per_frame steps (the file is
  * flushed then). On divergence, error or signal the run file keeps everything
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/audit.h"
+#include "core/health.h"
 #include "core/metrics.h"
 #include "core/runlog.h"
 #include "core/scene.h"
@@ -147,6 +150,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     cb_runlog *log = NULL;
     cb_metrics_cache *mcache = NULL;
     cb_audit *audit = NULL;
+    cb_health *health = NULL;
     char *ptext = NULL, *pgiven = NULL;
     cb_params_record *prec = NULL;
     char *scene_dir = NULL;
@@ -191,6 +195,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     else
         snprintf(note, sizeof note, "self_intersections and min_separation are not computed (NaN)");
 
+    res->started = 1;
     if (def->output) {
         rc = make_parent_dirs(def->output, err);
         if (rc) goto done;
@@ -215,7 +220,10 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     cb_step_info_reset(&info);
     /* row and frame 0: the initial state */
     cb_world_apply_pins(world, 0.0);
+    cb_health_rule hrule = {scene->health_energy_factor, scene->health_max_strain};
+    if ((rc = cb_health_create(world, &hrule, &health, err))) goto done;
     cb_metrics_compute(world, NULL, scene->dt, 0.0, &m);
+    m.external_work = 0.0;
     for (int k = 0; k < 3; k++) m.external_impulse[k] = 0.0;
     if (expensive_every > 0) cb_metrics_compute_expensive(world, mcache, &m);
     if (log) {
@@ -242,6 +250,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
         }
         cb_step_info_reset(&info);
         if (audit) cb_audit_begin(audit, world);
+        cb_health_begin(health, world);
         double t0 = cb_wall_time();
         rc = cls->step(solver, world, scene->dt, &info, err);
         double wall = cb_wall_time() - t0;
@@ -276,9 +285,11 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
         }
         res->steps = step + 1;
         int bad = find_divergence(world, scene->bound);
+        int breaches = cb_health_end(health, world, &info, scene->dt, step + 1);
         int frame_step = ((step + 1) % per_frame == 0) || step + 1 == nsteps;
-        if (bad >= 0 || frame_step || (step + 1) % scene->log_every == 0) {
+        if (bad >= 0 || breaches || frame_step || (step + 1) % scene->log_every == 0) {
             cb_metrics_compute(world, &info, scene->dt, wall, &m);
+            m.external_work = cb_health_external_work(health);
             if (audit) {
                 m.self_crossings_in_step = (double)self_crossings;
                 m.collider_crossings_in_step = (double)collider_crossings;
@@ -303,6 +314,18 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
             if (log) cb_runlog_frame(log, world->state.t, (const double (*)[3])world->state.x, NULL);
             break;
         }
+        if (breaches) { /* the health check (core/health.h): the run is no longer the cloth's */
+            final_status = "diverged";
+            int n = cb_health_breach_count(health), len = snprintf(msg, sizeof msg, "health check:");
+            for (int k = n - breaches; k < n && len < (int)sizeof msg; k++) {
+                char b[256];
+                cb_health_breach_text(cb_health_breach_at(health, k), b, sizeof b);
+                len += snprintf(msg + len, sizeof msg - (size_t)len, "%s %s", k > n - breaches ? ";" : "", b);
+            }
+            rc = CB_FAIL(err, CB_ERR_NUMERIC, "%s", msg);
+            if (log) cb_runlog_frame(log, world->state.t, (const double (*)[3])world->state.x, NULL);
+            break;
+        }
         if (frame_step) {
             if (log && def->write_frames &&
                 (rc = cb_runlog_frame(log, world->state.t, (const double (*)[3])world->state.x, err)))
@@ -317,11 +340,20 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
         final_status = "error";
         snprintf(msg, sizeof msg, "%.1000s", err ? err->message : "error");
     }
+    res->breaches = cb_health_breach_count(health);
     res->mean_step_ms = res->steps > 0 ? 1e3 * res->wall_s / (double)res->steps : 0.0;
     set_result(res, final_status, msg);
     if (log) {
         cb_error e2;
         if (cb_runlog_stages(log, nstage, stage_names, stage_seconds, &e2) && !rc)
+            rc = CB_FAIL(err, e2.status, "%s", e2.message);
+        char hb[2048] = "";
+        for (int k = 0, len = 0; k < cb_health_breach_count(health) && len < (int)sizeof hb; k++) {
+            char b[256];
+            cb_health_breach_text(cb_health_breach_at(health, k), b, sizeof b);
+            len += snprintf(hb + len, sizeof hb - (size_t)len, "%s%s", k ? "\n" : "", b);
+        }
+        if (cb_runlog_health(log, cb_health_rule_text(health), hb, &e2) && !rc)
             rc = CB_FAIL(err, e2.status, "%s", e2.message);
         if (cb_runlog_status(log, final_status, msg, &e2) && !rc) rc = CB_FAIL(err, e2.status, "%s", e2.message);
     }
@@ -335,6 +367,7 @@ done:
     if (solver) cls->destroy(solver);
     cb_metrics_cache_free(&mcache);
     cb_audit_free(&audit);
+    cb_health_free(&health);
     free(ptext);
     free(scene_dir);
     cb_yaml_free(&given_params);

@@ -28,12 +28,15 @@ cb_run_def cb_default_run_def(void);
 typedef struct cb_run_result {
     char status[16];           /* "ok" | "diverged" | "interrupted" | "error" */
     char message[1024];
+    int started;               /* the inputs were read and the solver created: a failure from
+                                  here on is the run's (exit 1), not bad input (exit 2) */
     long steps;                /* steps completed */
     long frames;
     double wall_s;             /* total wall time of solver steps */
     double mean_step_ms;
     double create_s;           /* wall time of the solver's create (e.g. prefactorization) */
     double audit_s;            /* wall time of the continuous audit (0 without one) */
+    int breaches;              /* breaches of the health check (core/health.h); > 0: "diverged" */
     int nstages;               /* per-stage wall-time totals over the run (as in /stages) */
     const char *stage_name[32];    /* static strings owned by the solver class */
     double stage_seconds[32];

@@ -820,3 +820,12 @@ int cb_runlog_close(cb_runlog **plog, cb_error *err)
     release(log);
     return rc;
 }
+
+int cb_runlog_health(cb_runlog *log, const char *rule, const char *breaches, cb_error *err)
+{
+    if (!log || !rule || !breaches)
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_runlog_health: log, rule and breaches must not be NULL");
+    int rc = write_str_attr(log->path, log->file, "", "health_rule", rule, err);
+    if (!rc) rc = write_str_attr(log->path, log->file, "", "health_breaches", breaches, err);
+    return rc;
+}

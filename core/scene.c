@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "contact/trimesh_collider.h"
+#include "core/health.h"
 #include "core/vec3.h"
 
 static const double PI = 3.14159265358979323846;
@@ -669,8 +670,8 @@ static int read_collider(const ctx *c, const cb_yaml *node, int index, const cha
 static int interpret(const ctx *c, cb_scene *s)
 {
     static const char *const keys[] = { "name", "duration", "dt", "frame_rate", "gravity",
-                                        "log_every", "bound", "expensive_every", "audit", "cloth",
-                                        "colliders", "solvers", NULL };
+                                        "log_every", "bound", "expensive_every", "audit", "health",
+                                        "cloth", "colliders", "solvers", NULL };
     static const double g0[3] = { 0.0, 0.0, -9.81 };
     const cb_yaml *root = s->root;
     char w[600];
@@ -694,6 +695,16 @@ static int interpret(const ctx *c, cb_scene *s)
         return rc;
     const cb_yaml *audit = cb_yaml_get(root, "audit");
     if (audit && (rc = cb_yaml_bool(audit, c->label, "audit", &s->audit, c->err))) return rc;
+    /* the run health check (core/health.h); the defaults are the README's */
+    static const char *const hkeys[] = { "energy_factor", "max_strain", NULL };
+    const cb_yaml *health;
+    if ((rc = get_map(c, root, "", "health", &health))) return rc;
+    if (health && (rc = cb_yaml_check_keys(health, c->label, "health", hkeys, c->err))) return rc;
+    if ((rc = get_double(c, health, "health", "energy_factor", 0, CB_HEALTH_ENERGY_FACTOR, R_POS,
+                         &s->health_energy_factor)) ||
+        (rc = get_double(c, health, "health", "max_strain", 0, CB_HEALTH_MAX_STRAIN, R_POS,
+                         &s->health_max_strain)))
+        return rc;
     if (s->dt > s->duration)
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: dt: expected a value <= duration (%g), got %s",
                        where(c, cb_yaml_get(root, "dt"), w, sizeof w), s->duration,

@@ -70,6 +70,8 @@ typedef struct cb_scene {
     int expensive_every;     /* self_intersections/min_separation every n-th frame
                                 (0 = never, default 1 = every frame) */
     int audit;               /* 1: the continuous audit of every step (core/audit.h); default 0 */
+    double health_energy_factor; /* health: {energy_factor, max_strain} (core/health.h) */
+    double health_max_strain;
     cb_cloth_def cloth;
     int ncolliders;
     cb_collider *colliders;

@@ -85,11 +85,13 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     cb_h5_read_string_attr(f, "status", s->status, sizeof s->status);
     cb_h5_read_string_attr(f, "message", s->message, sizeof s->message);
     cb_h5_read_string_attr(f, "created", s->created, sizeof s->created);
+    cb_h5_read_string_attr(f, "health_rule", s->health_rule, sizeof s->health_rule);
+    cb_h5_read_string_attr(f, "health_breaches", s->health_breaches, sizeof s->health_breaches);
     if (cb_h5_read_string_attr(f, "self_collision", s->self_collision, sizeof s->self_collision) < 0)
         snprintf(s->self_collision, sizeof s->self_collision, "unknown");
     double *t = NULL, *dt = NULL, *E = NULL, *depth = NULL, *pen = NULL, *si = NULL, *ms = NULL, *strain = NULL,
            *wall = NULL, *P = NULL, *J = NULL, *vdepth = NULL, *cdepth = NULL, *cwork = NULL, *scross = NULL,
-           *ccross = NULL, *awall = NULL;
+           *ccross = NULL, *awall = NULL, *xwork = NULL;
     long n = read_series(f, "time", 1, &t);
     int rc = CB_OK;
     if (n < 1) {
@@ -112,6 +114,7 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     read_series(f, "self_crossings_in_step", 1, &scross);
     read_series(f, "collider_crossings_in_step", 1, &ccross);
     read_series(f, "wall_audit_s", 1, &awall);
+    read_series(f, "external_work", 1, &xwork);
     s->rows = n;
     s->t_end = t[n - 1];
     s->steps = dt && dt[n - 1] > 0 ? lround(t[n - 1] / dt[n - 1]) : n - 1;
@@ -127,9 +130,9 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     s->energy_start = E ? E[0] : NAN;
     s->energy_end = E ? E[n - 1] : NAN;
     s->energy_drift = s->energy_end - s->energy_start;
-    double emax = 0;
-    for (long i = 0; E && i < n; i++) emax = fmax(emax, fabs(E[i]));
-    s->energy_drift_rel = emax > 0 ? s->energy_drift / emax : NAN;
+    /* relative to the initial energy: dividing by the largest |E| hides an explosion */
+    s->energy_drift_rel = s->energy_start != 0 ? s->energy_drift / fabs(s->energy_start) : NAN;
+    s->external_work = xwork ? xwork[n - 1] : NAN;
     s->max_penetration_depth = 0;
     s->max_collider_penetrations = 0;
     s->max_strain = 0;
@@ -172,7 +175,7 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     }
 out:
     free(t); free(dt); free(E); free(depth); free(pen); free(si); free(ms); free(strain); free(wall); free(P); free(J);
-    free(vdepth); free(cdepth); free(cwork); free(scross); free(ccross); free(awall);
+    free(vdepth); free(cdepth); free(cwork); free(scross); free(ccross); free(awall); free(xwork);
     H5Fclose(f);
     return rc;
 }
@@ -184,8 +187,11 @@ void cb_run_summary_print(const cb_run_summary *s, const char *path, FILE *out)
     fprintf(out, "scene      %s\n", s->scene);
     fprintf(out, "status     %s%s%s\n", s->status, s->message[0] ? ": " : "", s->message);
     fprintf(out, "steps      %ld (t = %.6g s), %ld frames\n", s->steps, s->t_end, s->frames);
-    fprintf(out, "energy     %.6g J -> %.6g J, drift %.4g J (%.3g%% of max |E|), peak %.6g J\n", s->energy_start,
-            s->energy_end, s->energy_drift, 100.0 * s->energy_drift_rel, s->energy_peak);
+    fprintf(out, "energy     %.6g J -> %.6g J, drift %.4g J (%.3g%% of the initial energy), peak %.6g J (%+.4g J from "
+            "the start)\n", s->energy_start, s->energy_end, s->energy_drift, 100.0 * s->energy_drift_rel, s->energy_peak,
+            s->energy_peak - s->energy_start);
+    if (!isnan(s->external_work) && s->external_work != 0)
+        fprintf(out, "work       moving pins and colliders did %.4g J on the cloth\n", s->external_work);
     if (!isnan(s->momentum_drift))
         fprintf(out, "momentum   balance error %.3g (|dP - external impulse| / max |P|)\n", s->momentum_drift);
     fprintf(out, "collider   max penetration %.4g m (%g vertices, edges and triangles at most); vertices only %.4g m\n",
@@ -207,6 +213,17 @@ void cb_run_summary_print(const cb_run_summary *s, const char *path, FILE *out)
                  s->max_self_intersections, s->min_separation, sc);
     fprintf(out, "strain     max %.4g\n", s->max_strain);
     fprintf(out, "time       %.4g ms per step (mean)\n", s->mean_ms_per_step);
+    /* last, so that the rule's words do not come before the lines they name */
+    if (s->health_rule[0]) {
+        fprintf(out, "health     %s\n", s->health_breaches[0] ? "BREACHED:" : "no breach");
+        for (const char *p = s->health_breaches; *p;) {
+            const char *nl = strchr(p, '\n');
+            int len = nl ? (int)(nl - p) : (int)strlen(p);
+            fprintf(out, "           %.*s\n", len, p);
+            p += len + (nl ? 1 : 0);
+        }
+        fprintf(out, "           rule: %s\n", s->health_rule);
+    }
     if (s->layout_version < 2) {
         fprintf(out, "made by    not recorded (run file layout %d)\n", s->layout_version);
         return;

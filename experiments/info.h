@@ -14,7 +14,10 @@ typedef struct cb_run_summary {
     double t_end;
     double energy_start, energy_end;
     double energy_drift;        /* total_energy end - start (J) */
-    double energy_drift_rel;    /* drift / max |total_energy| over the run */
+    double energy_drift_rel;    /* drift / |total_energy at t = 0| (NaN when that is 0) */
+    double external_work;       /* last external_work (J): work of moving pins and colliders; NaN: older file */
+    char health_rule[1024];     /* the health check's rule (core/health.h); "" in older files */
+    char health_breaches[2048]; /* one line per breach; "" when none */
     double max_penetration_depth; /* max collider_max_depth (m) */
     double max_collider_penetrations;
     double max_self_intersections;  /* NaN if never computed */

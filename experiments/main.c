@@ -315,9 +315,9 @@ static int cmd_run(int argc, char **argv)
     free(sets);
     if (rc && res.frames == 0) { /* failed before the first frame was on disk */
         print_error(&e);
-        /* bad scene, solver, parameters or path: 2; out of memory, a full disk, a
-         * signal...: the run failed (1), and its file, if it exists, says so */
-        return rc == CB_ERR_INPUT ? 2 : 1;
+        /* bad scene, solver, parameters, or a file that cannot be read: 2; out of
+         * memory, a full disk, a signal...: the run failed (1) */
+        return !res.started && (rc == CB_ERR_INPUT || rc == CB_ERR_IO) ? 2 : 1;
     }
     if (!quiet) {
         cb_run_summary s;
