@@ -103,9 +103,11 @@
  * step info: iterations = iterations x n; residual = max |C|/L over stretch
  * constraints after the step (pbd), max |C + at lambda| over stretch and bending
  * constraints (xpbd); contacts = active collider + self-collision constraints of the
- * last substep; external_impulse = change of momentum minus the gravity impulse on
- * free vertices (colliders, attachments, drag; damping and internal constraints
- * conserve momentum).
+ * last substep; external_impulse = the impulse of colliders (their projections, the
+ * final pass, restitution and friction), attachments (the mass-weighted displacement
+ * of the free vertices of constraints with a pinned vertex) and drag, each summed where
+ * it acts. Damping and constraints among free vertices must conserve momentum; they are
+ * not counted, so the momentum balance (tests/test_conformance.c) checks that they do.
  *
  * What it does not do: no edge-edge self collision (vertex-triangle only, as the paper),
  * no untangling of cloth that is already intersecting, collision constraints are made
@@ -216,6 +218,12 @@ typedef struct pbd_solver {
     double v6rest;
     double (*grad)[3];
     cb_contact_probe *probe;                /* measures the stage after the solve (colliders only) */
+    /* the impulse of what is outside the cloth (colliders, attachments, drag), summed
+     * where it acts: never inferred from the momentum change, so that the shared
+     * momentum balance checks the internal constraints (which must conserve it) */
+    double ext[3];                          /* this step's, N s */
+    double (*jthr)[4];                      /* per thread: m dp of attached constraints (padded) */
+    int nthr;
 } pbd_solver;
 
 static const char *const bending_names[] = {"paper", "dihedral", NULL};
@@ -430,6 +438,7 @@ static void pbd_destroy(void *self)
     free(s->sc);
     free(s->cand);
     free(s->grad);
+    free(s->jthr);
     cb_spatial_hash_free(&s->hash);
     cb_contact_probe_free(&s->probe);
     free(s);
@@ -557,8 +566,15 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
     s->capcc = nv * (w->ncolliders > 0 ? w->ncolliders : 1);
     s->cc = cb_calloc((size_t)s->capcc, sizeof *s->cc);
     s->grad = cb_calloc((size_t)nv, sizeof *s->grad);
+#ifdef _OPENMP
+    s->nthr = omp_get_max_threads();
+#else
+    s->nthr = 1;
+#endif
+    if (s->nthr < 1) s->nthr = 1;
+    s->jthr = cb_calloc((size_t)s->nthr, sizeof *s->jthr);
     uint64_t (*mask)[4] = cb_calloc((size_t)nv, sizeof *mask);
-    if (!sv || !srest || !s->st || !s->salpha || !s->slambda || !bv || !brest || !s->bd || !s->balpha ||
+    if (!s->jthr || !srest || !s->st || !s->salpha || !s->slambda || !bv || !brest || !s->bd || !s->balpha ||
         !s->blambda || !tv || !trest || !s->te || !s->talpha || !s->tlambda || !s->p || !s->vpred ||
         !s->cc || !s->grad || !mask) {
         free(mask);
@@ -664,18 +680,57 @@ static int xpbd_create(const cb_world *w, const cb_params *p, void **self, cb_er
 
 /* ------------------------------------------------------------ projections */
 
+/* A constraint with a pinned participant (inverse mass 0) moves only its free ones: the
+ * attachment's impulse times h is their mass-weighted displacement, added to acc.
+ * Constraints among free vertices move their centre of mass by nothing: they are not
+ * counted, so the momentum balance tests them. */
+static inline int attached(const double *w, int n)
+{
+    for (int j = 0; j < n; j++)
+        if (w[j] == 0.0) return 1;
+    return 0;
+}
+
+static inline void keep(double (*p)[3], const int *v, int n, double before[][3])
+{
+    for (int j = 0; j < n; j++) cb_v3_copy(before[j], p[v[j]]);
+}
+
+static inline void count_moves(double *acc, double (*p)[3], const int *v, const double *w, int n,
+                               double before[][3])
+{
+    for (int j = 0; j < n; j++)
+        if (w[j] > 0)
+            for (int k = 0; k < 3; k++) acc[k] += (p[v[j]][k] - before[j][k]) / w[j];
+}
+
+static inline double *thread_acc(pbd_solver *s)
+{
+#ifdef _OPENMP
+    int t = omp_get_thread_num();
+    return s->jthr[t < s->nthr ? t : 0];
+#else
+    return s->jthr[0];
+#endif
+}
+
 static inline void project4(pbd_solver *s, double (*p)[3], const int *v, double C, double g[4][3], double k,
-                            double at, double *lambda)
+                            double at, double *lambda, double *acc)
 {
     double w4[4] = {s->w[v[0]], s->w[v[1]], s->w[v[2]], s->w[v[3]]};
     double dl = cb_pbd_dlambda(C, (const double (*)[3])g, w4, 4, k, at, lambda);
     if (dl == 0.0) return;
+    int a = w4[0] == 0.0 || w4[1] == 0.0 || w4[2] == 0.0 || w4[3] == 0.0;
     for (int j = 0; j < 4; j++)
-        if (w4[j] > 0) cb_v3_axpy(p[v[j]], dl * w4[j], g[j]);
+        if (w4[j] > 0) {
+            cb_v3_axpy(p[v[j]], dl * w4[j], g[j]);
+            if (a) cb_v3_axpy(acc, dl, g[j]); /* m dp = dl g for a free participant */
+        }
 }
 
 static void project_contacts(pbd_solver *s, double (*p)[3])
 {
+    double *acc = thread_acc(s);
     for (int c = 0; c < s->ncc; c++) {
         coll_con *k = &s->cc[c];
         double r[3];
@@ -683,6 +738,7 @@ static void project_contacts(pbd_solver *s, double (*p)[3])
         double C = cb_v3_dot(r, k->n);
         if (C < 0) {
             cb_v3_axpy(p[k->v], -C, k->n);
+            cb_v3_axpy(acc, -C / s->w[k->v], k->n); /* the collider's push */
             k->active = 1;
         }
     }
@@ -693,7 +749,7 @@ static void project_contacts(pbd_solver *s, double (*p)[3])
         double C = cb_pbd_self(p[v[0]], p[v[1]], p[v[2]], p[v[3]], k->side, s->self_h, g);
         if (!(C < 0)) continue;
         k->active = 1;
-        project4(s, p, v, C, g, 1.0, -1.0, NULL);
+        project4(s, p, v, C, g, 1.0, -1.0, NULL, acc);
     }
     if (s->pressure > 0) {
         const cb_mesh *m = s->mesh;
@@ -701,9 +757,17 @@ static void project_contacts(pbd_solver *s, double (*p)[3])
         double C = V - s->pressure * s->v6rest, S = 0;
         for (int i = 0; i < m->nv; i++) S += s->w[i] * cb_v3_norm2(s->grad[i]);
         if (S > 0) {
-            double dl = -C / S;
-            for (int i = 0; i < m->nv; i++)
-                if (s->w[i] > 0) cb_v3_axpy(p[i], dl * s->w[i], s->grad[i]);
+            double dl = -C / S, moved[3] = {0, 0, 0};
+            int pinned = 0;
+            for (int i = 0; i < m->nv; i++) {
+                if (s->w[i] > 0) {
+                    cb_v3_axpy(p[i], dl * s->w[i], s->grad[i]);
+                    cb_v3_axpy(moved, dl, s->grad[i]);
+                } else {
+                    pinned = 1;
+                }
+            }
+            if (pinned) cb_v3_add(acc, acc, moved); /* the gradients sum to 0: only pins unbalance it */
         }
     }
 }
@@ -714,48 +778,70 @@ static void project_contacts(pbd_solver *s, double (*p)[3])
 #define CB_OMP_FOR
 #endif
 
+
 /* One colour (or the whole type in `order: mesh`) of one constraint type: one loop per
  * kind, no branch on the type inside. Called by every thread of the team: the
  * iterations are split statically and the loop ends with the barrier between colours. */
 static void sweep_block(pbd_solver *s, double (*p)[3], const block *bl)
 {
     int begin = bl->begin, end = bl->end;
+    double *acc = thread_acc(s), b[4][3];
     if (bl->type == T_STRETCH && !s->xpbd) {
         const scon *st = s->st;
         double k = s->k_stretch;
         CB_OMP_FOR
-        for (int c = begin; c < end; c++)
+        for (int c = begin; c < end; c++) {
+            int a = attached(st[c].w, 2);
+            if (a) keep(p, st[c].v, 2, b);
             cb_pbd_project_stretch(p[st[c].v[0]], p[st[c].v[1]], st[c].w[0], st[c].w[1], st[c].rest, k);
+            if (a) count_moves(acc, p, st[c].v, st[c].w, 2, b);
+        }
     } else if (bl->type == T_STRETCH) {
         const scon *st = s->st;
         const double *alpha = s->salpha, ih2 = s->inv_h2;
         double *lambda = s->slambda;
         CB_OMP_FOR
-        for (int c = begin; c < end; c++)
+        for (int c = begin; c < end; c++) {
+            int a = attached(st[c].w, 2);
+            if (a) keep(p, st[c].v, 2, b);
             cb_pbd_project_stretch_x(p[st[c].v[0]], p[st[c].v[1]], st[c].w[0], st[c].w[1], st[c].rest,
                                      alpha[c] * ih2, &lambda[c]);
+            if (a) count_moves(acc, p, st[c].v, st[c].w, 2, b);
+        }
     } else if (bl->type == T_BEND && s->bending == 0) {
         const qcon *q = s->bd;
         double k = s->k_bend, cap = s->bend_cap;
         CB_OMP_FOR
-        for (int c = begin; c < end; c++)
+        for (int c = begin; c < end; c++) {
+            int a = attached(q[c].w, 4);
+            if (a) keep(p, q[c].v, 4, b);
             cb_pbd_project_bend_paper(p[q[c].v[0]], p[q[c].v[1]], p[q[c].v[2]], p[q[c].v[3]], q[c].w, q[c].rest, k,
                                       cap);
+            if (a) count_moves(acc, p, q[c].v, q[c].w, 4, b);
+        }
     } else if (bl->type == T_BEND && s->xpbd) {
         const qcon *q = s->bd;
         const double *alpha = s->balpha, ih2 = s->inv_h2;
         double *lambda = s->blambda;
         CB_OMP_FOR
-        for (int c = begin; c < end; c++)
+        for (int c = begin; c < end; c++) {
+            int a = attached(q[c].w, 4);
+            if (a) keep(p, q[c].v, 4, b);
             cb_pbd_project_bend_dihedral(p[q[c].v[0]], p[q[c].v[1]], p[q[c].v[2]], p[q[c].v[3]], q[c].w, q[c].rest,
                                          1.0, alpha[c] * ih2, &lambda[c], INFINITY);
+            if (a) count_moves(acc, p, q[c].v, q[c].w, 4, b);
+        }
     } else if (bl->type == T_BEND) {
         const qcon *q = s->bd;
         double k = s->k_bend, cap = s->bend_cap;
         CB_OMP_FOR
-        for (int c = begin; c < end; c++)
+        for (int c = begin; c < end; c++) {
+            int a = attached(q[c].w, 4);
+            if (a) keep(p, q[c].v, 4, b);
             cb_pbd_project_bend_dihedral(p[q[c].v[0]], p[q[c].v[1]], p[q[c].v[2]], p[q[c].v[3]], q[c].w, q[c].rest,
                                          k, -1.0, NULL, cap);
+            if (a) count_moves(acc, p, q[c].v, q[c].w, 4, b);
+        }
     } else {
         const qcon *q = s->te;
         const double *alpha = s->talpha, ih2 = s->inv_h2;
@@ -764,9 +850,12 @@ static void sweep_block(pbd_solver *s, double (*p)[3], const block *bl)
         CB_OMP_FOR
         for (int c = begin; c < end; c++) {
             double *p0 = p[q[c].v[0]], *p1 = p[q[c].v[1]], *p2 = p[q[c].v[2]], *p3 = p[q[c].v[3]], g[4][3];
+            int a = attached(q[c].w, 4);
+            if (a) keep(p, q[c].v, 4, b);
             double C = cb_pbd_tet_volume(p0, p1, p2, p3, q[c].rest, g);
             if (x) cb_pbd_apply4(p0, p1, p2, p3, q[c].w, C, (const double (*)[3])g, 1.0, alpha[c] * ih2, &lambda[c]);
             else cb_pbd_apply4(p0, p1, p2, p3, q[c].w, C, (const double (*)[3])g, k, -1.0, NULL);
+            if (a) count_moves(acc, p, q[c].v, q[c].w, 4, b);
         }
     }
 }
@@ -941,7 +1030,11 @@ static int final_collider_pass(pbd_solver *s, const cb_world *w, double t1)
             double n[3], cp[3];
             double d = cb_collider_query(&w->colliders[c], t1, s->p[i], n, cp);
             if (d < 0) {
-                for (int q = 0; q < 3; q++) s->p[i][q] = cp[q] + s->offset * n[q];
+                for (int q = 0; q < 3; q++) {
+                    double to = cp[q] + s->offset * n[q];
+                    s->jthr[0][q] += (to - s->p[i][q]) * w->mass[i];
+                    s->p[i][q] = to;
+                }
                 moved++;
             }
         }
@@ -968,7 +1061,11 @@ static void contact_velocities(pbd_solver *s, cb_world *w, double t1)
         double dvn = vn_new - fmin(k->vn0, 0.0);
         double lt = cb_v3_norm(vt);
         double scale = lt > 0 ? fmax(0.0, 1.0 - col->friction * fmax(dvn, 0.0) / lt) : 0.0;
-        for (int q = 0; q < 3; q++) v[q] = vc[q] + vn_new * k->n[q] + scale * vt[q];
+        for (int q = 0; q < 3; q++) {
+            double to = vc[q] + vn_new * k->n[q] + scale * vt[q];
+            s->ext[q] += w->mass[k->v] * (to - v[q]); /* restitution and friction */
+            v[q] = to;
+        }
     }
 }
 
@@ -982,12 +1079,16 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, double self_
     int nv = w->nv;
     double c0 = cb_wall_time();
     double decay = exp(-s->drag * h);
+    memset(s->jthr, 0, (size_t)s->nthr * sizeof *s->jthr);
     for (int i = 0; i < nv; i++) {
         if (s->w[i] == 0.0) continue;
         double *v = w->state.v[i];
         /* drag acts on the velocity of the last step only, so it does not change
          * a static state (damping gravity's own increment would weaken gravity) */
-        for (int k = 0; k < 3; k++) v[k] = v[k] * decay + h * w->gravity[k];
+        for (int k = 0; k < 3; k++) {
+            s->ext[k] += w->mass[i] * v[k] * (decay - 1.0); /* the air's impulse */
+            v[k] = v[k] * decay + h * w->gravity[k];
+        }
     }
     cb_pbd_damp_velocities(nv, w->mass, s->w, (const double (*)[3])w->state.x, w->state.v, s->k_damping_sub);
     for (int i = 0; i < nv; i++) {
@@ -1024,6 +1125,8 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, double self_
         cb_contact_probe_begin(s->probe, w, t1, (const double (*)[3])s->p, (const double (*)[3])w->state.v);
     }
     int fixed = w->ncolliders ? final_collider_pass(s, w, t1) : 0;
+    for (int t = 0; t < s->nthr; t++) /* the position-level impulses: m dp / h */
+        for (int k = 0; k < 3; k++) s->ext[k] += s->jthr[t][k] / h;
     for (int i = 0; i < nv; i++) {
         if (s->w[i] == 0.0) continue;
         for (int k = 0; k < 3; k++) {
@@ -1047,12 +1150,6 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, double self_
     return CB_OK;
 }
 
-static void momentum(const cb_world *w, double P[3])
-{
-    cb_v3_zero(P);
-    for (int i = 0; i < w->nv; i++) cb_v3_axpy(P, w->mass[i], w->state.v[i]);
-}
-
 static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
 {
     pbd_solver *s = self;
@@ -1068,8 +1165,17 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     /* section 3.5 damping removes the fraction k_damping of the non-rigid velocity per
      * step (paper: per substep, as before) */
     s->k_damping_sub = s->stepping == STEP_PAPER || nsub == 1 ? s->k_damping : kprime(s->k_damping, nsub);
-    double P0[3], P1[3], h = dt / (double)nsub;
-    momentum(w, P0);
+    double h = dt / (double)nsub;
+    cb_v3_zero(s->ext);
+#ifdef _OPENMP
+    if (omp_get_max_threads() > s->nthr) { /* more threads than at create: one slot each */
+        double (*grown)[4] = cb_calloc((size_t)omp_get_max_threads(), sizeof *grown);
+        if (!grown) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", name);
+        free(s->jthr);
+        s->jthr = grown;
+        s->nthr = omp_get_max_threads();
+    }
+#endif
     /* self-collision candidates: paper, a query per substep within self_h + self_margin;
      * small_steps, one query per step (at the first substep's prediction), its
      * distance grown by twice the farthest a vertex moves over the step (both ends of a
@@ -1096,11 +1202,9 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     for (int i = 0; i < w->nv; i++)
         if (!cb_v3_isfinite(w->state.x[i]) || !cb_v3_isfinite(w->state.v[i]))
             return CB_FAIL(err, CB_ERR_NUMERIC, "%s: vertex %d is not finite after the step", name, i);
-    momentum(w, P1);
-    double free_mass = 0;
-    for (int i = 0; i < w->nv; i++)
-        if (s->w[i] > 0) free_mass += w->mass[i];
-    for (int k = 0; k < 3; k++) info->external_impulse[k] = P1[k] - P0[k] - free_mass * w->gravity[k] * dt;
+    /* the impulse summed where colliders, attachments and drag act (not P1 - P0 - m g dt,
+     * which would make the momentum balance true by definition) */
+    for (int k = 0; k < 3; k++) info->external_impulse[k] = s->ext[k];
     info->iterations = s->iterations * nsub;
     /* residual and (xpbd) constraint energy at the final positions */
     const double (*x)[3] = (const double (*)[3])w->state.x;
