@@ -369,7 +369,8 @@ static long self_intersections_now(cb_sim *s)
  * cell, falls onto it at 2 m/s while the responses last. B must end above A with no
  * intersection. NOTE: this scene does not reproduce the failure of the old code (B is
  * stopped by the floor before it reaches A, which is still below the floor); it is a
- * regression guard only. A scene that fails on the old code is still to be written. */
+ * regression guard only. test_vertex_through_triangle_in_floor_response is the scene
+ * that fails on the old code. */
 static void test_self_contact_with_floor_response(void)
 {
     enum { NA = 6, NB = 5 };
@@ -408,6 +409,73 @@ static void test_self_contact_with_floor_response(void)
                     "highest A %.2e m\n", worst, zb, za);
     CU_ASSERT_EQUAL(worst, 0);
     CU_ASSERT(zb > za); /* B rests on A */
+    cb_sim_close(&s);
+}
+
+/* Issue 15, case 1 as the issue measured it (t = 0.732 s on the disc: a free vertex
+ * passes a triangle one of whose vertices is in a floor response). Ramp A is one cell
+ * wide: its lower row starts 3 mm below the floor, so every one of those vertices is in
+ * a long (0.2 s) floor response, and every triangle of A has a vertex in that row; its
+ * upper row is 43 mm up, free. Sheet B (3 x 3, 7 mm cells) falls at 1 m/s onto the
+ * middle of the ramp, its vertices over the interiors of A's triangles, far from A's
+ * upper row. In zero gravity nothing else moves: only the vertex-triangle pairs of B's
+ * vertices against A's triangles (each with a vertex in a response) can stop B. The old
+ * code skipped exactly those pairs and B went through the ramp. */
+static void test_vertex_through_triangle_in_floor_response(void)
+{
+    enum { NU = 7, NBV = 3 };
+    double x[2 * NU + NBV * NBV][3];
+    int f[2 * (NU - 1) + 2 * (NBV - 1) * (NBV - 1)][3];
+    for (int i = 0; i < NU; i++) {
+        double y = -0.06 + 0.02 * i;
+        cb_v3_set(x[i], 0.0, y, -0.003);     /* A: lower row, below the floor */
+        cb_v3_set(x[NU + i], 0.04, y, 0.04); /* A: upper row */
+    }
+    for (int j = 0; j < NBV; j++)
+        for (int i = 0; i < NBV; i++)
+            cb_v3_set(x[2 * NU + i + NBV * j], 0.013 + 0.007 * i, -0.0043 + 0.007 * j, 0.03);
+    int nf = sheet_faces(0, NU, 2, 0, f);
+    nf = sheet_faces(2 * NU, NBV, NBV, nf, f);
+    const char *dir = write_obj("avg_ramp.obj", 2 * NU + NBV * NBV, (const double (*)[3])x, nf,
+                                (const int (*)[3])f);
+    const char *text =
+        "name: ramp\nduration: 0.05\ndt: 0.001\ngravity: [0, 0, 0]\n"
+        "cloth:\n  mesh: avg_ramp.obj\n  density: 0.1\n  stretch: 1000\n  bend: 1.0e-4\n  thickness: 0.001\n"
+        "colliders:\n  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1], friction: 0.5}\n"
+        "solvers:\n  avgforce: {response_time: 0.2}\n";
+    cb_sim s;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&s, "avgforce", NULL, text, dir, NULL, 0), CB_OK);
+    for (int i = 2 * NU; i < s.w->nv; i++) s.w->state.v[i][2] = -1.0;
+    long worst = 0;
+    double above = INFINITY; /* lowest signed distance of a vertex of B above A's plane */
+    const double *a0 = s.w->state.x[0], *a1 = s.w->state.x[1], *a2 = s.w->state.x[NU];
+    int min_held = 1 << 30;
+    for (int k = 0; k < 50; k++) {
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
+        long n = self_intersections_now(&s);
+        if (n < 0 || n > worst) worst = n < 0 ? 1 << 30 : n;
+        /* the premise: A's lower row is below the floor's offset, i.e. in its response */
+        int held = 0;
+        for (int i = 0; i < NU; i++) held += s.w->state.x[i][2] < 0.0005 - 1e-6;
+        if (held < min_held) min_held = held;
+        double u[3], v[3], nrm[3];
+        cb_v3_sub(u, a1, a0);
+        cb_v3_sub(v, a2, a0);
+        cb_v3_cross(nrm, u, v);
+        cb_v3_normalize(nrm);
+        if (nrm[2] < 0) cb_v3_scale(nrm, nrm, -1.0);
+        for (int i = 2 * NU; i < s.w->nv; i++) {
+            double d[3];
+            cb_v3_sub(d, s.w->state.x[i], a0);
+            above = fmin(above, cb_v3_dot(d, nrm));
+        }
+    }
+    fprintf(stderr, "  vertex through a triangle in a floor response: max self intersections %ld, lowest B "
+                    "vertex above A's plane %.2e m, A's lower-row vertices below the floor offset throughout %d of %d\n",
+            worst, above, min_held, NU);
+    CU_ASSERT_EQUAL(min_held, NU);
+    CU_ASSERT_EQUAL(worst, 0);
+    CU_ASSERT(above > 0); /* B rests on the ramp */
     cb_sim_close(&s);
 }
 
@@ -601,6 +669,7 @@ CB_TEST_MAIN("avgforce",
     CB_TEST(test_free_flight_momentum),
     CB_TEST(test_sphere_slide_no_penetration),
     CB_TEST(test_self_contact_with_floor_response),
+    CB_TEST(test_vertex_through_triangle_in_floor_response),
     CB_TEST(test_ribbons_edge_on),
     CB_TEST(test_irregular_disc_on_sphere),
     CB_TEST(test_symmetric_drape))
