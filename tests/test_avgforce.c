@@ -581,45 +581,115 @@ static int make_disc(int rings, double R, double z, uint64_t seed, double (**xo)
     return nv;
 }
 
-static void test_irregular_disc_on_sphere(void)
+/* One disc drop: an irregular disc (make_disc(rings, R, zdrop, seed)) falls on a sphere
+ * (centre c, radius r, friction mu) over a floor for `duration` s at dt 5 ms. Every 10
+ * steps the self intersections (*worst: the most), the vertices inside a collider
+ * (*vpen_max) and the lowest vertex (*zlow) are sampled; *end and *vpen are the self
+ * intersections and vertex penetrations at the end. Returns the vertex count. */
+typedef struct disc_result {
+    int nv, nf;
+    long end, worst;
+    double vpen, vpen_max, zlow, zmin;
+} disc_result;
+
+static disc_result disc_run(int rings, double R, double zdrop, uint64_t seed, const double c[3], double r, double mu,
+                            double duration)
 {
+    disc_result d = {0, 0, 1 << 30, 1 << 30, NAN, NAN, NAN, NAN};
     double (*x)[3];
-    int (*f)[3], nf;
-    int nv = make_disc(9, 0.45, 0.95, 7, &x, &f, &nf);
+    int (*f)[3];
+    d.nv = make_disc(rings, R, zdrop, seed, &x, &f, &d.nf);
     /* not a grid: the valences differ */
-    const char *dir = write_obj("avg_disc.obj", nv, (const double (*)[3])x, nf, (const int (*)[3])f);
+    const char *dir = write_obj("avg_disc.obj", d.nv, (const double (*)[3])x, d.nf, (const int (*)[3])f);
     free(x);
     free(f);
-    const char *text =
-        "name: disc\nduration: 1.5\ndt: 0.005\ngravity: [0, 0, -9.81]\n"
-        "cloth:\n  mesh: avg_disc.obj\n  density: 0.1\n  stretch: 1000\n  bend: 1.0e-4\n  thickness: 0.002\n"
-        "colliders:\n  - {type: sphere, center: [0.05, 0.03, 0.5], radius: 0.3, friction: 0.3}\n"
-        "  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1], friction: 0.5}\n"
-        "solvers:\n  avgforce: {}\n";
+    char text[1024];
+    snprintf(text, sizeof text,
+             "name: disc\nduration: %.17g\ndt: 0.005\ngravity: [0, 0, -9.81]\n"
+             "cloth:\n  mesh: avg_disc.obj\n  density: 0.1\n  stretch: 1000\n  bend: 1.0e-4\n  thickness: 0.002\n"
+             "colliders:\n  - {type: sphere, center: [%.17g, %.17g, %.17g], radius: %.17g, friction: %.17g}\n"
+             "  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1], friction: 0.5}\n"
+             "solvers:\n  avgforce: {}\n", duration, c[0], c[1], c[2], r, mu);
     cb_sim s;
-    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&s, "avgforce", NULL, text, dir, NULL, 0), CB_OK);
-    long steps = cb_scene_steps(s.scene), worst = 0;
+    if (cb_sim_open(&s, "avgforce", NULL, text, dir, NULL, 0)) {
+        CU_FAIL("disc scene");
+        cb_sim_close(&s);
+        return d;
+    }
+    long steps = cb_scene_steps(s.scene), w = 0;
+    double vmax = 0.0, zlow = INFINITY;
     cb_metrics m;
     for (long k = 0; k < steps; k++) {
-        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
+        if (cb_sim_step(&s)) {
+            CU_FAIL("disc step");
+            cb_sim_close(&s);
+            return d;
+        }
         if (k % 10 == 9) {
             long n = self_intersections_now(&s);
-            if (n < 0 || n > worst) worst = n < 0 ? 1 << 30 : n;
+            if (n < 0 || n > w) w = n < 0 ? 1 << 30 : n;
+            cb_metrics_compute(s.w, &s.info, s.scene->dt, 0.0, &m);
+            vmax = fmax(vmax, m.vertex_penetrations);
+            for (int i = 0; i < s.w->nv; i++) zlow = fmin(zlow, s.w->state.x[i][2]);
         }
     }
     cb_metrics_compute(s.w, &s.info, s.scene->dt, 0.0, &m);
-    long end = self_intersections_now(&s);
-    double zmin = INFINITY;
-    for (int i = 0; i < s.w->nv; i++) zmin = fmin(zmin, s.w->state.x[i][2]);
-    fprintf(stderr, "  irregular disc (%d vertices, %d triangles): self intersections at the end %ld, max sampled %ld,"
-                    " vertex penetrations %g, lowest vertex z %.3f m\n", nv, nf, end, worst, m.vertex_penetrations, zmin);
-    CU_ASSERT_EQUAL(end, 0);
-    CU_ASSERT_EQUAL(worst, 0);
+    d.end = self_intersections_now(&s);
+    d.worst = w;
+    d.vpen = m.vertex_penetrations;
+    d.vpen_max = vmax;
+    d.zlow = zlow;
+    d.zmin = INFINITY;
+    for (int i = 0; i < s.w->nv; i++) d.zmin = fmin(d.zmin, s.w->state.x[i][2]);
+    cb_sim_close(&s);
+    return d;
+}
+
+static void print_disc(const char *what, const disc_result *d)
+{
+    fprintf(stderr, "  irregular disc %s (%d vertices, %d triangles): self intersections at the end %ld, max sampled %ld;"
+                    " vertex penetrations at the end %g, max sampled %g; lowest vertex z at the end %.4f m, sampled"
+                    " %.4f m\n", what, d->nv, d->nf, d->end, d->worst, d->vpen, d->vpen_max, d->zmin, d->zlow);
+}
+
+/* Two drops of an irregular disc (not a grid: the valences differ). 1: 271 vertices on
+ * a sphere over a floor; it stays on the sphere (a regression guard: the old code
+ * passed it too). 2: the issue's kind of case, 217 vertices, 384 triangles, off-centre
+ * on a low-friction sphere: it slides off onto the floor and folds on itself there,
+ * vertices in floor responses among the self contacts. The code before the fix
+ * (af0f377) ended it with 51 intersecting pairs (71 at a sample). Known (the header's
+ * sphere_slide note): vertices enter the floor transiently where a self response pushes
+ * them (sampled: up to 7 vertices at once, 1.4 mm deep, taken back by their floor
+ * responses; the old code: 1 vertex, 0.6 mm), so penetrations are asserted at the end
+ * and the transient depth is bounded by the thickness. */
+static void test_irregular_disc_on_sphere(void)
+{
+    const char *e = getenv("DISC");
+    if (e) { /* exploration: DISC="rings R zdrop seed cx cy cz r duration mu" */
+        int rings = 8;
+        double R = 0.45, zdrop = 0.7, c[3] = {-0.3, 0, 0.3}, r = 0.25, dur = 3.2, mu = 0.05;
+        unsigned seed = 7;
+        sscanf(e, "%d %lf %lf %u %lf %lf %lf %lf %lf %lf", &rings, &R, &zdrop, &seed, &c[0], &c[1], &c[2], &r, &dur, &mu);
+        disc_result d = disc_run(rings, R, zdrop, seed, c, r, mu, dur);
+        print_disc("(DISC)", &d);
+        return;
+    }
+    const double c1[3] = {0.05, 0.03, 0.5}, c2[3] = {-0.3, 0.0, 0.3};
+    disc_result d = disc_run(9, 0.45, 0.95, 7, c1, 0.3, 0.3, 1.5);
+    print_disc("on a sphere", &d);
+    CU_ASSERT_EQUAL(d.end, 0);
+    CU_ASSERT_EQUAL(d.worst, 0);
     /* vertices: the flat triangles of a cloth resting on the sphere at contact_offset
      * still cut its curved surface (collider_penetrations counts them) */
-    CU_ASSERT(m.vertex_penetrations == 0);
-    CU_ASSERT(zmin < 0.2); /* it did drape over the sphere */
-    cb_sim_close(&s);
+    CU_ASSERT(d.vpen == 0);
+    CU_ASSERT(d.zmin < 0.2); /* it did drape over the sphere */
+    d = disc_run(8, 0.45, 0.7, 7, c2, 0.25, 0.05, 3.2);
+    print_disc("sliding off onto the floor", &d);
+    CU_ASSERT_EQUAL(d.end, 0);
+    CU_ASSERT_EQUAL(d.worst, 0);
+    CU_ASSERT(d.vpen == 0);
+    CU_ASSERT(d.zlow > -0.002 - 1e-9); /* transient: at most one thickness below the floor */
+    CU_ASSERT(d.zmin < 0.01);         /* it did reach the floor */
 }
 
 /* drape_sphere with an even number of cells: the checkerboard mesh, the sphere and the
