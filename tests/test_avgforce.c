@@ -664,16 +664,6 @@ static void print_disc(const char *what, const disc_result *d)
  * and the transient depth is bounded by the thickness. */
 static void test_irregular_disc_on_sphere(void)
 {
-    const char *e = getenv("DISC");
-    if (e) { /* exploration: DISC="rings R zdrop seed cx cy cz r duration mu" */
-        int rings = 8;
-        double R = 0.45, zdrop = 0.7, c[3] = {-0.3, 0, 0.3}, r = 0.25, dur = 3.2, mu = 0.05;
-        unsigned seed = 7;
-        sscanf(e, "%d %lf %lf %u %lf %lf %lf %lf %lf %lf", &rings, &R, &zdrop, &seed, &c[0], &c[1], &c[2], &r, &dur, &mu);
-        disc_result d = disc_run(rings, R, zdrop, seed, c, r, mu, dur);
-        print_disc("(DISC)", &d);
-        return;
-    }
     const double c1[3] = {0.05, 0.03, 0.5}, c2[3] = {-0.3, 0.0, 0.3};
     disc_result d = disc_run(9, 0.45, 0.95, 7, c1, 0.3, 0.3, 1.5);
     print_disc("on a sphere", &d);
@@ -692,9 +682,25 @@ static void test_irregular_disc_on_sphere(void)
     CU_ASSERT(d.zmin < 0.01);         /* it did reach the floor */
 }
 
-/* drape_sphere with an even number of cells: the checkerboard mesh, the sphere and the
- * floor are mirror-symmetric in x and in y, so P_xy and L (about the axis) are 0 up to
- * round-off; and the correction no longer adds energy at impact. */
+/* drape_sphere with an even number of cells (16 x 16; issue 15: |P_xy| and |L| below
+ * 1e-9 over 1 s, peak energy within 1%). The checkerboard mesh (vertex coordinates
+ * -0.5 + i/16, exact), the sphere and the floor are mirror-symmetric in x and in y.
+ * Measured (this test, 2026-11): until the first contact (t = 0.2 s) the run is
+ * mirror-exact, |P_xy| <= 5e-30 kg m/s. From the first contact step on the sums over a
+ * vertex's springs and hinges (this solver's Jacobi sums and the shared bending forces of
+ * core/model.c, both in mesh order) differ by round-off between mirrored vertices:
+ * |P_xy| = 3e-16 at t = 0.225 s. The drape amplifies that: 6e-10 at 0.6 s, 1e-9 at
+ * 0.9 s, 9e-8 at 1.0 s when the skirt reaches the floor (contact, stick or slip are yes/no
+ * decisions that mirrored vertices then take differently); max |P_xy| 2.4e-7, |L| 1.4e-7.
+ * The end level hardly depends on the size of the asymmetry: an added momentum-free
+ * antisymmetric velocity seed of 1e-18, 1e-15 and 1e-12 kg m/s gave max |P_xy| 4.6e-7,
+ * 1.5e-7, 9.8e-7. So 1e-9 at 1 s needs a seed far below one ulp of one vertex's
+ * momentum (~1e-19 kg m/s), i.e. bitwise mirror-exact arithmetic in every accumulation,
+ * the shared model's included; no tolerance in this solver reaches it. Asserted: exact
+ * symmetry until the first contact, then the tightest bound that holds with a margin for
+ * other compilers and sanitizers (the measured values vary by 4x with the seed): 2e-6
+ * (kg m/s and kg m^2/s), 1e-5 of max |P_z|. The old Gauss-Seidel correction gave 1.1e-2
+ * and a peak energy 40% above the start. */
 static void test_symmetric_drape(void)
 {
     const char *sets[] = {"cloth.grid.nx=17", "cloth.grid.ny=17", "duration=1.0"};
@@ -704,6 +710,8 @@ static void test_symmetric_drape(void)
     cb_metrics m;
     cb_metrics_compute(s.w, &s.info, s.scene->dt, 0.0, &m);
     double e0 = m.total_energy, emax = e0, pxy = 0, lmax = 0, pz = 0;
+    double pxy_free = NAN; /* max |P_xy| before the first contact */
+    int touched = 0;
     for (long k = 0; k < steps; k++) {
         CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         double p[3] = {0, 0, 0}, L[3] = {0, 0, 0};
@@ -714,19 +722,18 @@ static void test_symmetric_drape(void)
             cb_v3_axpy(L, s.w->mass[i], xv);
         }
         pxy = fmax(pxy, hypot(p[0], p[1]));
+        if (s.info.contacts > 0) touched = 1;
+        if (!touched) pxy_free = pxy;
         lmax = fmax(lmax, cb_v3_norm(L));
         pz = fmax(pz, fabs(p[2]));
         cb_metrics_compute(s.w, &s.info, s.scene->dt, 0.0, &m);
         emax = fmax(emax, m.total_energy);
     }
-    fprintf(stderr, "  symmetric drape: max |P_xy| %.2e, max |L| %.2e (max |P_z| %.2e), energy %.4f -> peak %.4f J\n",
-            pxy, lmax, pz, e0, emax);
-    /* Not 1e-9: mirrored vertices differ by round-off (summation order), and the
-     * discrete contact decisions (contact band, stick or slip) turn that into small
-     * differences of O(h) that then stay; measured ~1e-6 of max |P_z| (17 x 17), the old
-     * Gauss-Seidel correction gave ~5e-2. Bound: 1e-5 of max |P_z| (L: times 1 m). */
-    CU_ASSERT(pxy < 1e-5 * pz);
-    CU_ASSERT(lmax < 1e-5 * pz * 1.0);
+    fprintf(stderr, "  symmetric drape: max |P_xy| before the first contact %.2e, over 1 s %.2e; max |L| %.2e"
+                    " (max |P_z| %.2e); energy %.4f -> peak %.4f J\n", pxy_free, pxy, lmax, pz, e0, emax);
+    CU_ASSERT(pxy_free < 1e-15); /* it did fall freely first: exact up to round-off */
+    CU_ASSERT(pxy < 2e-6);
+    CU_ASSERT(lmax < 2e-6);
     CU_ASSERT(emax <= e0 * 1.01);
     cb_sim_close(&s);
 }
