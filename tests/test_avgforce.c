@@ -369,7 +369,8 @@ static long self_intersections_now(cb_sim *s)
  * cell, falls onto it at 2 m/s while the responses last. B must end above A with no
  * intersection. NOTE: this scene does not reproduce the failure of the old code (B is
  * stopped by the floor before it reaches A, which is still below the floor); it is a
- * regression guard only. A scene that fails on the old code is still to be written. */
+ * regression guard only. test_vertex_through_triangle_in_floor_response is the scene
+ * that fails on the old code. */
 static void test_self_contact_with_floor_response(void)
 {
     enum { NA = 6, NB = 5 };
@@ -408,6 +409,73 @@ static void test_self_contact_with_floor_response(void)
                     "highest A %.2e m\n", worst, zb, za);
     CU_ASSERT_EQUAL(worst, 0);
     CU_ASSERT(zb > za); /* B rests on A */
+    cb_sim_close(&s);
+}
+
+/* Issue 15, case 1 as the issue measured it (t = 0.732 s on the disc: a free vertex
+ * passes a triangle one of whose vertices is in a floor response). Ramp A is one cell
+ * wide: its lower row starts 3 mm below the floor, so every one of those vertices is in
+ * a long (0.2 s) floor response, and every triangle of A has a vertex in that row; its
+ * upper row is 43 mm up, free. Sheet B (3 x 3, 7 mm cells) falls at 1 m/s onto the
+ * middle of the ramp, its vertices over the interiors of A's triangles, far from A's
+ * upper row. In zero gravity nothing else moves: only the vertex-triangle pairs of B's
+ * vertices against A's triangles (each with a vertex in a response) can stop B. The old
+ * code skipped exactly those pairs and B went through the ramp. */
+static void test_vertex_through_triangle_in_floor_response(void)
+{
+    enum { NU = 7, NBV = 3 };
+    double x[2 * NU + NBV * NBV][3];
+    int f[2 * (NU - 1) + 2 * (NBV - 1) * (NBV - 1)][3];
+    for (int i = 0; i < NU; i++) {
+        double y = -0.06 + 0.02 * i;
+        cb_v3_set(x[i], 0.0, y, -0.003);     /* A: lower row, below the floor */
+        cb_v3_set(x[NU + i], 0.04, y, 0.04); /* A: upper row */
+    }
+    for (int j = 0; j < NBV; j++)
+        for (int i = 0; i < NBV; i++)
+            cb_v3_set(x[2 * NU + i + NBV * j], 0.013 + 0.007 * i, -0.0043 + 0.007 * j, 0.03);
+    int nf = sheet_faces(0, NU, 2, 0, f);
+    nf = sheet_faces(2 * NU, NBV, NBV, nf, f);
+    const char *dir = write_obj("avg_ramp.obj", 2 * NU + NBV * NBV, (const double (*)[3])x, nf,
+                                (const int (*)[3])f);
+    const char *text =
+        "name: ramp\nduration: 0.05\ndt: 0.001\ngravity: [0, 0, 0]\n"
+        "cloth:\n  mesh: avg_ramp.obj\n  density: 0.1\n  stretch: 1000\n  bend: 1.0e-4\n  thickness: 0.001\n"
+        "colliders:\n  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1], friction: 0.5}\n"
+        "solvers:\n  avgforce: {response_time: 0.2}\n";
+    cb_sim s;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&s, "avgforce", NULL, text, dir, NULL, 0), CB_OK);
+    for (int i = 2 * NU; i < s.w->nv; i++) s.w->state.v[i][2] = -1.0;
+    long worst = 0;
+    double above = INFINITY; /* lowest signed distance of a vertex of B above A's plane */
+    const double *a0 = s.w->state.x[0], *a1 = s.w->state.x[1], *a2 = s.w->state.x[NU];
+    int min_held = 1 << 30;
+    for (int k = 0; k < 50; k++) {
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
+        long n = self_intersections_now(&s);
+        if (n < 0 || n > worst) worst = n < 0 ? 1 << 30 : n;
+        /* the premise: A's lower row is below the floor's offset, i.e. in its response */
+        int held = 0;
+        for (int i = 0; i < NU; i++) held += s.w->state.x[i][2] < 0.0005 - 1e-6;
+        if (held < min_held) min_held = held;
+        double u[3], v[3], nrm[3];
+        cb_v3_sub(u, a1, a0);
+        cb_v3_sub(v, a2, a0);
+        cb_v3_cross(nrm, u, v);
+        cb_v3_normalize(nrm);
+        if (nrm[2] < 0) cb_v3_scale(nrm, nrm, -1.0);
+        for (int i = 2 * NU; i < s.w->nv; i++) {
+            double d[3];
+            cb_v3_sub(d, s.w->state.x[i], a0);
+            above = fmin(above, cb_v3_dot(d, nrm));
+        }
+    }
+    fprintf(stderr, "  vertex through a triangle in a floor response: max self intersections %ld, lowest B "
+                    "vertex above A's plane %.2e m, A's lower-row vertices below the floor offset throughout %d of %d\n",
+            worst, above, min_held, NU);
+    CU_ASSERT_EQUAL(min_held, NU);
+    CU_ASSERT_EQUAL(worst, 0);
+    CU_ASSERT(above > 0); /* B rests on the ramp */
     cb_sim_close(&s);
 }
 
@@ -513,50 +581,126 @@ static int make_disc(int rings, double R, double z, uint64_t seed, double (**xo)
     return nv;
 }
 
-static void test_irregular_disc_on_sphere(void)
+/* One disc drop: an irregular disc (make_disc(rings, R, zdrop, seed)) falls on a sphere
+ * (centre c, radius r, friction mu) over a floor for `duration` s at dt 5 ms. Every 10
+ * steps the self intersections (*worst: the most), the vertices inside a collider
+ * (*vpen_max) and the lowest vertex (*zlow) are sampled; *end and *vpen are the self
+ * intersections and vertex penetrations at the end. Returns the vertex count. */
+typedef struct disc_result {
+    int nv, nf;
+    long end, worst;
+    double vpen, vpen_max, zlow, zmin;
+} disc_result;
+
+static disc_result disc_run(int rings, double R, double zdrop, uint64_t seed, const double c[3], double r, double mu,
+                            double duration)
 {
+    disc_result d = {0, 0, 1 << 30, 1 << 30, NAN, NAN, NAN, NAN};
     double (*x)[3];
-    int (*f)[3], nf;
-    int nv = make_disc(9, 0.45, 0.95, 7, &x, &f, &nf);
+    int (*f)[3];
+    d.nv = make_disc(rings, R, zdrop, seed, &x, &f, &d.nf);
     /* not a grid: the valences differ */
-    const char *dir = write_obj("avg_disc.obj", nv, (const double (*)[3])x, nf, (const int (*)[3])f);
+    const char *dir = write_obj("avg_disc.obj", d.nv, (const double (*)[3])x, d.nf, (const int (*)[3])f);
     free(x);
     free(f);
-    const char *text =
-        "name: disc\nduration: 1.5\ndt: 0.005\ngravity: [0, 0, -9.81]\n"
-        "cloth:\n  mesh: avg_disc.obj\n  density: 0.1\n  stretch: 1000\n  bend: 1.0e-4\n  thickness: 0.002\n"
-        "colliders:\n  - {type: sphere, center: [0.05, 0.03, 0.5], radius: 0.3, friction: 0.3}\n"
-        "  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1], friction: 0.5}\n"
-        "solvers:\n  avgforce: {}\n";
+    char text[1024];
+    snprintf(text, sizeof text,
+             "name: disc\nduration: %.17g\ndt: 0.005\ngravity: [0, 0, -9.81]\n"
+             "cloth:\n  mesh: avg_disc.obj\n  density: 0.1\n  stretch: 1000\n  bend: 1.0e-4\n  thickness: 0.002\n"
+             "colliders:\n  - {type: sphere, center: [%.17g, %.17g, %.17g], radius: %.17g, friction: %.17g}\n"
+             "  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1], friction: 0.5}\n"
+             "solvers:\n  avgforce: {}\n", duration, c[0], c[1], c[2], r, mu);
     cb_sim s;
-    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&s, "avgforce", NULL, text, dir, NULL, 0), CB_OK);
-    long steps = cb_scene_steps(s.scene), worst = 0;
+    if (cb_sim_open(&s, "avgforce", NULL, text, dir, NULL, 0)) {
+        CU_FAIL("disc scene");
+        cb_sim_close(&s);
+        return d;
+    }
+    long steps = cb_scene_steps(s.scene), w = 0;
+    double vmax = 0.0, zlow = INFINITY;
     cb_metrics m;
     for (long k = 0; k < steps; k++) {
-        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
+        if (cb_sim_step(&s)) {
+            CU_FAIL("disc step");
+            cb_sim_close(&s);
+            return d;
+        }
         if (k % 10 == 9) {
             long n = self_intersections_now(&s);
-            if (n < 0 || n > worst) worst = n < 0 ? 1 << 30 : n;
+            if (n < 0 || n > w) w = n < 0 ? 1 << 30 : n;
+            cb_metrics_compute(s.w, &s.info, s.scene->dt, 0.0, &m);
+            vmax = fmax(vmax, m.vertex_penetrations);
+            for (int i = 0; i < s.w->nv; i++) zlow = fmin(zlow, s.w->state.x[i][2]);
         }
     }
     cb_metrics_compute(s.w, &s.info, s.scene->dt, 0.0, &m);
-    long end = self_intersections_now(&s);
-    double zmin = INFINITY;
-    for (int i = 0; i < s.w->nv; i++) zmin = fmin(zmin, s.w->state.x[i][2]);
-    fprintf(stderr, "  irregular disc (%d vertices, %d triangles): self intersections at the end %ld, max sampled %ld,"
-                    " vertex penetrations %g, lowest vertex z %.3f m\n", nv, nf, end, worst, m.vertex_penetrations, zmin);
-    CU_ASSERT_EQUAL(end, 0);
-    CU_ASSERT_EQUAL(worst, 0);
-    /* vertices: the flat triangles of a cloth resting on the sphere at contact_offset
-     * still cut its curved surface (collider_penetrations counts them) */
-    CU_ASSERT(m.vertex_penetrations == 0);
-    CU_ASSERT(zmin < 0.2); /* it did drape over the sphere */
+    d.end = self_intersections_now(&s);
+    d.worst = w;
+    d.vpen = m.vertex_penetrations;
+    d.vpen_max = vmax;
+    d.zlow = zlow;
+    d.zmin = INFINITY;
+    for (int i = 0; i < s.w->nv; i++) d.zmin = fmin(d.zmin, s.w->state.x[i][2]);
     cb_sim_close(&s);
+    return d;
 }
 
-/* drape_sphere with an even number of cells: the checkerboard mesh, the sphere and the
- * floor are mirror-symmetric in x and in y, so P_xy and L (about the axis) are 0 up to
- * round-off; and the correction no longer adds energy at impact. */
+static void print_disc(const char *what, const disc_result *d)
+{
+    fprintf(stderr, "  irregular disc %s (%d vertices, %d triangles): self intersections at the end %ld, max sampled %ld;"
+                    " vertex penetrations at the end %g, max sampled %g; lowest vertex z at the end %.4f m, sampled"
+                    " %.4f m\n", what, d->nv, d->nf, d->end, d->worst, d->vpen, d->vpen_max, d->zmin, d->zlow);
+}
+
+/* Two drops of an irregular disc (not a grid: the valences differ). 1: 271 vertices on
+ * a sphere over a floor; it stays on the sphere (a regression guard: the old code
+ * passed it too). 2: the issue's kind of case, 217 vertices, 384 triangles, off-centre
+ * on a low-friction sphere: it slides off onto the floor and folds on itself there,
+ * vertices in floor responses among the self contacts. The code before the fix
+ * (af0f377) ended it with 51 intersecting pairs (71 at a sample). Known (the header's
+ * sphere_slide note): vertices enter the floor transiently where a self response pushes
+ * them (sampled: up to 7 vertices at once, 1.4 mm deep, taken back by their floor
+ * responses; the old code: 1 vertex, 0.6 mm), so penetrations are asserted at the end
+ * and the transient depth is bounded by the thickness. */
+static void test_irregular_disc_on_sphere(void)
+{
+    const double c1[3] = {0.05, 0.03, 0.5}, c2[3] = {-0.3, 0.0, 0.3};
+    disc_result d = disc_run(9, 0.45, 0.95, 7, c1, 0.3, 0.3, 1.5);
+    print_disc("on a sphere", &d);
+    CU_ASSERT_EQUAL(d.end, 0);
+    CU_ASSERT_EQUAL(d.worst, 0);
+    /* vertices: the flat triangles of a cloth resting on the sphere at contact_offset
+     * still cut its curved surface (collider_penetrations counts them) */
+    CU_ASSERT(d.vpen == 0);
+    CU_ASSERT(d.zmin < 0.2); /* it did drape over the sphere */
+    d = disc_run(8, 0.45, 0.7, 7, c2, 0.25, 0.05, 3.2);
+    print_disc("sliding off onto the floor", &d);
+    CU_ASSERT_EQUAL(d.end, 0);
+    CU_ASSERT_EQUAL(d.worst, 0);
+    CU_ASSERT(d.vpen == 0);
+    CU_ASSERT(d.zlow > -0.002 - 1e-9); /* transient: at most one thickness below the floor */
+    CU_ASSERT(d.zmin < 0.01);         /* it did reach the floor */
+}
+
+/* drape_sphere with an even number of cells (16 x 16; issue 15: |P_xy| and |L| below
+ * 1e-9 over 1 s, peak energy within 1%). The checkerboard mesh (vertex coordinates
+ * -0.5 + i/16, exact), the sphere and the floor are mirror-symmetric in x and in y.
+ * Measured (this test, 2026-11): until the first contact (t = 0.2 s) the run is
+ * mirror-exact, |P_xy| <= 5e-30 kg m/s. From the first contact step on the sums over a
+ * vertex's springs and hinges (this solver's Jacobi sums and the shared bending forces of
+ * core/model.c, both in mesh order) differ by round-off between mirrored vertices:
+ * |P_xy| = 3e-16 at t = 0.225 s. The drape amplifies that: 6e-10 at 0.6 s, 1e-9 at
+ * 0.9 s, 9e-8 at 1.0 s when the skirt reaches the floor (contact, stick or slip are yes/no
+ * decisions that mirrored vertices then take differently); max |P_xy| 2.4e-7, |L| 1.4e-7.
+ * The end level hardly depends on the size of the asymmetry: an added momentum-free
+ * antisymmetric velocity seed of 1e-18, 1e-15 and 1e-12 kg m/s gave max |P_xy| 4.6e-7,
+ * 1.5e-7, 9.8e-7. So 1e-9 at 1 s needs a seed far below one ulp of one vertex's
+ * momentum (~1e-19 kg m/s), i.e. bitwise mirror-exact arithmetic in every accumulation,
+ * the shared model's included; no tolerance in this solver reaches it. Asserted: exact
+ * symmetry until the first contact, then the tightest bound that holds with a margin for
+ * other compilers and sanitizers (the measured values vary by 4x with the seed): 2e-6
+ * (kg m/s and kg m^2/s), 1e-5 of max |P_z|. The old Gauss-Seidel correction gave 1.1e-2
+ * and a peak energy 40% above the start. */
 static void test_symmetric_drape(void)
 {
     const char *sets[] = {"cloth.grid.nx=17", "cloth.grid.ny=17", "duration=1.0"};
@@ -566,6 +710,8 @@ static void test_symmetric_drape(void)
     cb_metrics m;
     cb_metrics_compute(s.w, &s.info, s.scene->dt, 0.0, &m);
     double e0 = m.total_energy, emax = e0, pxy = 0, lmax = 0, pz = 0;
+    double pxy_free = NAN; /* max |P_xy| before the first contact */
+    int touched = 0;
     for (long k = 0; k < steps; k++) {
         CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         double p[3] = {0, 0, 0}, L[3] = {0, 0, 0};
@@ -576,19 +722,18 @@ static void test_symmetric_drape(void)
             cb_v3_axpy(L, s.w->mass[i], xv);
         }
         pxy = fmax(pxy, hypot(p[0], p[1]));
+        if (s.info.contacts > 0) touched = 1;
+        if (!touched) pxy_free = pxy;
         lmax = fmax(lmax, cb_v3_norm(L));
         pz = fmax(pz, fabs(p[2]));
         cb_metrics_compute(s.w, &s.info, s.scene->dt, 0.0, &m);
         emax = fmax(emax, m.total_energy);
     }
-    fprintf(stderr, "  symmetric drape: max |P_xy| %.2e, max |L| %.2e (max |P_z| %.2e), energy %.4f -> peak %.4f J\n",
-            pxy, lmax, pz, e0, emax);
-    /* Not 1e-9: mirrored vertices differ by round-off (summation order), and the
-     * discrete contact decisions (contact band, stick or slip) turn that into small
-     * differences of O(h) that then stay; measured ~1e-6 of max |P_z| (17 x 17), the old
-     * Gauss-Seidel correction gave ~5e-2. Bound: 1e-5 of max |P_z| (L: times 1 m). */
-    CU_ASSERT(pxy < 1e-5 * pz);
-    CU_ASSERT(lmax < 1e-5 * pz * 1.0);
+    fprintf(stderr, "  symmetric drape: max |P_xy| before the first contact %.2e, over 1 s %.2e; max |L| %.2e"
+                    " (max |P_z| %.2e); energy %.4f -> peak %.4f J\n", pxy_free, pxy, lmax, pz, e0, emax);
+    CU_ASSERT(pxy_free < 1e-15); /* it did fall freely first: exact up to round-off */
+    CU_ASSERT(pxy < 2e-6);
+    CU_ASSERT(lmax < 2e-6);
     CU_ASSERT(emax <= e0 * 1.01);
     cb_sim_close(&s);
 }
@@ -601,6 +746,7 @@ CB_TEST_MAIN("avgforce",
     CB_TEST(test_free_flight_momentum),
     CB_TEST(test_sphere_slide_no_penetration),
     CB_TEST(test_self_contact_with_floor_response),
+    CB_TEST(test_vertex_through_triangle_in_floor_response),
     CB_TEST(test_ribbons_edge_on),
     CB_TEST(test_irregular_disc_on_sphere),
     CB_TEST(test_symmetric_drape))

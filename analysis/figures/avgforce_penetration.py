@@ -5,9 +5,12 @@ Reads the output folder of `clothbench sweep experiments/figures/avgforce_penetr
 (index.csv and one sphere_slide run per penetration response: sat, projection, none) and
 plots, against time, the number of vertices inside a collider (collider_penetrations, every
 step) and the number of intersecting edge-triangle pairs of the cloth (self_intersections,
-on frame steps) for each response. Writes avgforce_penetration.png and .pdf into the folder
-and prints the final and largest values.
+on frame steps) for each response. Writes avgforce_penetration.png and .pdf into the folder,
+avgforce_penetration.csv (response, time, collider_penetrations, self_intersections: empty
+off frame steps) beside them, and prints the final and largest values. The same runs give
+the frames of avgforce_frames.py.
 """
+import csv
 import os
 import sys
 
@@ -23,6 +26,10 @@ def main():
     import numpy as np
     plt = cbrun.use_agg()
     fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    out = os.path.join(args.folder, "avgforce_penetration.csv")
+    fh = open(out, "w", newline="")
+    w = csv.writer(fh)
+    w.writerow(["response", "time", "collider_penetrations", "self_intersections"])
     print("%-11s %-9s %12s %12s %12s %12s" % ("response", "status", "pen. final", "pen. max", "self final", "self max"))
     for r in rows:
         try:
@@ -37,10 +44,13 @@ def main():
         ax[0].plot(t, pen, label=name)
         ax[1].plot(t[ok], si[ok], ".-", label=name)
         last_si = si[ok][-1] if ok.any() else float("nan")
+        for k in range(len(t)):
+            w.writerow([name, "%.6g" % t[k], "%.6g" % pen[k], "%.6g" % si[k] if ok[k] else ""])
         print("%-11s %-9s %12s %12s %12s %12s" % (name, cbrun.attr(f, "status"), cbrun.fmt(pen[-1]),
                                                  cbrun.fmt(np.nanmax(pen)), cbrun.fmt(last_si),
                                                  cbrun.fmt(np.nanmax(si) if ok.any() else float("nan"))))
         f.close()
+    fh.close()
     ax[0].set_xlabel("time (s)")
     ax[0].set_ylabel("vertices inside a collider")
     ax[1].set_xlabel("time (s)")
@@ -50,7 +60,7 @@ def main():
         a.grid(True, alpha=0.3)
     fig.suptitle("sphere_slide: penetrations with and without the separating-axis response")
     png, pdf = cbrun.save(fig, os.path.join(args.folder, "avgforce_penetration.png"))
-    print("wrote %s and %s" % (png, pdf))
+    print("wrote %s, %s and %s" % (png, pdf, out))
 
 
 if __name__ == "__main__":
