@@ -487,7 +487,7 @@ static inline void correction_contact_filter(const avg_solver *s, int i, double 
 
 /* Geometric correction (eq 3) as Jacobi sweeps, then the same constraints on the
  * velocities (header item 2): no step depends on the numbering of edges or vertices. */
-static void correction(avg_solver *s, cb_world *w)
+static void correction(avg_solver *s, cb_world *w, double imp[3])
 {
     const cb_mesh *m = w->mesh;
     double (*x)[3] = w->state.x, (*v)[3] = w->state.v, (*acc)[3] = s->acc;
@@ -533,12 +533,18 @@ static void correction(avg_solver *s, cb_world *w)
             double J = st * cb_v3_dot(dv, u) / ws;
             cb_v3_axpy(acc[a], J * wa, u);
             cb_v3_axpy(acc[b], -J * wb, u);
+            /* an edge to a pinned vertex: its half of the exchange is the attachment's */
+            if (wa == 0.0 || wb == 0.0) cb_v3_axpy(imp, om * (wa > 0 ? J : -J), u);
         }
         for (int i = 0; i < nv; i++) {
             if (w->inv_mass[i] == 0.0) continue;
-            double dq[3];
+            double dq[3], dq0[3];
             cb_v3_scale(dq, acc[i], om);
+            cb_v3_copy(dq0, dq);
             correction_contact_filter(s, i, dq);
+            /* what the filter holds back from a vertex in a collider response is the
+             * collider's (its partners keep their share) */
+            for (int k = 0; k < 3; k++) imp[k] += w->mass[i] * (dq[k] - dq0[k]);
             cb_v3_add(v[i], v[i], dq);
         }
     }
@@ -857,7 +863,7 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
     /* geometric correction (eq 3) and its velocity pass: part of the method (strain
      * limiting, not contact), so before the probe's bracket; it moves every vertex, and
      * inside the bracket the probe would price every spring and hinge each substep */
-    if (s->corr_iters > 0 && w->mesh->ne > 0) correction(s, w);
+    if (s->corr_iters > 0 && w->mesh->ne > 0) correction(s, w, imp);
     double c5 = cb_wall_time();
     /* what follows moves vertices for contact: measured by the probe */
     cb_contact_probe_begin(s->probe, w, t1, (const double (*)[3])x, (const double (*)[3])v);
