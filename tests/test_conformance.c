@@ -27,6 +27,15 @@ static const char *contact_scene =
     "colliders:\n  - {type: sphere, center: [0, 0, 0.1], radius: 0.25, friction: 0.3}\n"
     "  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1], friction: 0.5}\n";
 
+/* The scene (text) with the solver; a failure fails the test and closes what opened. */
+static int opened(cb_sim *sim, const char *solver, const char *scene, const char *const *sets, int nsets)
+{
+    if (cb_sim_open(sim, solver, NULL, scene, ".", sets, nsets) == 0) return 1;
+    CU_FAIL("cannot open the scene");
+    cb_sim_close(sim);
+    return 0;
+}
+
 static double free_mass(const cb_world *w)
 {
     double m = 0;
@@ -65,11 +74,7 @@ static void test_momentum_balance(void)
         cb_sim sim;
         const char *sets[4];
         int nsets = tight_settings(name, sets);
-        if (cb_sim_open(&sim, name, NULL, contact_scene, ".", sets, nsets)) {
-            CU_FAIL("cannot open the scene");
-            cb_sim_close(&sim);
-            continue;
-        }
+        if (!opened(&sim, name, contact_scene, sets, nsets)) continue;
         cb_world *w = sim.w;
         double mfree = free_mass(w), worst = 0, pmax = 0, contact_steps = 0;
         int worst_step = -1;
@@ -125,11 +130,7 @@ static void test_free_fall(void)
     for (int s = 0; s < cb_solver_count(); s++) {
         const char *name = cb_solver_at(s)->name;
         cb_sim sim;
-        if (cb_sim_open(&sim, name, NULL, scene, ".", NULL, 0)) {
-            CU_FAIL("cannot open the scene");
-            cb_sim_close(&sim);
-            continue;
-        }
+        if (!opened(&sim, name, scene, NULL, 0)) continue;
         cb_world *w = sim.w;
         double c0[3];
         com(w, c0);
@@ -172,11 +173,7 @@ static void test_free_flight(void)
     for (int s = 0; s < cb_solver_count(); s++) {
         const char *name = cb_solver_at(s)->name;
         cb_sim sim;
-        if (cb_sim_open(&sim, name, NULL, scene, ".", NULL, 0)) {
-            CU_FAIL("cannot open the scene");
-            cb_sim_close(&sim);
-            continue;
-        }
+        if (!opened(&sim, name, scene, NULL, 0)) continue;
         double p0[3], p[3], drift = 0, scale = 0; /* scale: sum of m |v|, what round-off acts on */
         momentum(sim.w, p0);
         for (int i = 0; i < sim.w->nv; i++) scale += sim.w->mass[i] * cb_v3_norm(sim.w->state.v[i]);
