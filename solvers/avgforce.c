@@ -931,7 +931,11 @@ static int avg_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     memset(&st, 0, sizeof st);
     st.dlambda = NAN;
     if (s->bvh) memcpy(s->xs, w->state.x, (size_t)w->nv * sizeof *s->xs);
-    for (long k = 0; k < n; k++) substep(s, w, w->state.t + (double)k * h, h, tr, &st, info);
+    for (long k = 0; k < n; k++) {
+        if ((k & 255) == 255 && cb_interrupt_requested()) /* a stiff, light cloth: many substeps */
+            return CB_FAIL(err, CB_ERR_INTERRUPTED, "avgforce: interrupted by a signal in substep %ld of %ld", k, n);
+        substep(s, w, w->state.t + (double)k * h, h, tr, &st, info);
+    }
     /* self collision once per step, over the whole step's motion (items 5-6) */
     if (s->bvh) {
         /* the probe measures the impulses and the displacements */

@@ -164,8 +164,8 @@ static void test_signal_inside_step(void)
         "name: stiff\nduration: 1.0\ndt: 0.5\ngravity: [0, 0, -9.81]\n"
         "cloth:\n  grid: {nx: 30, ny: 30, size: [1, 1], origin: [0, 0, 1]}\n"
         "  density: 1.0e-3\n  stretch: 1.0e7\n  bend: 1.0e-4\n  thickness: 0.002\n");
-    const char *solvers[] = {"explicit", "acm", "pbd", "xpbd"};
-    for (int i = 0; i < 4; i++) {
+    const char *solvers[] = {"explicit", "acm", "pbd", "xpbd", "avgforce"};
+    for (int i = 0; i < 5; i++) {
         char file[64];
         snprintf(file, sizeof file, "stiff-%s.h5", solvers[i]);
         const char *path = cb_test_tmp_path(file);
