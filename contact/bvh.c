@@ -66,7 +66,7 @@ int cb_pair_list_reserve(cb_pair_list *l, long need)
         if (cap > (long)(SIZE_MAX / (4 * sizeof(int[2])))) return CB_ERR_NOMEM;
         cap *= 2;
     }
-    void *p = realloc(l->p, (size_t)cap * sizeof(int[2]));
+    void *p = cb_realloc(l->p, (size_t)cap * sizeof(int[2]));
     if (!p) return CB_ERR_NOMEM;
     l->p = p;
     l->cap = cap;

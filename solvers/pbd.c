@@ -363,7 +363,7 @@ static int order_by_colour(pbd_solver *s, int type, int n, int arity, int *verts
 {
     if (n <= 0) return CB_OK;
     if (s->mesh_order) {
-        block *nb = realloc(s->blocks, (size_t)(s->nblocks + 1) * sizeof *nb);
+        block *nb = cb_realloc(s->blocks, (size_t)(s->nblocks + 1) * sizeof *nb);
         if (!nb) return CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory");
         s->blocks = nb;
         s->blocks[s->nblocks++] = (block){type, 0, n};
@@ -388,7 +388,7 @@ static int order_by_colour(pbd_solver *s, int type, int n, int arity, int *verts
     memset(count, 0, sizeof count);
     for (int c = 0; c < n; c++) count[colour[c] + 1]++;
     for (int k = 0; k < ncol; k++) count[k + 1] += count[k];
-    block *nb = realloc(s->blocks, (size_t)(s->nblocks + ncol) * sizeof *nb);
+    block *nb = cb_realloc(s->blocks, (size_t)(s->nblocks + ncol) * sizeof *nb);
     if (!nb) {
         rc = CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory");
         goto done;
@@ -978,7 +978,7 @@ static int make_self_constraints(pbd_solver *s, const cb_world *w, double query,
                     continue;
                 if (s->ncand == s->capcand) {
                     long cap = s->capcand ? 2 * s->capcand : 1024;
-                    int (*n)[2] = realloc(s->cand, (size_t)cap * sizeof *n);
+                    int (*n)[2] = cb_realloc(s->cand, (size_t)cap * sizeof *n);
                     if (!n) return CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for self candidates");
                     s->cand = n;
                     s->capcand = cap;
@@ -1004,7 +1004,7 @@ static int make_self_constraints(pbd_solver *s, const cb_world *w, double query,
         if (side * s1 >= reach) continue;
         if (s->nsc == s->capsc) {
             int cap = 2 * s->capsc;
-            self_con *n = realloc(s->sc, (size_t)cap * sizeof *n);
+            self_con *n = cb_realloc(s->sc, (size_t)cap * sizeof *n);
             if (!n) return CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for self contacts");
             s->sc = n;
             s->capsc = cap;

@@ -408,19 +408,19 @@ static int grow_pairs(acm_solver *s, int need)
     if (need <= s->cap_pairs) return CB_OK;
     int ncap = s->cap_pairs ? s->cap_pairs : 1024;
     while (ncap < need) ncap *= 2;
-    acm_pair *p = realloc(s->pairs, (size_t)ncap * sizeof *p);
+    acm_pair *p = cb_realloc(s->pairs, (size_t)ncap * sizeof *p);
     if (!p) return CB_ERR_NOMEM;
     s->pairs = p;
-    int *fi = realloc(s->free_ids, (size_t)ncap * sizeof *fi);
+    int *fi = cb_realloc(s->free_ids, (size_t)ncap * sizeof *fi);
     if (!fi) return CB_ERR_NOMEM;
     s->free_ids = fi;
-    int *od = realloc(s->order, (size_t)ncap * sizeof *od);
+    int *od = cb_realloc(s->order, (size_t)ncap * sizeof *od);
     if (!od) return CB_ERR_NOMEM;
     s->order = od;
-    int *sn = realloc(s->slot_next, (size_t)ncap * 4 * sizeof *sn);
+    int *sn = cb_realloc(s->slot_next, (size_t)ncap * 4 * sizeof *sn);
     if (!sn) return CB_ERR_NOMEM;
     s->slot_next = sn;
-    int *sp = realloc(s->slot_prev, (size_t)ncap * 4 * sizeof *sp);
+    int *sp = cb_realloc(s->slot_prev, (size_t)ncap * 4 * sizeof *sp);
     if (!sp) return CB_ERR_NOMEM;
     s->slot_prev = sp;
     if (cb_acm_queue_reserve(&s->q, s->base_pair + 2 * ncap)) return CB_ERR_NOMEM;
@@ -588,10 +588,10 @@ static int rebuild(acm_solver *s, double t)
         int need = 16;
         while (need < 2 * nlive + 16) need *= 2;
         if (need > s->hcap) {
-            uint64_t *hk = realloc(s->hkey, (size_t)need * sizeof *hk);
+            uint64_t *hk = cb_realloc(s->hkey, (size_t)need * sizeof *hk);
             if (!hk) return CB_FAIL(s->err, CB_ERR_NOMEM, "acm: out of memory (hash)");
             s->hkey = hk;
-            int *hv = realloc(s->hval, (size_t)need * sizeof *hv);
+            int *hv = cb_realloc(s->hval, (size_t)need * sizeof *hv);
             if (!hv) return CB_FAIL(s->err, CB_ERR_NOMEM, "acm: out of memory (hash)");
             s->hval = hv;
             s->hcap = need;

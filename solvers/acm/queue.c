@@ -11,10 +11,10 @@ int cb_acm_queue_reserve(cb_acm_queue *q, int cap)
     if (cap <= q->cap) return CB_OK;
     int ncap = q->cap > 0 ? q->cap : 64;
     while (ncap < cap) ncap *= 2;
-    cb_acm_qentry *h = realloc(q->heap, (size_t)ncap * sizeof *h);
+    cb_acm_qentry *h = cb_realloc(q->heap, (size_t)ncap * sizeof *h);
     if (!h) return CB_ERR_NOMEM;
     q->heap = h;
-    int *p = realloc(q->pos, (size_t)ncap * sizeof *p);
+    int *p = cb_realloc(q->pos, (size_t)ncap * sizeof *p);
     if (!p) return CB_ERR_NOMEM;
     for (int i = q->cap; i < ncap; i++) p[i] = -1;
     q->pos = p;
