@@ -15,7 +15,7 @@ import math
 import os
 import sys
 
-# Columns of index.csv in order (solver_common.md); grid keys sit between repeat and status.
+# Columns of index.csv in order (experiments/sweep.c, README "Sweeps"); grid keys sit between repeat and status.
 HEAD = ["run", "file", "scene", "solver", "repeat"]
 TAIL = ["status", "message", "steps", "t_end", "energy_drift", "energy_drift_rel", "momentum_drift",
         "max_penetration_depth", "max_self_intersections", "min_separation", "max_strain", "mean_ms_per_step"]

@@ -1,4 +1,4 @@
-/* contact/selfcheck.h — the two expensive self-contact metrics (DESIGN.md "Metrics"):
+/* contact/selfcheck.h — the two expensive self-contact metrics (ARCHITECTURE.md "Measuring"):
  *
  *   self_intersections: the number of (edge, triangle) pairs sharing no vertex whose
  *     closed segment and closed triangle intersect — exact (BVH broad phase, then

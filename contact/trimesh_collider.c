@@ -431,14 +431,6 @@ static int finish(cb_mesh *mesh, const char *label, const cb_trimesh_motion *mot
     return 0;
 }
 
-cb_trimesh_motion cb_trimesh_default_motion(void)
-{
-    cb_trimesh_motion mo;
-    memset(&mo, 0, sizeof mo);
-    mo.kind = CB_TRIMESH_STATIC;
-    return mo;
-}
-
 int cb_trimesh_collider_load(const char *path, const cb_trimesh_motion *motion,
                              cb_trimesh_collider **out, cb_error *err)
 {

@@ -43,37 +43,14 @@
 #ifndef CB_TRIMESH_COLLIDER_H
 #define CB_TRIMESH_COLLIDER_H
 
+#include "core/collider.h"
 #include "core/error.h"
 #include "core/mesh.h"
 
-typedef enum {
-    CB_TRIMESH_STATIC = 0,
-    CB_TRIMESH_VELOCITY,  /* constant velocity and angular velocity about the pivot */
-    CB_TRIMESH_KEYFRAMES  /* piecewise-linear translation, slerped rotation */
-} cb_trimesh_motion_kind;
-
-typedef struct cb_trimesh_keyframe {
-    double time;            /* s */
-    double translation[3];  /* T_k (m) */
-    double axis[3];         /* rotation axis R_k (any length > 0; ignored when angle is 0) */
-    double angle;           /* rotation angle in RADIANS (the scene file gives degrees) */
-} cb_trimesh_keyframe;
-
-typedef struct cb_trimesh_motion {
-    cb_trimesh_motion_kind kind;
-    double velocity[3];          /* CB_TRIMESH_VELOCITY: m/s */
-    double angular_velocity[3];  /* CB_TRIMESH_VELOCITY: rad/s about the pivot */
-    int has_pivot;               /* 0: the pivot is the surface centroid */
-    double pivot[3];
-    int nkeys;                   /* CB_TRIMESH_KEYFRAMES: >= 1, copied at load */
-    const cb_trimesh_keyframe *keys;
-} cb_trimesh_motion;
+/* cb_trimesh_motion, cb_trimesh_keyframe: the motion's description, core/collider.h. */
 
 struct cb_trimesh_collider;
 typedef struct cb_trimesh_collider cb_trimesh_collider;
-
-/* A static motion (everything zero). */
-cb_trimesh_motion cb_trimesh_default_motion(void);
 
 /* Load the rest mesh from an OBJ file (cb_mesh_read_obj: errors name the file and
  * line) and set up its motion (motion NULL = static). Errors: OBJ problems, OBJ line

@@ -1,14 +1,11 @@
-/* core/collider.c — analytic colliders (collider.h). A moving collider's pose at
- * time t is its t = 0 pose translated by velocity * t, so a query at time t is a
- * query of the t = 0 shape at x - velocity t. */
+/* core/collider.c — collider descriptions (collider.h): defaults, names, release.
+ * The queries are in contact/colliders.c. */
 #include "core/collider.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "contact/trimesh_collider.h"
-#include "core/vec3.h"
 
 cb_collider cb_default_collider(cb_collider_type type)
 {
@@ -32,118 +29,23 @@ const char *cb_collider_type_name(cb_collider_type type)
     return "?";
 }
 
-static double round_query(const double c[3], double r, const double x[3], double n[3], double cp[3])
+cb_trimesh_motion cb_trimesh_default_motion(void)
 {
-    double d[3];
-    cb_v3_sub(d, x, c);
-    double l = cb_v3_norm(d);
-    if (l > 0) cb_v3_scale(n, d, 1.0 / l);
-    else cb_v3_set(n, 0, 0, 1);
-    for (int k = 0; k < 3; k++) cp[k] = c[k] + r * n[k];
-    return l - r;
-}
-
-static double box_query(const cb_collider *c, const double x[3], double n[3], double cp[3])
-{
-    double d[3], q[3];
-    cb_v3_sub(d, x, c->center);
-    for (int k = 0; k < 3; k++) q[k] = cb_v3_dot(d, c->axes[k]);
-    double out[3], ol2 = 0;
-    for (int k = 0; k < 3; k++) {
-        double o = fabs(q[k]) - c->half[k];
-        out[k] = o > 0 ? (q[k] > 0 ? o : -o) : 0.0;
-        ol2 += out[k] * out[k];
-    }
-    double ql[3], nl[3], dist;
-    if (ol2 > 0) { /* outside: closest point is q clamped to the box */
-        dist = sqrt(ol2);
-        for (int k = 0; k < 3; k++) {
-            ql[k] = q[k] - out[k];
-            nl[k] = out[k] / dist;
-        }
-    } else { /* inside (or on the surface): nearest face */
-        int best = 0;
-        double bd = -INFINITY;
-        for (int k = 0; k < 3; k++) {
-            double o = fabs(q[k]) - c->half[k];
-            if (o > bd) { bd = o; best = k; }
-        }
-        dist = bd;
-        cb_v3_copy(ql, q);
-        cb_v3_zero(nl);
-        double s = q[best] >= 0 ? 1.0 : -1.0;
-        ql[best] = s * c->half[best];
-        nl[best] = s;
-    }
-    cb_v3_copy(cp, c->center);
-    cb_v3_zero(n);
-    for (int k = 0; k < 3; k++) {
-        cb_v3_axpy(cp, ql[k], c->axes[k]);
-        cb_v3_axpy(n, nl[k], c->axes[k]);
-    }
-    return dist;
-}
-
-double cb_collider_query(const cb_collider *c, double t, const double x_in[3], double normal[3],
-                         double closest[3])
-{
-    double x[3], n[3], cp[3], dist;
-    for (int k = 0; k < 3; k++) x[k] = x_in[k] - c->velocity[k] * t;
-    switch (c->type) {
-    case CB_COLLIDER_PLANE: {
-        double d[3];
-        cb_v3_sub(d, x, c->center);
-        dist = cb_v3_dot(d, c->normal);
-        cb_v3_copy(n, c->normal);
-        for (int k = 0; k < 3; k++) cp[k] = x[k] - dist * n[k];
-        break;
-    }
-    case CB_COLLIDER_SPHERE:
-        dist = round_query(c->center, c->radius, x, n, cp);
-        break;
-    case CB_COLLIDER_BOX:
-        dist = box_query(c, x, n, cp);
-        break;
-    case CB_COLLIDER_CAPSULE: {
-        double ab[3], ap[3], foot[3];
-        cb_v3_sub(ab, c->p1, c->p0);
-        cb_v3_sub(ap, x, c->p0);
-        double l2 = cb_v3_norm2(ab);
-        double s = l2 > 0 ? cb_v3_dot(ap, ab) / l2 : 0.0;
-        s = s < 0 ? 0 : (s > 1 ? 1 : s);
-        cb_v3_copy(foot, c->p0);
-        cb_v3_axpy(foot, s, ab);
-        dist = round_query(foot, c->radius, x, n, cp);
-        break;
-    }
-    case CB_COLLIDER_MESH:
-        /* the mesh collider handles its own motion: pass the original point and time */
-        if (c->mesh)
-            return cb_trimesh_collider_query(c->mesh, t, x_in, normal, closest);
-        if (normal) cb_v3_set(normal, 0, 0, 1);
-        if (closest) cb_v3_copy(closest, x_in);
-        return INFINITY;
-    default:
-        return INFINITY;
-    }
-    if (normal) cb_v3_copy(normal, n);
-    if (closest)
-        for (int k = 0; k < 3; k++) closest[k] = cp[k] + c->velocity[k] * t;
-    return dist;
-}
-
-void cb_collider_velocity(const cb_collider *c, double t, const double x[3], double v[3])
-{
-    if (c->type == CB_COLLIDER_MESH && c->mesh) { /* rotating or keyframed: depends on t, x */
-        cb_trimesh_collider_velocity(c->mesh, t, x, v);
-        return;
-    }
-    cb_v3_copy(v, c->velocity);
+    cb_trimesh_motion mo;
+    memset(&mo, 0, sizeof mo);
+    mo.kind = CB_TRIMESH_STATIC;
+    return mo;
 }
 
 void cb_collider_release(cb_collider *c)
 {
     if (!c) return;
-    cb_trimesh_collider_free(&c->mesh);
+    if (c->mesh && c->mesh_free) c->mesh_free(&c->mesh);
     c->mesh = NULL;
+    free(c->mesh_path);
+    free(c->mesh_where);
+    free((void *)c->mesh_motion.keys);
+    c->mesh_path = c->mesh_where = NULL;
+    c->mesh_motion.keys = NULL;
+    c->mesh_motion.nkeys = 0;
 }

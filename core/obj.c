@@ -19,7 +19,7 @@ static void *grow_push(growbuf *g)
 {
     if (g->n == g->cap) {
         size_t cap = g->cap ? 2 * g->cap : 256;
-        void *d = realloc(g->data, cap * g->elem);
+        void *d = cb_realloc(g->data, cap * g->elem);
         if (!d) return NULL;
         g->data = d;
         g->cap = cap;

@@ -108,7 +108,7 @@ static int record(const cb_params *p, const cb_param_entry *e, const char *const
         if (strcmp(r->e[i].key, e->key) == 0) at = i;
     if (ok && at == r->n && r->n == r->cap) {
         int cap = r->cap ? 2 * r->cap : 16;
-        cb_param_entry *grown = realloc(r->e, (size_t)cap * sizeof *grown);
+        cb_param_entry *grown = cb_realloc(r->e, (size_t)cap * sizeof *grown);
         if (grown) {
             r->e = grown;
             r->cap = cap;
@@ -177,7 +177,7 @@ char *cb_params_record_text(const cb_params_record *rec)
         if (w < 0) continue;
         if (len + (size_t)w + 2 > cap) {
             while (len + (size_t)w + 2 > cap) cap *= 2;
-            char *grown = realloc(out, cap);
+            char *grown = cb_realloc(out, cap);
             if (!grown) {
                 free(out);
                 return NULL;

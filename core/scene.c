@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "contact/trimesh_collider.h"
-#include "core/health.h"
 #include "core/vec3.h"
 
 static const double PI = 3.14159265358979323846;
@@ -228,7 +226,7 @@ static char *resolve_path(const char *dir, const char *rel)
 {
     if (rel[0] == '/' || !dir || !dir[0]) return cb_strdup(rel);
     size_t n = strlen(dir) + strlen(rel) + 2;
-    char *p = malloc(n);
+    char *p = cb_malloc(n);
     if (p) snprintf(p, n, "%s/%s", dir, rel);
     return p;
 }
@@ -240,8 +238,8 @@ static int note_file(const ctx *c, const char *path, const char *suffix)
     cb_scene *s = c->scene;
     if (!s) return 0;
     size_t n = strlen(path) + strlen(suffix) + 1;
-    char *copy = malloc(n);
-    char **grown = realloc(s->files, (size_t)(s->nfiles + 1) * sizeof *grown);
+    char *copy = cb_malloc(n);
+    char **grown = cb_realloc(s->files, (size_t)(s->nfiles + 1) * sizeof *grown);
     if (!copy || !grown) {
         free(copy);
         if (grown) s->files = grown;
@@ -360,7 +358,7 @@ static int read_tets(const ctx *c, const cb_yaml *tn, const char *dir, cb_cloth_
         size_t base = strlen(cl->tets_path);
         const char *dot = strrchr(cl->tets_path, '.');
         if (dot && (!strcmp(dot, ".node") || !strcmp(dot, ".ele"))) base = (size_t)(dot - cl->tets_path);
-        char *stem = malloc(base + 1);
+        char *stem = cb_malloc(base + 1);
         if (!stem) return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
         memcpy(stem, cl->tets_path, base);
         stem[base] = '\0';
@@ -567,14 +565,19 @@ static int read_mesh_collider(const ctx *c, const cb_yaml *node, const char *P, 
     } else if (cb_yaml_get(node, "velocity") || cb_yaml_get(node, "angular_velocity")) {
         mo.kind = CB_TRIMESH_VELOCITY;
     }
-    char *path = rc ? NULL : resolve_path(dir, file->scalar);
-    if (!rc && !path) rc = CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
-    if (!rc) rc = note_file(c, path, "");
-    if (!rc && (rc = cb_trimesh_collider_load(path, &mo, &col->mesh, c->err)))
-        cb_error_prefix(c->err, "%s: %s.file: ", where(c, file, w, sizeof w), P);
-    free(path);
-    free(kf);
-    return rc;
+    /* the description only: the contact layer builds the geometry (cb_scene_load,
+     * contact/colliders.h), naming this place in its messages */
+    mo.keys = kf;
+    col->mesh_motion = mo;
+    if (rc) return rc;
+    snprintf(K, sizeof K, "%s.file", P);
+    char *at = NULL;
+    if (!(col->mesh_path = resolve_path(dir, file->scalar)) ||
+        !(at = cb_malloc(strlen(where(c, file, w, sizeof w)) + strlen(K) + 3)))
+        return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+    sprintf(at, "%s: %s", w, K);
+    col->mesh_where = at;
+    return note_file(c, col->mesh_path, "");
 }
 
 static int read_collider(const ctx *c, const cb_yaml *node, int index, const char *dir,
@@ -653,13 +656,16 @@ static int read_collider(const ctx *c, const cb_yaml *node, int index, const cha
             return rc;
         break;
     case CB_COLLIDER_MESH:
-        if ((rc = read_mesh_collider(c, node, P, dir, col))) return rc;
+        if ((rc = read_mesh_collider(c, node, P, dir, col))) {
+            cb_collider_release(col);
+            return rc;
+        }
         break;
     }
     if ((rc = get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, col->velocity)) ||
         (rc = get_double(c, node, P, "friction", 0, 0.0, R_NONNEG, &col->friction)) ||
         (rc = get_double(c, node, P, "restitution", 0, 0.0, R_UNIT, &col->restitution))) {
-        cb_collider_release(col); /* a mesh loaded above */
+        cb_collider_release(col); /* a mesh description read above */
         return rc;
     }
     return 0;
@@ -695,7 +701,7 @@ static int interpret(const ctx *c, cb_scene *s)
         return rc;
     const cb_yaml *audit = cb_yaml_get(root, "audit");
     if (audit && (rc = cb_yaml_bool(audit, c->label, "audit", &s->audit, c->err))) return rc;
-    /* the run health check (core/health.h); the defaults are the README's */
+    /* the run health check (experiments/harness/health.h); the defaults are the README's */
     static const char *const hkeys[] = { "energy_factor", "max_strain", NULL };
     const cb_yaml *health;
     if ((rc = get_map(c, root, "", "health", &health))) return rc;
@@ -752,7 +758,7 @@ static char *dir_of(const char *path)
     if (!slash) return cb_strdup(".");
     if (slash == path) return cb_strdup("/");
     size_t n = (size_t)(slash - path);
-    char *d = malloc(n + 1);
+    char *d = cb_malloc(n + 1);
     if (d) {
         memcpy(d, path, n);
         d[n] = '\0';
@@ -821,11 +827,11 @@ static int check_sets(const char *const *sets, int nsets, cb_error *err)
     return 0;
 }
 
-int cb_scene_load(const char *path, const char *const *sets, int nsets, cb_scene **out, cb_error *err)
+int cb_scene_parse(const char *path, const char *const *sets, int nsets, cb_scene **out, cb_error *err)
 {
-    if (!out) return CB_FAIL(err, CB_ERR_INPUT, "cb_scene_load: out is NULL");
+    if (!out) return CB_FAIL(err, CB_ERR_INPUT, "cb_scene_parse: out is NULL");
     *out = NULL;
-    if (!path || !path[0]) return CB_FAIL(err, CB_ERR_INPUT, "cb_scene_load: no scene file given");
+    if (!path || !path[0]) return CB_FAIL(err, CB_ERR_INPUT, "cb_scene_parse: no scene file given");
     int rc = check_sets(sets, nsets, err);
     if (rc) return rc;
     cb_yaml *root = NULL;
@@ -840,10 +846,10 @@ int cb_scene_load(const char *path, const char *const *sets, int nsets, cb_scene
     return rc;
 }
 
-int cb_scene_load_string(const char *text, const char *label, const char *dir,
-                         const char *const *sets, int nsets, cb_scene **out, cb_error *err)
+int cb_scene_parse_string(const char *text, const char *label, const char *dir,
+                          const char *const *sets, int nsets, cb_scene **out, cb_error *err)
 {
-    if (!out) return CB_FAIL(err, CB_ERR_INPUT, "cb_scene_load_string: out is NULL");
+    if (!out) return CB_FAIL(err, CB_ERR_INPUT, "cb_scene_parse_string: out is NULL");
     *out = NULL;
     if (!label) label = "<string>";
     if (!dir) dir = ".";

@@ -1,4 +1,4 @@
-/* core/scene.h — scene files (YAML, see DESIGN.md "Scene files").
+/* core/scene.h — scene files (YAML, see the README's "Scene files").
  *
  * A scene gives the physical parameters once; every solver derives its own
  * parameters from them. Loading applies `--set path=value` overrides to the YAML
@@ -14,6 +14,10 @@
 #include "core/collider.h"
 #include "core/params.h"
 #include "core/yamltree.h"
+
+/* Defaults of the run health check (experiments/harness/health.h applies it). */
+#define CB_HEALTH_ENERGY_FACTOR 1.0
+#define CB_HEALTH_MAX_STRAIN 1.0
 
 typedef enum {
     CB_PIN_INDICES = 0,   /* indices: [..] */
@@ -69,8 +73,8 @@ typedef struct cb_scene {
     double bound;            /* divergence: |x| beyond this (m) is "diverged" (default 1e3) */
     int expensive_every;     /* self_intersections/min_separation every n-th frame
                                 (0 = never, default 1 = every frame) */
-    int audit;               /* 1: the continuous audit of every step (core/audit.h); default 0 */
-    double health_energy_factor; /* health: {energy_factor, max_strain} (core/health.h) */
+    int audit;               /* 1: the continuous audit of every step (experiments/harness/audit.h); default 0 */
+    double health_energy_factor; /* health: {energy_factor, max_strain} (experiments/harness/health.h) */
     double health_max_strain;
     cb_cloth_def cloth;
     int ncolliders;
@@ -79,11 +83,13 @@ typedef struct cb_scene {
     int nfiles;              /* resolved against dir, in reading order */
 } cb_scene;
 
-/* Load a scene file, applying overrides ("a.b=value", may be NULL when nsets = 0). */
-int cb_scene_load(const char *path, const char *const *sets, int nsets, cb_scene **out, cb_error *err);
+/* Parse a scene file, applying overrides ("a.b=value", may be NULL when nsets = 0).
+ * Mesh colliders are described (file, motion), not built: programs and tests load
+ * scenes with cb_scene_load (contact/colliders.h), which also builds their geometry. */
+int cb_scene_parse(const char *path, const char *const *sets, int nsets, cb_scene **out, cb_error *err);
 /* The same from text; `label` names it in messages, `dir` resolves relative paths. */
-int cb_scene_load_string(const char *text, const char *label, const char *dir,
-                         const char *const *sets, int nsets, cb_scene **out, cb_error *err);
+int cb_scene_parse_string(const char *text, const char *label, const char *dir,
+                          const char *const *sets, int nsets, cb_scene **out, cb_error *err);
 void cb_scene_free(cb_scene **s);
 
 /* The parameter block solvers.<solver> (block NULL when absent). */

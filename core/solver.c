@@ -1,51 +1,11 @@
-/* core/solver.c — the solver registry: one table, one row per method. */
+/* core/solver.c — helpers of the solver interface (solver.h). The registry of
+ * methods is above the solvers, in experiments/harness/registry.c. */
 #include "core/solver.h"
 
 #include <math.h>
 #include <string.h>
 
-extern const cb_solver_class cb_solver_explicit;
-extern const cb_solver_class cb_solver_avgforce;
-extern const cb_solver_class cb_solver_acm;
-extern const cb_solver_class cb_solver_pbd;
-extern const cb_solver_class cb_solver_xpbd;
-extern const cb_solver_class cb_solver_fms;
-extern const cb_solver_class cb_solver_newton;
-
-static const cb_solver_class *const registry[] = {
-    &cb_solver_explicit,
-    &cb_solver_avgforce,
-    &cb_solver_acm,
-    &cb_solver_pbd,
-    &cb_solver_xpbd,
-    &cb_solver_fms,
-    &cb_solver_newton,
-};
-
-int cb_solver_count(void) { return (int)(sizeof registry / sizeof registry[0]); }
-
-const cb_solver_class *cb_solver_at(int i)
-{
-    return i >= 0 && i < cb_solver_count() ? registry[i] : NULL;
-}
-
-const cb_solver_class *cb_solver_find(const char *name)
-{
-    for (int i = 0; name && i < cb_solver_count(); i++)
-        if (!strcmp(registry[i]->name, name)) return registry[i];
-    return NULL;
-}
-
-const char *cb_solver_names(void)
-{
-    static char buf[512];
-    buf[0] = '\0';
-    for (int i = 0; i < cb_solver_count(); i++) {
-        if (i) strncat(buf, ", ", sizeof buf - strlen(buf) - 1);
-        strncat(buf, registry[i]->name, sizeof buf - strlen(buf) - 1);
-    }
-    return buf;
-}
+#include "core/vec3.h"
 
 const char *cb_solver_self_collision(const cb_solver_class *cls, const void *self)
 {
@@ -65,16 +25,65 @@ void cb_step_info_reset(cb_step_info *info)
     info->contact_work = NAN;
 }
 
-void cb_step_info_stage(cb_step_info *info, const char *name, double seconds)
+void cb_step_info_stage(cb_step_info *info, const char *name, double seconds, int contact)
 {
     for (int i = 0; i < info->nstages; i++)
         if (!strcmp(info->stage[i].name, name)) {
             info->stage[i].seconds += seconds;
             return;
         }
-    if (info->nstages < CB_MAX_STAGES) {
-        info->stage[info->nstages].name = name;
-        info->stage[info->nstages].seconds = seconds;
-        info->nstages++;
+    if (info->nstages == CB_MAX_STAGES) {
+        info->stages_dropped++;
+        return;
     }
+    info->stage[info->nstages].name = name;
+    info->stage[info->nstages].seconds = seconds;
+    info->stage[info->nstages].contact = contact;
+    info->nstages++;
+}
+
+void cb_lap_start(cb_lap_timer *lap, cb_step_info *info)
+{
+    lap->info = info;
+    lap->t = cb_wall_time();
+}
+
+static void lap(cb_lap_timer *l, const char *stage, int contact)
+{
+    double now = cb_wall_time();
+    cb_step_info_stage(l->info, stage, now - l->t, contact);
+    l->t = now;
+}
+
+void cb_lap(cb_lap_timer *l, const char *stage) { lap(l, stage, 0); }
+void cb_lap_contact(cb_lap_timer *l, const char *stage) { lap(l, stage, 1); }
+
+int cb_solver_step(const cb_solver_class *cls, void *self, cb_world *w, long step, double dt,
+                   cb_step_info *info, cb_error *err)
+{
+    if (!cls || !cls->step || !self || !w || !info)
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_solver_step: NULL argument (class %p, solver %p, world %p, "
+                       "info %p)", (const void *)cls, self, (void *)w, (void *)info);
+    if (!(dt > 0) || !isfinite(dt))
+        return CB_FAIL(err, CB_ERR_INPUT, "%s: dt must be a finite number > 0 (got %g)", cls->name, dt);
+    if (step < 0) return CB_FAIL(err, CB_ERR_INPUT, "%s: step index %ld < 0", cls->name, step);
+    cb_step_info_reset(info);
+    info->t_end = (double)(step + 1) * dt;
+    double t0 = cb_wall_time();
+    int rc = cls->step(self, w, dt, info, err);
+    info->wall_step_s = cb_wall_time() - t0;
+    w->state.t = info->t_end;
+    for (int k = 0; k < info->nstages; k++)
+        if (info->stage[k].contact) info->wall_contact_s += info->stage[k].seconds;
+    if (rc) return rc;
+    if (info->stages_dropped)
+        return CB_FAIL(err, CB_ERR_INPUT, "%s: the step reported more than %d named stages (%d timings dropped): "
+                       "raise CB_MAX_STAGES in core/solver.h", cls->name, CB_MAX_STAGES, info->stages_dropped);
+    for (int i = 0; i < w->nv; i++) {
+        const double *x = w->state.x[i], *v = w->state.v[i];
+        if (!cb_v3_isfinite(x) || !cb_v3_isfinite(v))
+            return CB_FAIL(err, CB_ERR_NUMERIC, "vertex %d has position (%g, %g, %g), velocity (%g, %g, %g)",
+                           i, x[0], x[1], x[2], v[0], v[1], v[2]);
+    }
+    return CB_OK;
 }

@@ -5,9 +5,9 @@
  * clothbench compares methods, so a method must not be able to change how it is
  * measured. Every method is a cb_solver_class: create() reads the world (the shared
  * cloth model, masses, pins, colliders) and its own parameters, step() advances
- * w->state from t to exactly t + dt, destroy() frees it. The run loop (core/run.c)
+ * w->state from t to exactly t + dt, destroy() frees it. The run loop (experiments/harness/run.c)
  * owns everything else: it sets up the world from the scene, calls step(), computes
- * the metrics from the state alone (core/metrics.c, identical for every solver),
+ * the metrics from the state alone (experiments/harness/metrics.c, identical for every solver),
  * detects divergence, writes the run file and handles signals. Solvers never write
  * files and never print.
  *
@@ -16,9 +16,17 @@
  * cb_step_info: iterations, residual, its own energy, contact counts, the impulse
  * colliders and attachments applied, and wall time per named stage.
  *
+ * The step contract. Every caller (the run loop, the tests' cb_sim.h, bench) steps
+ * a method through cb_solver_step, never through cls->step: it checks the arguments
+ * once (so the methods do not), resets cb_step_info, times the step, sets the time to
+ * exactly (n + 1) dt, sums the contact stages into wall_contact_s and checks the state
+ * for non-finite values. Inside step() a method times its named stages with a lap
+ * timer (cb_lap_*): each lap ends one stage, so the stages add up to the step.
+ *
  * Status convention: 0 ok, negative error (cb_error filled), as everywhere.
- * Adding a method: one file in solvers/, one row in the table in core/solver.c,
- * one test suite in tests/.
+ * Adding a method: one file in solvers/, one row in the registry
+ * (experiments/harness/registry.c), one test suite in tests/; the conformance suite
+ * (tests/test_conformance.c) holds it to this contract.
  */
 #ifndef CB_SOLVER_H
 #define CB_SOLVER_H
@@ -27,11 +35,12 @@
 #include "core/params.h"
 #include "core/world.h"
 
-#define CB_MAX_STAGES 8
+#define CB_MAX_STAGES 16
 
 typedef struct cb_stage_time {
     const char *name;     /* static string, e.g. "local", "global", "contact" */
     double seconds;
+    int contact;          /* 1: contact work (summed into wall_contact_s) */
 } cb_stage_time;
 
 typedef struct cb_step_info {
@@ -44,21 +53,37 @@ typedef struct cb_step_info {
     long events;              /* asynchronous events processed this step (-1: not event-based) */
     double external_impulse[3]; /* impulse applied by colliders and attachments this
                                    step (the run loop adds gravity); NaN if unknown */
-    double wall_contact_s;    /* wall time of contact work this step */
-    /* what the contact stage after the integrator did (core/contact_probe.h); NaN / -1
+    double t_end;             /* input: the time the step ends at, exactly (n + 1) dt (set by
+                                 cb_solver_step); a method that schedules by absolute time
+                                 (acm) runs to it, not to t + dt, which may differ in the last bit */
+    double wall_step_s;       /* wall time of the step (set by cb_solver_step) */
+    double wall_contact_s;    /* the contact stages' wall time (set by cb_solver_step) */
+    /* what the contact stage after the integrator did (contact/contact_probe.h); NaN / -1
        where the method has no such stage */
     double contact_depth_corrected; /* deepest collider penetration it moved a vertex out of (m) */
     int contact_vertices_corrected; /* vertices it changed */
     double contact_work;      /* change of the shared model's energy across it (J) */
     int nstages;
+    int stages_dropped;       /* stages beyond CB_MAX_STAGES: cb_solver_step fails */
     cb_stage_time stage[CB_MAX_STAGES];
 } cb_step_info;
 
 /* Reset to "nothing known": zero counts, NaN energies and residual, zero impulse,
  * events -1, contact probe fields NaN / -1. */
 void cb_step_info_reset(cb_step_info *info);
-/* Add seconds to the named stage (created on first use). */
-void cb_step_info_stage(cb_step_info *info, const char *name, double seconds);
+/* Add seconds to the named stage (created on first use); contact: 1 for contact work. */
+void cb_step_info_stage(cb_step_info *info, const char *name, double seconds, int contact);
+
+/* The lap timer of a step's stages: cb_lap_start at the start of the work, then one
+ * cb_lap / cb_lap_contact at the end of each stage adds the time since the previous
+ * lap to that stage. A stage may be lapped several times (its times add up). */
+typedef struct cb_lap_timer {
+    cb_step_info *info;
+    double t;
+} cb_lap_timer;
+void cb_lap_start(cb_lap_timer *lap, cb_step_info *info);
+void cb_lap(cb_lap_timer *lap, const char *stage);
+void cb_lap_contact(cb_lap_timer *lap, const char *stage);
 
 /* A knot of a vertex's path inside a step: at time t it was at x and its velocity
  * became v (see cb_solver_class.set_path_hook). */
@@ -77,17 +102,23 @@ typedef struct cb_solver_class {
     int  (*self_collision)(const void *self);
     /* Optional, for a method whose vertices move on piecewise-linear paths it knows
      * (acm): call fn(ctx, ...) at every kink of a free vertex's path (fn NULL: stop).
-     * The continuous audit (core/audit.h) then follows the exact paths; without it a
+     * The continuous audit (experiments/harness/audit.h) then follows the exact paths; without it a
      * vertex is taken to move in a straight line from one step state to the next. */
     void (*set_path_hook)(void *self, cb_path_knot_fn fn, void *ctx);
 } cb_solver_class;
 
-int cb_solver_count(void);
-const cb_solver_class *cb_solver_at(int i);
-const cb_solver_class *cb_solver_find(const char *name);
+/* The registry of methods (cb_solver_find, ...): experiments/harness/registry.h. */
+
 /* "on", "off" or "none" (cb_solver_class.self_collision). */
 const char *cb_solver_self_collision(const cb_solver_class *cls, const void *self);
-/* Comma-separated names of all solvers (static buffer), for messages. */
-const char *cb_solver_names(void);
+
+/* The one entry point of a step (see "The step contract" above). step is the number of
+ * steps done before this one: the time becomes (step + 1) dt exactly. Errors:
+ * CB_ERR_INPUT for a NULL argument or a dt that is not a finite number > 0 (before
+ * the method runs), the method's own error, CB_ERR_NUMERIC naming the first vertex
+ * whose position or velocity is not finite after the step (its values in the
+ * message), CB_ERR_INPUT when the method reported more than CB_MAX_STAGES stages. */
+int cb_solver_step(const cb_solver_class *cls, void *self, cb_world *w, long step, double dt,
+                   cb_step_info *info, cb_error *err);
 
 #endif

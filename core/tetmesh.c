@@ -584,7 +584,7 @@ int cb_tetmesh_read_tetgen(const char *path, cb_tetmesh **out, cb_error *err)
     if (!path[0]) return CB_FAIL(err, CB_ERR_INPUT, "cb_tetmesh_read_tetgen: empty path");
     size_t n = strlen(path);
     if (ends_with(path, ".node") || ends_with(path, ".ele")) n = (size_t)(strrchr(path, '.') - path);
-    char *node = malloc(n + 6), *ele = malloc(n + 5);
+    char *node = cb_malloc(n + 6), *ele = cb_malloc(n + 5);
     if (!node || !ele) {
         free(node);
         free(ele);

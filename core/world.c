@@ -194,6 +194,13 @@ int cb_world_create(const cb_scene *s, cb_world **out, cb_error *err)
     }
     cb_v3_copy(w->gravity, s->gravity);
     w->thickness = s->cloth.thickness;
+    for (int c = 0; c < s->ncolliders; c++)
+        if (s->colliders[c].type == CB_COLLIDER_MESH && !s->colliders[c].mesh) {
+            cb_world_free(&w);
+            return CB_FAIL(err, CB_ERR_INPUT, "%s: colliders.%d: the mesh collider's geometry is not built: "
+                           "load the scene with cb_scene_load (contact/colliders.h), not only parse it",
+                           s->path, c);
+        }
     w->ncolliders = s->ncolliders;
     w->colliders = s->colliders;
     w->state.t = 0.0;
@@ -214,55 +221,6 @@ void cb_world_apply_pins(cb_world *w, double t)
             cb_world_pin_target(w, i, t, w->state.x[i]);
             cb_v3_copy(w->state.v[i], w->pin_velocity[i]);
         }
-}
-
-double cb_world_collider_distance(const cb_world *w, double t, const double x[3], int *which,
-                                  double normal[3], double closest[3])
-{
-    double best = INFINITY;
-    if (which) *which = -1;
-    for (int c = 0; c < w->ncolliders; c++) {
-        double n[3], cp[3];
-        double d = cb_collider_query(&w->colliders[c], t, x, n, cp);
-        if (d < best) {
-            best = d;
-            if (which) *which = c;
-            if (normal) cb_v3_copy(normal, n);
-            if (closest) cb_v3_copy(closest, cp);
-        }
-    }
-    return best;
-}
-
-int cb_world_resolve_collider_contact(const cb_world *w, int i, double t, double offset,
-                                      double x[3], double v[3], double impulse[3])
-{
-    if (w->inv_mass[i] == 0.0) return 0;
-    int hit = 0;
-    for (int c = 0; c < w->ncolliders; c++) {
-        const cb_collider *col = &w->colliders[c];
-        double n[3];
-        double d = cb_collider_query(col, t, x, n, NULL);
-        if (!(d < offset)) continue;
-        hit = 1;
-        cb_v3_axpy(x, offset - d, n);
-        double vc[3], vr[3], vt[3], v_old[3];
-        cb_v3_copy(v_old, v);
-        cb_collider_velocity(col, t, x, vc);
-        cb_v3_sub(vr, v, vc);
-        double vn = cb_v3_dot(vr, n);
-        if (vn < 0) {
-            cb_v3_copy(vt, vr);
-            cb_v3_axpy(vt, -vn, n);
-            double dvn = -(1.0 + col->restitution) * vn; /* > 0 */
-            double lt = cb_v3_norm(vt);
-            double scale = lt > 0 ? fmax(0.0, 1.0 - col->friction * dvn / lt) : 0.0;
-            for (int k = 0; k < 3; k++) v[k] = vc[k] - col->restitution * vn * n[k] + scale * vt[k];
-        }
-        if (impulse)
-            for (int k = 0; k < 3; k++) impulse[k] += w->mass[i] * (v[k] - v_old[k]);
-    }
-    return hit;
 }
 
 int cb_world_stable_step(const cb_world *w, double safety, double *h, cb_error *err)

@@ -50,23 +50,12 @@ void cb_world_pin_target(const cb_world *w, int i, double t, double out[3]);
 /* Put every pinned vertex at its target at time t, with its scripted velocity. */
 void cb_world_apply_pins(cb_world *w, double t);
 
-/* Sum over colliders: the smallest signed distance of x at time t, with that
- * collider's index, normal and closest point (index -1 when there are none). */
-double cb_world_collider_distance(const cb_world *w, double t, const double x[3], int *which,
-                                  double normal[3], double closest[3]);
-
 /* Largest stable explicit step at rest: h with h omega_max = 2 safety, omega_max^2
  * bounded by Gershgorin's theorem on M^-1 K: for each free vertex i,
  * omega_i^2 <= (2 k_stretch deg_i + sum over its hinges of 8 k_bend w |grad theta_i|^2) / m_i.
  * *h is INFINITY when nothing is stiff. Used by the explicit substepping solvers. */
 int cb_world_stable_step(const cb_world *w, double safety, double *h, cb_error *err);
 
-/* Project vertex i (position x, velocity v, at time t) out of every collider to a
- * distance of at least `offset`, and apply that collider's restitution and Coulomb
- * friction to v relative to the collider's velocity. Returns 1 if it was in contact,
- * and adds the impulse m dv to impulse[3] (may be NULL). Shared by explicit and any
- * solver that resolves collider contact by projection. */
-int cb_world_resolve_collider_contact(const cb_world *w, int i, double t, double offset,
-                                      double x[3], double v[3], double impulse[3]);
+/* The world's collider queries (distance, contact resolution): contact/colliders.h. */
 
 #endif

@@ -66,7 +66,7 @@ static int grow(void **p, int n, size_t elem)
     if (!needs_grow(n)) return 0;
     size_t cap = capacity_for(n + 1);
     if (cap > SIZE_MAX / elem) return -1;
-    void *q = realloc(*p, cap * elem);
+    void *q = cb_realloc(*p, cap * elem);
     if (!q) return -1;
     *p = q;
     return 0;
@@ -406,7 +406,7 @@ int cb_yaml_load_file(const char *path, cb_yaml **out, cb_error *err)
     for (;;) {
         if (cap - len < 4096) {
             size_t ncap = cap ? 2 * cap : 16384;
-            char *nb = realloc(buf, ncap + 1);
+            char *nb = cb_realloc(buf, ncap + 1);
             if (!nb) { rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", path); break; }
             buf = nb;
             cap = ncap;
@@ -480,8 +480,8 @@ int cb_yaml_set(cb_yaml *root, const char *assignment, const char *label, cb_err
         return CB_FAIL(err, CB_ERR_INPUT, "--set: malformed assignment '%s': expected KEY=VALUE "
                        "(for example dt=0.001 or cloth.grid.nx=40)", assignment);
     size_t klen = (size_t)(eq - assignment);
-    char *path = malloc(klen + 1);
-    char *origin = malloc(klen + 7);
+    char *path = cb_malloc(klen + 1);
+    char *origin = cb_malloc(klen + 7);
     if (!path || !origin) {
         free(path);
         free(origin);
@@ -612,7 +612,7 @@ static void sb_add(sbuf *b, const char *s, size_t len)
     if (b->n + len + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->n + len + 1) cap *= 2;
-        char *p = realloc(b->s, cap);
+        char *p = cb_realloc(b->s, cap);
         if (!p) { b->oom = 1; return; }
         b->s = p;
         b->cap = cap;

@@ -17,7 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/run.h"
+#include "experiments/harness/registry.h"
+#include "experiments/harness/run.h"
+#include "core/files.h"
 #include "core/solver.h"
 
 typedef struct bench_case {
@@ -127,20 +129,6 @@ static void child_row(int fd, const char *scene, const char *solver, const char 
             stages[0] ? stages : "-");
     fclose(w);
     _exit(0);
-}
-
-static void csv_text(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
 }
 
 static int selected(const char *name, const char *const *list, int n)
@@ -291,9 +279,9 @@ int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfai
                         snprintf(msg, sizeof msg, "the bench process reported nothing");
                     }
                     fprintf(out, "%s,nan,nan,nan,nan,nan,-,", head);
-                    csv_text(out, status);
+                    cb_csv_field(out, status);
                     fputc(',', out);
-                    csv_text(out, msg);
+                    cb_csv_field(out, msg);
                     fputc('\n', out);
                     failed++;
                 }

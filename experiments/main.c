@@ -23,13 +23,15 @@
 #include <unistd.h>
 
 #include "core/params.h"
-#include "core/provenance.h"
-#include "core/run.h"
+#include "contact/colliders.h"
+#include "experiments/harness/provenance.h"
+#include "experiments/harness/registry.h"
+#include "experiments/harness/run.h"
 #include "core/scene.h"
 #include "core/solver.h"
 #include "core/world.h"
 #include "experiments/bench.h"
-#include "experiments/info.h"
+#include "experiments/harness/run_summary.h"
 #include "experiments/rerun.h"
 #include "experiments/sweep.h"
 

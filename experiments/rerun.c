@@ -5,12 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/h5attr.h"
-#include "core/provenance.h"
-#include "core/run.h"
+#include "contact/colliders.h"
+#include "experiments/harness/h5attr.h"
+#include "experiments/harness/provenance.h"
+#include "experiments/harness/run.h"
 #include "core/scene.h"
 #include "core/sha256.h"
-#include "experiments/info.h"
+#include "experiments/harness/run_summary.h"
 
 /* ------------------------------------------------------------ comparison */
 

@@ -31,12 +31,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/h5attr.h"
-#include "core/run.h"
+#include "contact/colliders.h"
+#include "experiments/harness/h5attr.h"
+#include "experiments/harness/registry.h"
+#include "experiments/harness/run.h"
+#include "core/files.h"
 #include "core/scene.h"
 #include "core/solver.h"
 #include "core/yamltree.h"
-#include "experiments/info.h"
+#include "experiments/harness/run_summary.h"
 #include "experiments/rerun.h"
 
 #define NAME_MAX_LEN 240
@@ -774,21 +777,6 @@ static void fmt_num(double v, char *buf, size_t n)
     else snprintf(buf, n, "%.17g", v);
 }
 
-static void csv_field(FILE *f, const char *s)
-{
-    if (!s) s = "";
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 enum { COL_STR, COL_INT, COL_NUM };
 #define NUM_COLS 10
 static const char *const num_names[NUM_COLS] = {"t_end", "energy_drift", "energy_drift_rel", "momentum_drift",
@@ -875,7 +863,7 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
     fputs("run,file,scene,solver,repeat", f);
     for (int k = 0; k < e->nkeys; k++) {
         fputc(',', f);
-        csv_field(f, e->keys[k].path);
+        cb_csv_field(f, e->keys[k].path);
     }
     fputs(",status,message,steps", f);
     for (int i = 0; i < 9; i++) fprintf(f, ",%s", num_names[i]);
@@ -887,7 +875,7 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
         char name[600];
         snprintf(name, sizeof name, "effective:%s", e->keys[k].path);
         fputc(',', f);
-        csv_field(f, name);
+        cb_csv_field(f, name);
     }
     fputc('\n', f);
     char b[64];
@@ -897,20 +885,20 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
         fprintf(f, "%ld,", r->index);
         char file[600];
         snprintf(file, sizeof file, "%s.h5", r->name);
-        csv_field(f, file);
+        cb_csv_field(f, file);
         fputc(',', f);
-        csv_field(f, e->scene_stems[r->scene]);
+        cb_csv_field(f, e->scene_stems[r->scene]);
         fputc(',', f);
-        csv_field(f, e->solvers[r->solver]);
+        cb_csv_field(f, e->solvers[r->solver]);
         fprintf(f, ",%d", r->repeat);
         for (int k = 0; k < e->nkeys; k++) {
             fputc(',', f);
-            if (r->value[k] >= 0) csv_field(f, e->keys[k].values[r->value[k]]);
+            if (r->value[k] >= 0) cb_csv_field(f, e->keys[k].values[r->value[k]]);
         }
         fputc(',', f);
-        csv_field(f, row_status(st));
+        cb_csv_field(f, row_status(st));
         fputc(',', f);
-        csv_field(f, row_message(st));
+        cb_csv_field(f, row_message(st));
         if (st->have) fprintf(f, ",%ld", st->s.steps);
         else fputc(',', f);
         double v[9];
@@ -923,7 +911,7 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
             }
         }
         fputc(',', f);
-        csv_field(f, e->scenes[r->scene]);
+        cb_csv_field(f, e->scenes[r->scene]);
         if (st->have) {
             fprintf(f, ",%ld", st->s.frames);
             double w[3] = {st->s.energy_start, st->s.energy_end, st->s.max_collider_penetrations};
@@ -932,7 +920,7 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
                 fprintf(f, ",%s", b);
             }
             fputc(',', f);
-            csv_field(f, st->s.created);
+            cb_csv_field(f, st->s.created);
         } else {
             fputs(",,,,,", f);
         }
@@ -946,16 +934,16 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
             }
         }
         fputc(',', f);
-        if (st->have) csv_field(f, st->s.self_collision);
+        if (st->have) cb_csv_field(f, st->s.self_collision);
         fputc(',', f);
-        if (st->have) csv_field(f, st->s.git_commit);
+        if (st->have) cb_csv_field(f, st->s.git_commit);
         fputc(',', f);
-        csv_field(f, st->checked);
+        cb_csv_field(f, st->checked);
         for (int k = 0; k < e->nkeys; k++) {
             if (!e->keys[k].solver) continue;
             char *v = effective_value(&e->keys[k], st);
             fputc(',', f);
-            csv_field(f, v ? v : "");
+            cb_csv_field(f, v ? v : "");
             free(v);
         }
         fputc('\n', f);
@@ -1141,26 +1129,9 @@ out:
     return rc;
 }
 
-static int make_dirs(const char *dir, cb_error *err)
-{
-    char buf[4096];
-    if (strlen(dir) >= sizeof buf) return CB_FAIL(err, CB_ERR_INPUT, "%s: path too long", dir);
-    strcpy(buf, dir);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) && errno != EEXIST)
-            return CB_FAIL(err, CB_ERR_IO, "%s: cannot create folder: %s", buf, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) && errno != EEXIST)
-        return CB_FAIL(err, CB_ERR_IO, "%s: cannot create folder: %s", buf, strerror(errno));
-    return CB_OK;
-}
-
 static int write_index_states(const cb_experiment *e, const run_state *states, cb_error *err)
 {
-    int rc = make_dirs(e->output, err);
+    int rc = cb_mkdir_p(e->output, err);
     if (!rc) rc = write_csv(e, states, err);
     if (!rc) rc = write_h5(e, states, err);
     return rc;
@@ -1442,7 +1413,7 @@ int cb_sweep_execute(const cb_experiment *e, const cb_sweep_options *o, FILE *ou
                     stats->selected, stats->skipped, ntodo, e->output);
         goto out;
     }
-    if ((rc = make_dirs(e->output, err))) goto out;
+    if ((rc = cb_mkdir_p(e->output, err))) goto out;
     if ((rc = sweep_lock(e, o, err))) goto out;
     locked = 1;
     if ((rc = write_index_states(e, states, err))) goto out;

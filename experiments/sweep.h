@@ -34,7 +34,7 @@
  *
  * The output folder holds one run file per run, `<name>.err` for a run that failed
  * before it could write a run file (bad parameter value) or crashed, and the index:
- * index.csv (columns in solver_common.md order, then extra columns) and index.h5
+ * index.csv (columns in the order of cbrun.py's HEAD/TAIL and the README, then extra columns) and index.h5
  * (one compound dataset /runs with the same columns), both rewritten after each
  * finished run through a temporary file and rename. Index statuses: those of the run
  * file (ok, diverged, interrupted, error, running), "error" from a .err note, and

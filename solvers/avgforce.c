@@ -212,9 +212,10 @@
 
 #include "contact/bvh.h"
 #include "contact/ccd.h"
+#include "contact/colliders.h"
 #include "contact/distance.h"
 #include "contact/sat.h"
-#include "core/contact_probe.h"
+#include "contact/contact_probe.h"
 #include "core/solver.h"
 #include "core/vec3.h"
 
@@ -727,7 +728,7 @@ static int self_detect(avg_solver *s, cb_world *w)
 /* ---------------------------------------------------------------- step */
 
 typedef struct sub_stats {
-    double t_force, t_pred, t_corr, t_detect, t_resp;
+    cb_lap_timer lap;              /* the step's stages (core/solver.h) */
     double imp[3];
     int contacts, iters;
     double dlambda;
@@ -768,7 +769,7 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
     const double (*v0)[3] = (const double (*)[3])s->v0;
 
     /* contact state at T (header item 4) */
-    double c0 = cb_wall_time();
+    cb_lap(&st->lap, "prediction");
     int contacts = 0;
     for (int i = 0; i < nv; i++) {
         s->contact[i] = 0;
@@ -782,13 +783,13 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
             contacts++;
         }
     }
-    double c1 = cb_wall_time();
+    cb_lap_contact(&st->lap, "detection");
 
     /* F(T) and the prediction (10)-(11) */
     position_forces(s, w, x0, s->fp0);
-    double c2 = cb_wall_time();
+    cb_lap(&st->lap, "force");
     total_forces(s, w, (const double (*)[3])s->fp0, v0, h, s->g0);
-    double lambda = 1.0, force1_s = 0.0;
+    double lambda = 1.0;
     int vdep = s->damping > 0 || contacts > 0;
     for (int i = 0; i < nv && !vdep; i++) vdep = s->resp_on[i];
     if (s->predictor == PRED_AVERAGE) {
@@ -802,9 +803,9 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
             for (int k = 0; k < 3; k++)
                 s->xp[i][k] = x0[i][k] + h * v0[i][k] + 0.5 * h * h * s->g0[i][k] * w->inv_mass[i];
         }
-        double c3 = cb_wall_time();
+        cb_lap(&st->lap, "prediction");
         position_forces(s, w, (const double (*)[3])s->xp, s->fp1);
-        force1_s = cb_wall_time() - c3;
+        cb_lap(&st->lap, "force");
         /* (12)-(13): fixed point in lambda */
         for (int it = 0; it < s->lambda_iters; it++) {
             for (int i = 0; i < nv; i++)
@@ -859,12 +860,12 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
         }
     }
     cb_world_apply_pins(w, t1);
-    double c4 = cb_wall_time();
+    cb_lap(&st->lap, "prediction");
     /* geometric correction (eq 3) and its velocity pass: part of the method (strain
      * limiting, not contact), so before the probe's bracket; it moves every vertex, and
      * inside the bracket the probe would price every spring and hinge each substep */
     if (s->corr_iters > 0 && w->mesh->ne > 0) correction(s, w, imp);
-    double c5 = cb_wall_time();
+    cb_lap(&st->lap, "correction");
     /* what follows moves vertices for contact: measured by the probe */
     cb_contact_probe_begin(s->probe, w, t1, (const double (*)[3])x, (const double (*)[3])v);
 
@@ -880,7 +881,7 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
         cb_v3_axpy(v[i], u_end - vn, n);
         if (s->resp_ext[i]) cb_v3_axpy(imp, w->mass[i] * (u_end - vn), n);
     }
-    double c6 = cb_wall_time();
+    cb_lap_contact(&st->lap, "response");
 
     /* collider penetrations (item 5) */
     if (s->response == RESP_SAT && w->ncolliders) {
@@ -897,7 +898,7 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
             }
         }
     }
-    double c7 = cb_wall_time();
+    cb_lap_contact(&st->lap, "detection");
     if (s->response == RESP_SAT) {
         start_responses(s, w, tr, imp);
     } else if (s->response == RESP_PROJECTION && w->ncolliders) {
@@ -905,20 +906,13 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
             contacts += cb_world_resolve_collider_contact(w, i, t1, s->offset, x[i], v[i], imp);
     }
     cb_contact_probe_end(s->probe, w, (const double (*)[3])x, (const double (*)[3])v, info);
-    double c8 = cb_wall_time();
+    cb_lap_contact(&st->lap, "response");
     st->contacts += contacts;
-    st->t_force += (c2 - c1) + force1_s;
-    st->t_pred += (c4 - c2) - force1_s;
-    st->t_corr += c5 - c4;
-    st->t_detect += (c1 - c0) + (c7 - c6);
-    st->t_resp += (c6 - c5) + (c8 - c7);
 }
 
 static int avg_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
 {
-    avg_solver *s = self;
-    if (!s || !w || !info) return CB_FAIL(err, CB_ERR_INPUT, "avgforce: NULL argument");
-    if (!(dt > 0) || !isfinite(dt)) return CB_FAIL(err, CB_ERR_INPUT, "avgforce: dt must be > 0 (got %g)", dt);
+    avg_solver *s = self; /* arguments checked by cb_solver_step */
     long n = s->substeps;
     if (n == 0) {
         double q = dt / s->h_stable;
@@ -929,6 +923,7 @@ static int avg_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     const double h = dt / (double)n, tr = s->response_time > 0 ? s->response_time : dt;
     sub_stats st;
     memset(&st, 0, sizeof st);
+    cb_lap_start(&st.lap, info);
     st.dlambda = NAN;
     if (s->bvh) memcpy(s->xs, w->state.x, (size_t)w->nv * sizeof *s->xs);
     for (long k = 0; k < n; k++) {
@@ -943,14 +938,13 @@ static int avg_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
                                (const double (*)[3])w->state.v);
         const int passes = s->self_response_time > 0 ? 1 : SELF_PASSES;
         for (int pass = 0; pass < passes; pass++) {
-            double c0 = cb_wall_time();
+            cb_lap_contact(&st.lap, "response");
             /* later passes: the swept volumes again, over the motion the responses added */
             int rc = self_query(s, w, pass == 0 && s->nsteps % REBUILD_EVERY == 0, err);
             if (rc) return rc;
             int found = self_detect(s, w);
             st.contacts += found;
-            double c1 = cb_wall_time();
-            st.t_detect += c1 - c0;
+            cb_lap_contact(&st.lap, "detection");
             if (s->self_response_time > 0) {
                 start_responses(s, w, s->self_response_time, st.imp);
             } else { /* the t -> 0 limit of (17)-(21): move by l now, relative normal velocity 0 */
@@ -962,7 +956,7 @@ static int avg_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
                     s->cand_l[i] = 0.0;
                 }
             }
-            st.t_resp += cb_wall_time() - c1;
+            cb_lap_contact(&st.lap, "response");
             if (!found) break;
         }
         cb_contact_probe_end(s->probe, w, (const double (*)[3])w->state.x, (const double (*)[3])w->state.v,
@@ -974,12 +968,6 @@ static int avg_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     info->contacts = st.contacts;
     for (int k = 0; k < 3; k++) info->external_impulse[k] = st.imp[k];
     info->solver_energy = s->spring == SPRING_TAYLOR ? own_energy(s, w) : NAN;
-    info->wall_contact_s += st.t_detect + st.t_resp;
-    cb_step_info_stage(info, "force", st.t_force);
-    cb_step_info_stage(info, "prediction", st.t_pred);
-    cb_step_info_stage(info, "correction", st.t_corr);
-    cb_step_info_stage(info, "detection", st.t_detect);
-    cb_step_info_stage(info, "response", st.t_resp);
     return CB_OK;
 }
 

@@ -43,7 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/contact_probe.h"
+#include "contact/contact_probe.h"
+#include "contact/colliders.h"
 #include "core/solver.h"
 #include "core/vec3.h"
 
@@ -129,18 +130,19 @@ static void kick(explicit_solver *s, cb_world *w, double h, double imp[3])
 static void substep(explicit_solver *s, cb_world *w, double t0, double dt, double imp[3], cb_step_info *info)
 {
     double t1 = t0 + dt;
-    double c0 = cb_wall_time();
+    cb_lap_timer lap;
+    cb_lap_start(&lap, info);
     if (!s->have_force) {
         compute_forces(s, w);
         s->have_force = 1;
     }
-    double c1 = cb_wall_time();
+    cb_lap(&lap, "force");
     double first = s->scheme == 0 ? 0.5 * dt : dt;
     kick(s, w, first, imp);
     for (int i = 0; i < w->nv; i++)
         if (w->inv_mass[i] > 0.0) cb_v3_axpy(w->state.x[i], dt, w->state.v[i]);
     cb_world_apply_pins(w, t1);
-    double c2 = cb_wall_time();
+    cb_lap(&lap, "integrate");
     int contacts = 0;
     if (w->ncolliders) {
         const double (*x)[3] = (const double (*)[3])w->state.x, (*v)[3] = (const double (*)[3])w->state.v;
@@ -150,22 +152,17 @@ static void substep(explicit_solver *s, cb_world *w, double t0, double dt, doubl
                                                           w->state.v[i], imp);
         cb_contact_probe_end(s->probe, w, x, v, info);
     }
-    double c3 = cb_wall_time();
+    cb_lap_contact(&lap, "contact");
     compute_forces(s, w);
-    double c4 = cb_wall_time();
+    cb_lap(&lap, "force");
     if (s->scheme == 0) kick(s, w, 0.5 * dt, imp); /* euler: the new forces act next step */
-    double c5 = cb_wall_time();
+    cb_lap(&lap, "integrate");
     info->contacts += contacts;
-    info->wall_contact_s += c3 - c2;
-    cb_step_info_stage(info, "force", (c1 - c0) + (c4 - c3));
-    cb_step_info_stage(info, "integrate", (c2 - c1) + (c5 - c4));
-    cb_step_info_stage(info, "contact", c3 - c2);
 }
 
 static int explicit_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
 {
-    explicit_solver *s = self;
-    if (!(dt > 0)) return CB_FAIL(err, CB_ERR_INPUT, "explicit: dt must be > 0 (got %g)", dt);
+    explicit_solver *s = self; /* arguments checked by cb_solver_step */
     long n = s->substeps;
     if (n == 0) {
         double q = dt / s->h_stable;

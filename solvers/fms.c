@@ -48,7 +48,7 @@
  * the same minimiser as newton. contact: projection leaves P out: the paper's splitting
  * (solve without colliders, then project), which moves vertices out from up to 2 cm
  * deep on the drape and adds energy (kept to reproduce it).
- * After the iterations v = (x - q_n)/h, then contact (solvers/step_contact.h): self
+ * After the iterations v = (x - q_n)/h, then contact (contact/step_contact.h): self
  * collision (vertex-triangle, spatial hash from contact/, pushed apart to the cloth
  * thickness, inelastic with friction) and collider projection with restitution and
  * friction; its wall time is wall_contact_s.
@@ -466,16 +466,15 @@ static int contact_refactor(fms_solver *s, const cb_world *w, const unsigned cha
 
 static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
 {
-    fms_solver *s = self;
-    if (!s || !w || !info) return CB_FAIL(err, CB_ERR_INPUT, "fms: NULL argument");
-    if (!(dt > 0) || !isfinite(dt)) return CB_FAIL(err, CB_ERR_INPUT, "fms: dt must be > 0 (got %g)", dt);
+    fms_solver *s = self; /* arguments checked by cb_solver_step */
     cb_spring_solver *ss = &s->ss;
     const int nf = ss->nfree;
     double h = dt, h2 = h * h, t1 = w->state.t + h;
     double (*x)[3] = w->state.x;
     const double (*cx)[3] = (const double (*)[3])x, (*cy)[3] = (const double (*)[3])ss->y;
     double imp[3] = {0, 0, 0};
-    double c0 = cb_wall_time();
+    cb_lap_timer lap;
+    cb_lap_start(&lap, info);
     /* inertial target, start positions x = y, and the constant right-hand side
      * c = h^2 (f_ext - L y) with the pinned vertices at their targets in y */
     cb_spring_solver_predict(ss, w, h, t1, imp);
@@ -487,8 +486,8 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         if (rc) return rc;
         info->factorizations++;
     }
-    double c1 = cb_wall_time();
-    double tl = 0.0, tg = 0.0, gnorm0 = 0.0;
+    cb_lap(&lap, "factor");
+    double gnorm0 = 0.0;
     int iters = 0;
     if (nf > 0) {
         for (int u = 0; u < nf; u++)
@@ -504,14 +503,14 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
             }
         }
         for (int it = 0; it < s->iterations; it++) {
-            double a0 = cb_wall_time();
+            cb_lap(&lap, "setup");
             local_step_rhs(s, cx, it == s->iterations - 1);
             if (contact) local_contact(s, w, cx, t1);
             /* at x = y the right-hand side is -grad g(y) = h^2 (f_ext - L y + J d(y)):
              * the gradient norm the residual is relative to */
             if (it == 0)
                 for (int u = 0; u < nf; u++) gnorm0 += cb_v3_norm2(s->b[u]);
-            double a1 = cb_wall_time();
+            cb_lap(&lap, "local");
             int rc = cb_chol_solve3(ss->chol, s->b, err);
             if (rc) return rc;
             const double (*X)[3] = (const double (*)[3])s->b;
@@ -519,9 +518,7 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
                 int i = ss->vert[u];
                 for (int k = 0; k < 3; k++) x[i][k] = ss->y[i][k] + X[u][k];
             }
-            double a2 = cb_wall_time();
-            tl += a1 - a0;
-            tg += a2 - a1;
+            cb_lap(&lap, "global");
             iters++;
             /* a vertex that came closer than the offset without a contact spring: add
              * the springs and refactor (the iterations go on with the new matrix) */
@@ -561,17 +558,10 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         }
         residual = gnorm0 > 0 ? gn / gnorm0 : 0.0;
     }
-    double tc = 0.0;
-    int rc = cb_spring_solver_finish(ss, w, h, t1, imp, info, &tc, err);
+    int rc = cb_spring_solver_finish(ss, w, h, t1, imp, info, &lap, err);
     if (rc) return rc;
-    double c4 = cb_wall_time();
     info->iterations = iters;
     info->residual = residual;
-    cb_step_info_stage(info, "factor", c1 - c0);
-    cb_step_info_stage(info, "local", tl);
-    cb_step_info_stage(info, "global", tg);
-    cb_step_info_stage(info, "setup", (c4 - c1) - tl - tg - tc);
-    cb_step_info_stage(info, "contact", tc);
     return CB_OK;
 }
 

@@ -54,7 +54,7 @@
  * Mapping from the shared cloth model and contact: as fms (solvers/fms.c): edge
  * springs k_stretch, bend springs across hinges (or springs: classic), gravity as
  * f_ext, collider contact in the solve (contact: constraint) and then the end-of-step
- * stage of solvers/step_contact.h (self contact, and the collider projection with
+ * stage of contact/step_contact.h (self contact, and the collider projection with
  * restitution and friction: friction acts there, after the solve; the vertices the
  * penalty holds just inside the offset are in contact for it), solver_energy = E(x).
  * external_impulse = attachments (h times the spring forces from pinned vertices on
@@ -268,20 +268,19 @@ static int trial_outside(const newton_solver *s, const cb_world *w, double t1)
 
 static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
 {
-    newton_solver *s = self;
-    if (!s || !w || !info) return CB_FAIL(err, CB_ERR_INPUT, "newton: NULL argument");
-    if (!(dt > 0) || !isfinite(dt)) return CB_FAIL(err, CB_ERR_INPUT, "newton: dt must be > 0 (got %g)", dt);
+    newton_solver *s = self; /* arguments checked by cb_solver_step */
     cb_spring_solver *ss = &s->ss;
     const cb_spring_set *sp = &ss->sp;
     double h = dt, t1 = w->state.t + h;
     double (*x)[3] = w->state.x;
     const double (*cx)[3] = (const double (*)[3])x;
     double imp[3] = {0, 0, 0};
-    double c0 = cb_wall_time();
+    cb_lap_timer lap;
+    cb_lap_start(&lap, info);
     cb_spring_solver_predict(ss, w, h, t1, imp);
     memcpy(s->xt, x, (size_t)w->nv * sizeof *x);
     int iters = 0, nfact = 0;
-    double residual = NAN, tf = 0.0, ts = 0.0, tl = 0.0;
+    double residual = NAN;
     if (ss->nfree > 0) {
         double gn0 = gradient(s, w, cx, h, t1), gn = gn0;
         double g = objective(s, w, (const double (*)[3])ss->dx, cx, h, t1);
@@ -307,7 +306,7 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
          * is kept while it converges fast enough */
         int stale = s->refactor == REFACTOR_ALWAYS || s->h_factored != h;
         while (gn > s->tolerance * gn0 && gn > floor_abs && iters < s->max_iterations) {
-            double a0 = cb_wall_time();
+            cb_lap(&lap, "setup");
             int fresh = 0;
             if (stale) {
                 int rc = assemble_factor(s, w, cx, h, t1, err);
@@ -322,14 +321,14 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
             double *B = cb_chol_rhs(ss->chol);
             for (int u = 0; u < ss->nfree; u++)
                 for (int k = 0; k < 3; k++) B[3 * u + k] = -ss->grad[ss->vert[u]][k];
-            double a1 = cb_wall_time();
+            cb_lap(&lap, "assemble+factor");
             const double *dx;
             int rc = cb_chol_solve(ss->chol, &dx, err);
             if (rc) {
                 info->factorizations += nfact;
                 return rc;
             }
-            double a2 = cb_wall_time();
+            cb_lap(&lap, "solve");
             double slope = 0.0;
             for (int u = 0; u < ss->nfree; u++)
                 for (int k = 0; k < 3; k++) slope -= dx[3 * u + k] * B[3 * u + k];
@@ -364,10 +363,7 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
                     }
                 }
             }
-            double a3 = cb_wall_time();
-            tf += a1 - a0;
-            ts += a2 - a1;
-            tl += a3 - a2;
+            cb_lap(&lap, "line_search");
             if (!accepted) {
                 if (fresh) break;
                 stale = 1; /* an old factor that no longer gives a descent: refactor */
@@ -409,18 +405,11 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
         cb_spring_contact_penalty(ss, w, t1, cx, s->xt, NULL);
         for (int u = 0; u < ss->nfree; u++) cb_v3_axpy(imp, -1.0 / h, s->xt[ss->vert[u]]);
     }
-    double tc = 0.0;
-    int rc = cb_spring_solver_finish(ss, w, h, t1, imp, info, &tc, err);
+    int rc = cb_spring_solver_finish(ss, w, h, t1, imp, info, &lap, err);
     if (rc) return rc;
-    double c3 = cb_wall_time();
     info->iterations = iters;
     info->residual = residual;
     info->factorizations += nfact;
-    cb_step_info_stage(info, "assemble+factor", tf);
-    cb_step_info_stage(info, "solve", ts);
-    cb_step_info_stage(info, "line_search", tl);
-    cb_step_info_stage(info, "setup", (c3 - c0) - tf - ts - tl - tc);
-    cb_step_info_stage(info, "contact", tc);
     return CB_OK;
 }
 

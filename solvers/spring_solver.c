@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/contact_probe.h"
+#include "contact/colliders.h"
+#include "contact/contact_probe.h"
 #include "core/vec3.h"
 
 static const char *const spring_names[] = {"model", "classic", NULL};
@@ -138,9 +139,9 @@ void cb_spring_solver_predict(cb_spring_solver *s, cb_world *w, double h, double
 }
 
 int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t1, double imp[3],
-                            cb_step_info *info, double *contact_s, cb_error *err)
+                            cb_step_info *info, cb_lap_timer *lap, cb_error *err)
 {
-    if (!s || !w || !imp || !info || !contact_s)
+    if (!s || !w || !imp || !info || !lap)
         return CB_FAIL(err, CB_ERR_INPUT, "cb_spring_solver_finish: NULL argument");
     /* v = (x - q_n)/h = (1 - damping) v_n + (x - y)/h, the second form without the
      * cancellation of x - q_n (keeps linear momentum exact to round-off) */
@@ -149,7 +150,7 @@ int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t
         int i = s->vert[u];
         for (int k = 0; k < 3; k++) v[i][k] = (1.0 - s->damping) * v[i][k] + s->dx[i][k] / h;
     }
-    double c0 = cb_wall_time();
+    cb_lap(lap, "setup");
     int contacts = 0;
     const double (*x)[3] = (const double (*)[3])w->state.x, (*vc)[3] = (const double (*)[3])w->state.v;
     cb_contact_probe_begin(s->probe, w, t1, x, vc);
@@ -159,11 +160,9 @@ int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t
         cb_error_prefix(err, "%s: ", s->name);
         return rc;
     }
-    double c1 = cb_wall_time();
-    *contact_s = c1 - c0;
+    cb_lap_contact(lap, "contact");
     info->solver_energy = cb_springs_energy(&s->sp, (const double (*)[3])w->state.x);
     info->contacts += contacts;
-    info->wall_contact_s += c1 - c0;
     for (int k = 0; k < 3; k++) info->external_impulse[k] = imp[k];
     return CB_OK;
 }

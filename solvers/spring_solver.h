@@ -21,7 +21,7 @@
  *                              damping impulse -damping m v added to imp;
  *   (the solver's own iterations, leaving x - y of free vertex i in dx[i]);
  *   cb_spring_solver_finish    v = (1 - damping) v + dx/h on free vertices, contact,
- *                              solver_energy = E(x), contacts, wall_contact_s and
+ *                              solver_energy = E(x), contacts, the contact stage and
  *                              external_impulse into the step info.
  */
 #ifndef CB_SPRING_SOLVER_H
@@ -33,7 +33,7 @@
 #include "core/world.h"
 #include "solvers/cholmod_util.h"
 #include "solvers/springs.h"
-#include "solvers/step_contact.h"
+#include "contact/step_contact.h"
 
 enum { CB_SPRING_CONTACT_CONSTRAINT = 0, CB_SPRING_CONTACT_PROJECTION = 1 };
 
@@ -54,7 +54,7 @@ typedef struct cb_spring_solver {
     double (*grad)[3];     /* [nv] gradient of g (scratch for the residual) */
     double (*dx)[3];       /* [nv] x - y on the free vertices */
     cb_step_contact *contact;
-    struct cb_contact_probe *probe; /* measures the contact stage (core/contact_probe.h) */
+    struct cb_contact_probe *probe; /* measures the contact stage (contact/contact_probe.h) */
     int contact_mode;      /* CB_SPRING_CONTACT_*: `contact` (constraint when the world has colliders) */
     double contact_stiffness; /* c: the contact term of g is 1/2 c m_i max(0, offset - d_i)^2 */
     double contact_offset; /* `contact_offset`: distance kept from the colliders */
@@ -84,10 +84,11 @@ int cb_spring_solver_factor(cb_spring_solver *s, const cb_world *w, double h, cb
 void cb_spring_solver_predict(cb_spring_solver *s, cb_world *w, double h, double t1, double imp[3]);
 
 /* The end of a step (see above): imp (attachments + damping, from the solver) gets the
- * collider impulse and is stored as info->external_impulse; *contact_s is the wall
- * time of contact. A contact error is prefixed with the solver's name. */
+ * collider impulse and is stored as info->external_impulse; the step's lap timer laps
+ * "setup" before the contact and "contact" after it. A contact error is prefixed with
+ * the solver's name. */
 int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t1, double imp[3],
-                            cb_step_info *info, double *contact_s, cb_error *err);
+                            cb_step_info *info, cb_lap_timer *lap, cb_error *err);
 
 /* Collider contact inside the solve (contact: constraint). d_i is the signed distance of
  * vertex i from the nearest collider at the end of the step, minus contact_offset

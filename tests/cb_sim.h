@@ -4,7 +4,7 @@
  *
  *   cb_sim s;
  *   if (cb_sim_open(&s, "pbd", "data/scenes/hanging.yaml", NULL, NULL, sets, nsets)) ...
- *   for (...) cb_sim_step(&s);       // w->state.t advances by dt, as in the run loop
+ *   for (...) cb_sim_step(&s);       // through cb_solver_step, as in the run loop
  *   cb_sim_close(&s);
  *
  * Scenes come from a file (path) or from text (text, with dir the folder relative
@@ -14,12 +14,15 @@
 #ifndef CB_SIM_H
 #define CB_SIM_H
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/scene.h"
+#include "contact/colliders.h"
 #include "core/solver.h"
 #include "core/world.h"
+#include "experiments/harness/registry.h"
 
 typedef struct cb_sim {
     cb_scene *scene;
@@ -62,12 +65,12 @@ static inline int cb_sim_open(cb_sim *s, const char *solver, const char *path, c
     return rc ? rc : cb_sim_solver(s, solver);
 }
 
-/* One step of dt; the world's time advances as in the run loop. */
+/* One step of dt through the run loop's entry point (cb_solver_step): the time
+ * becomes (n + 1) dt with n = t / dt rounded, so n dt exactly after n steps of one dt. */
 static inline int cb_sim_step_dt(cb_sim *s, double dt)
 {
-    cb_step_info_reset(&s->info);
-    int rc = s->cls->step(s->solver, s->w, dt, &s->info, &s->e);
-    s->w->state.t += dt;
+    long n = dt > 0 ? lround(s->w->state.t / dt) : 0;
+    int rc = cb_solver_step(s->cls, s->solver, s->w, n, dt, &s->info, &s->e);
     if (rc) fprintf(stderr, "  %s\n", s->e.message);
     return rc;
 }

@@ -1,4 +1,4 @@
-/* tests/test_audit.c — the continuous audit (core/audit.h): a sheet that tunnels
+/* tests/test_audit.c — the continuous audit (experiments/harness/audit.h): a sheet that tunnels
  * through a thin box in one step leaves a clean end state but is counted; two layers
  * that pass through each other within a step are counted, a rigid motion of the same
  * cloth is not; a knot that takes a path around a collider clears the chord that goes
@@ -6,8 +6,8 @@
 #include "cb_test.h"
 
 #include "cb_sim.h"
-#include "core/audit.h"
-#include "core/metrics.h"
+#include "experiments/harness/audit.h"
+#include "experiments/harness/metrics.h"
 #include "core/vec3.h"
 
 /* A 6 x 6 sheet (0.2 m) 0.2 m above a 1 cm thick box, falling at 200 m/s, no gravity:

@@ -8,7 +8,7 @@
 
 #include "contact/selfcheck.h"
 #include "contact/testmesh.h"
-#include "core/metrics.h"
+#include "experiments/harness/metrics.h"
 #include "core/scene.h"
 #include "core/solver.h"
 #include "core/vec3.h"

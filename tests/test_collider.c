@@ -4,6 +4,7 @@
  * restitution, Coulomb friction). */
 #include "cb_test.h"
 
+#include "contact/colliders.h"
 #include "core/collider.h"
 #include "core/scene.h"
 #include "core/vec3.h"

@@ -16,7 +16,8 @@
 
 #include <hdf5.h>
 
-#include "core/run.h"
+#include "experiments/harness/registry.h"
+#include "experiments/harness/run.h"
 #include "core/vec3.h"
 
 static const char *contact_scene =
@@ -300,6 +301,105 @@ static void test_time_ends_at_n_dt(void)
     }
 }
 
+/* The step contract (core/solver.h, cb_solver_step), for every registered solver: a
+ * dt that is not a finite number > 0 and a NULL argument are refused before the method
+ * runs (pbd and acm used to take an infinite dt); after a step the time is (n+1) dt,
+ * the named stages lie inside the step's wall time and the contact stages make up
+ * wall_contact_s exactly. */
+static void test_step_contract(void)
+{
+    const double bad_dt[] = {0.0, -0.01, INFINITY, NAN};
+    for (int s = 0; s < cb_solver_count(); s++) {
+        const cb_solver_class *cls = cb_solver_at(s);
+        cb_sim sim;
+        if (!opened(&sim, cls->name, contact_scene, NULL, 0)) continue;
+        cb_step_info info;
+        cb_error e;
+        double x0 = sim.w->state.x[0][0];
+        for (size_t k = 0; k < sizeof bad_dt / sizeof bad_dt[0]; k++) {
+            e.message[0] = '\0';
+            CU_ASSERT_EQUAL(cb_solver_step(cls, sim.solver, sim.w, 0, bad_dt[k], &info, &e), CB_ERR_INPUT);
+            CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "dt must be a finite number > 0"));
+            CU_ASSERT_PTR_NOT_NULL(strstr(e.message, cls->name));
+        }
+        CU_ASSERT_EQUAL(cb_solver_step(cls, NULL, sim.w, 0, 0.005, &info, &e), CB_ERR_INPUT);
+        CU_ASSERT_EQUAL(cb_solver_step(cls, sim.solver, NULL, 0, 0.005, &info, &e), CB_ERR_INPUT);
+        CU_ASSERT_EQUAL(cb_solver_step(cls, sim.solver, sim.w, 0, 0.005, NULL, &e), CB_ERR_INPUT);
+        CU_ASSERT_EQUAL(sim.w->state.x[0][0], x0); /* the method did not run */
+        CU_ASSERT_EQUAL(sim.w->state.t, 0.0);
+        for (long n = 0; n < 3; n++) {
+            int rc = cb_solver_step(cls, sim.solver, sim.w, n, 0.007, &info, &e);
+            CU_ASSERT_EQUAL(rc, CB_OK);
+            if (rc) {
+                fprintf(stderr, "  %s: %s\n", cls->name, e.message);
+                break;
+            }
+            CU_ASSERT_EQUAL(sim.w->state.t, (double)(n + 1) * 0.007);
+            double sum = 0.0, contact = 0.0;
+            for (int k = 0; k < info.nstages; k++) {
+                CU_ASSERT(info.stage[k].seconds >= 0.0);
+                sum += info.stage[k].seconds;
+                if (info.stage[k].contact) contact += info.stage[k].seconds;
+            }
+            CU_ASSERT(info.nstages > 0 || !strcmp(cls->name, "acm")); /* acm times stages when profiling */
+            CU_ASSERT(sum <= info.wall_step_s * (1.0 + 1e-12) + 1e-9);
+            CU_ASSERT_EQUAL(info.wall_contact_s, contact);
+        }
+        cb_sim_close(&sim);
+    }
+}
+
+/* A test method that misbehaves on request, to hold cb_solver_step itself to the
+ * contract: a NaN left in the state is caught and named; more stages than the info
+ * holds is an error, not silently dropped time; an error from the method is passed on
+ * and the time still set. */
+typedef struct { int mode; } fake_solver;
+static int fake_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
+{
+    (void)dt;
+    fake_solver *f = self;
+    static const char *const names[] = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9",
+                                        "s10", "s11", "s12", "s13", "s14", "s15", "s16", "s17"};
+    cb_lap_timer lap;
+    cb_lap_start(&lap, info);
+    if (f->mode == 1) w->state.v[3][1] = NAN;
+    if (f->mode == 2)
+        for (int k = 0; k < 18; k++) cb_lap(&lap, names[k]);
+    if (f->mode == 3) return CB_FAIL(err, CB_ERR_IO, "fake: failed on purpose");
+    cb_lap(&lap, "work");
+    cb_lap_contact(&lap, "contact");
+    cb_lap_contact(&lap, "contact");
+    return CB_OK;
+}
+static const cb_solver_class fake_class = {.name = "fake", .step = fake_step};
+
+static void test_step_entry_checks(void)
+{
+    cb_sim sim;
+    if (!opened(&sim, "explicit", contact_scene, NULL, 0)) return;
+    fake_solver f = {0};
+    cb_step_info info;
+    cb_error e;
+    CU_ASSERT_EQUAL(cb_solver_step(&fake_class, &f, sim.w, 4, 0.01, &info, &e), CB_OK);
+    CU_ASSERT_EQUAL(sim.w->state.t, 5 * 0.01);
+    CU_ASSERT_EQUAL(info.nstages, 2);
+    CU_ASSERT_EQUAL(info.stage[1].contact, 1);
+    CU_ASSERT_EQUAL(info.wall_contact_s, info.stage[1].seconds);
+    f.mode = 1;
+    CU_ASSERT_EQUAL(cb_solver_step(&fake_class, &f, sim.w, 5, 0.01, &info, &e), CB_ERR_NUMERIC);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "vertex 3 "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "nan"));
+    sim.w->state.v[3][1] = 0.0;
+    f.mode = 2;
+    CU_ASSERT_EQUAL(cb_solver_step(&fake_class, &f, sim.w, 6, 0.01, &info, &e), CB_ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "more than 16 named stages (5 timings dropped)"));
+    f.mode = 3;
+    CU_ASSERT_EQUAL(cb_solver_step(&fake_class, &f, sim.w, 7, 0.01, &info, &e), CB_ERR_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "failed on purpose"));
+    CU_ASSERT_EQUAL(sim.w->state.t, 8 * 0.01);
+    cb_sim_close(&sim);
+}
+
 /* Every allocation of create, then of the first steps, fails in turn (core/error.h's
  * hook): each failure returns CB_ERR_NOMEM with a message, never crashes, and under
  * ASan leaks nothing (the suite runs with detect_leaks=1). */
@@ -343,8 +443,7 @@ static void test_allocation_failures(void)
             cb_alloc_fail_after(n);
             int rc = 0;
             for (int k = 0; k < 2 && !rc; k++) {
-                cb_step_info_reset(&info);
-                rc = cls->step(self, sim.w, sim.scene->dt, &info, &e);
+                rc = cb_solver_step(cls, self, sim.w, k, sim.scene->dt, &info, &e);
             }
             long used = cb_alloc_count();
             cb_alloc_fail_after(-1);
@@ -381,4 +480,6 @@ CB_TEST_MAIN("conformance",
              CB_TEST(test_unknown_key_refused),
              CB_TEST(test_out_of_range_refused),
              CB_TEST(test_time_ends_at_n_dt),
+             CB_TEST(test_step_contract),
+             CB_TEST(test_step_entry_checks),
              CB_TEST(test_allocation_failures))

@@ -1,13 +1,14 @@
 /* tests/test_contact_probe.c — the probe every solver wraps around its contact stage
- * (core/contact_probe.h): the energy change it reports is the change of the shared
+ * (contact/contact_probe.h): the energy change it reports is the change of the shared
  * model's total energy, computed in full; the depth is the deepest collider penetration
  * among the vertices it changed, before the change; and every solver that projects
  * reports a positive depth on a cloth that falls fast onto a sphere. */
 #include "cb_test.h"
 
 #include "cb_sim.h"
-#include "core/contact_probe.h"
-#include "core/metrics.h"
+#include "contact/colliders.h"
+#include "contact/contact_probe.h"
+#include "experiments/harness/metrics.h"
 #include "core/vec3.h"
 
 static const char *scene =

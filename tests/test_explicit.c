@@ -3,10 +3,12 @@
 #include "cb_test.h"
 #include "cb_sim.h"
 
+#include "contact/colliders.h"
 #include "core/scene.h"
 #include "core/solver.h"
 #include "core/vec3.h"
 #include "core/world.h"
+#include "experiments/harness/registry.h"
 
 /* scene (file or text) + world + the explicit solver: tests/cb_sim.h */
 static int sim_open(cb_sim *s, const char *path_or_text, int is_text, const char *const *sets, int nsets)

@@ -8,15 +8,17 @@
 #include "cb_test.h"
 #include "cb_sim.h"
 
+#include "contact/colliders.h"
 #include "contact/distance.h"
-#include "core/metrics.h"
+#include "experiments/harness/metrics.h"
 #include "core/scene.h"
 #include "core/solver.h"
 #include "core/vec3.h"
 #include "core/world.h"
+#include "experiments/harness/registry.h"
 #include "solvers/cholmod_util.h"
 #include "solvers/springs.h"
-#include "solvers/step_contact.h"
+#include "contact/step_contact.h"
 
 /* scene (file or text) + world + solver: tests/cb_sim.h */
 static int sim_open(cb_sim *s, const char *solver, const char *path_or_text, int is_text, const char *const *sets,
@@ -324,8 +326,7 @@ static double step_result_diff(const char *set_a, const char *set_b, double *sca
         cb_params p = cb_scene_params(s.scene, "fms");
         void *f = NULL;
         cb_step_info info;
-        cb_step_info_reset(&info);
-        if (!fms->create(s.w, &p, &f, &s.e) && !fms->step(f, s.w, s.scene->dt, &info, &s.e)) {
+        if (!fms->create(s.w, &p, &f, &s.e) && !cb_solver_step(fms, f, s.w, 0, s.scene->dt, &info, &s.e)) {
             double d2 = 0, s2 = 0;
             for (int i = 0; i < nv; i++) {
                 double d[3], m[3];
@@ -662,8 +663,7 @@ static void test_massless_vertex_not_posdef(void)
     for (int c = 0; c < 2; c++) {
         cb_sim s;
         CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[c], text, 1, NULL, 0), CB_OK);
-        cb_step_info_reset(&s.info);
-        int rc = s.cls->step(s.solver, s.w, 0.01, &s.info, &s.e);
+        int rc = cb_solver_step(s.cls, s.solver, s.w, 0, 0.01, &s.info, &s.e);
         fprintf(stderr, "  %s: %s\n", solvers[c], s.e.message);
         CU_ASSERT_EQUAL(rc, CB_ERR_NUMERIC);
         CU_ASSERT_PTR_NOT_NULL(strstr(s.e.message, "not positive definite"));

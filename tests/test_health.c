@@ -1,4 +1,4 @@
-/* tests/test_health.c — the run health check (core/health.h) through cb_run and the
+/* tests/test_health.c — the run health check (experiments/harness/health.h) through cb_run and the
  * program: exploding runs of different solvers end "diverged" by the shared rule, a
  * healthy run has no breach, a pin that lifts the cloth (work done on it) is not
  * flagged, the thresholds come from the scene (bad keys refused with file:line), and
@@ -7,8 +7,8 @@
 
 #include <hdf5.h>
 
-#include "core/h5attr.h"
-#include "core/run.h"
+#include "experiments/harness/h5attr.h"
+#include "experiments/harness/run.h"
 
 static char out[65536];
 #define cb(...) cb_test_clothbench(out, sizeof out, 1, __VA_ARGS__)

@@ -6,11 +6,13 @@
  * every mode, and the README's solver table checked against `clothbench list --params`. */
 #include "cb_test.h"
 
-#include "core/h5attr.h"
+#include "contact/colliders.h"
+#include "experiments/harness/h5attr.h"
 #include "core/params.h"
 #include "core/scene.h"
 #include "core/solver.h"
 #include "core/world.h"
+#include "experiments/harness/registry.h"
 
 /* A small cloth over a sphere: every solver runs on it, contact code included. */
 static const char *const scene_fmt =

@@ -11,12 +11,14 @@
 #include <omp.h>
 #endif
 
+#include "contact/colliders.h"
 #include "contact/selfcheck.h"
-#include "core/metrics.h"
+#include "experiments/harness/metrics.h"
 #include "core/scene.h"
 #include "core/solver.h"
 #include "core/vec3.h"
 #include "core/world.h"
+#include "experiments/harness/registry.h"
 #include "solvers/pbd.h"
 #include "solvers/pbd_constraints.h"
 

@@ -1,11 +1,12 @@
 /* tests/test_penetration.c — the smallest signed distance of a segment, a triangle and
- * a vertex path from each analytic collider (core/penetration.h) against dense
+ * a vertex path from each analytic collider (contact/penetration.h) against dense
  * sampling of the primitive, and the penetration metrics on a cloth whose vertices are
  * all outside a collider while its edges and triangles are not. */
 #include "cb_test.h"
 
-#include "core/metrics.h"
-#include "core/penetration.h"
+#include "contact/colliders.h"
+#include "experiments/harness/metrics.h"
+#include "contact/penetration.h"
 #include "core/scene.h"
 #include "core/vec3.h"
 #include "core/world.h"

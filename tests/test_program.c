@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "core/h5attr.h"
+#include "experiments/harness/h5attr.h"
 #include "core/mesh.h"
 
 static char out[65536];
@@ -109,7 +109,7 @@ static void test_run_file_layout(void)
     CB_ASSERT_REL(msum, 0.1 * 0.25, 1e-12);
     free(masses);
 
-    /* series: 50 steps + the initial row, every metric of DESIGN.md */
+    /* series: 50 steps + the initial row, every metric of cb_metric_table */
     const char *scalars[] = {"time", "dt", "kinetic_energy", "gravity_energy", "stretch_energy", "bend_energy",
                              "total_energy", "solver_energy", "collider_penetrations", "collider_max_depth",
                              "self_intersections", "min_separation", "max_strain", "iterations", "residual",

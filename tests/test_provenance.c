@@ -7,10 +7,11 @@
 
 #include <hdf5.h>
 
-#include "core/h5attr.h"
-#include "core/provenance.h"
+#include "experiments/harness/h5attr.h"
+#include "experiments/harness/provenance.h"
 #include "core/sha256.h"
 #include "core/solver.h"
+#include "experiments/harness/registry.h"
 
 static char out[65536];
 

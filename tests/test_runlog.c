@@ -1,4 +1,4 @@
-/* tests/test_runlog.c — the HDF5 run file (core/runlog.c): every field written is
+/* tests/test_runlog.c — the HDF5 run file (experiments/harness/runlog.c): every field written is
  * read back with the HDF5 C API and compared with what went in; the file stays
  * readable when the writer is killed after a frame; the XDMF sidecar is balanced
  * XML that names only datasets (with their true shapes) that exist in the .h5;
@@ -14,8 +14,8 @@
 #include <time.h>
 
 #include "core/mesh.h"
-#include "core/metrics.h"
-#include "core/runlog.h"
+#include "experiments/harness/metrics.h"
+#include "experiments/harness/runlog.h"
 #include "core/world.h"
 
 #ifndef CB_VERSION
@@ -1030,7 +1030,7 @@ static void test_bad_input(void)
 }
 
 /* The same run written twice gives the same bytes, except inside the `created`
- * timestamp (DESIGN.md "Numbers": bitwise-identical runs). */
+ * timestamp (ARCHITECTURE.md: bitwise-identical runs, `clothbench rerun --check`). */
 static void test_deterministic(void)
 {
     fixture fx;

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <sys/stat.h>
 
+#include "contact/colliders.h"
 #include "core/params.h"
 #include "core/scene.h"
 #include "core/yamltree.h"

@@ -7,6 +7,7 @@
  * file:line, and the world built from a scene. */
 #include "cb_test.h"
 
+#include "contact/colliders.h"
 #include "core/scene.h"
 #include "core/tetmesh.h"
 #include "core/vec3.h"

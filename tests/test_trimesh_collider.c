@@ -8,6 +8,7 @@
 
 #include <time.h>
 
+#include "contact/colliders.h"
 #include "contact/distance.h"
 #include "contact/trimesh_collider.h"
 #include "core/collider.h"

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "contact/colliders.h"
 #include "contact/distance.h"
 #include "core/vec3.h"
 

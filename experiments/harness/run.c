@@ -1,9 +1,10 @@
-/* core/run.c — the run loop (run.h): scene -> world -> solver steps -> metrics ->
+/* experiments/harness/run.c — the run loop (run.h): scene -> world -> solver steps -> metrics ->
  * run file. The only place that writes run files; solvers never do.
  *
- * Order per step: solver step (timed), state.t set to the exact (n+1) dt,
- * divergence check (NaN/Inf or |x| beyond the scene's bound), the health check
- * (core/health.h: energy beyond its start plus the work of moving pins and colliders,
+ * Order per step: cb_solver_step (core/solver.h: arguments checked, timed, state.t
+ * set to the exact (n+1) dt, non-finite state caught), the divergence check
+ * (NaN/Inf or |x| beyond the scene's bound: the row and frame are logged), the health check
+ * (experiments/harness/health.h: energy beyond its start plus the work of moving pins and colliders,
  * strain beyond a bound; a breach ends the run "diverged"), metrics row every
  * log_every steps and on frame steps, the expensive metrics on every
  * expensive_every-th frame, a frame every steps_per_frame steps (the file is
@@ -11,7 +12,7 @@
  * logged so far and its status says what happened.
  */
 #define _DEFAULT_SOURCE /* realpath */
-#include "core/run.h"
+#include "experiments/harness/run.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,11 +22,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/audit.h"
-#include "core/health.h"
-#include "core/metrics.h"
-#include "core/runlog.h"
+#include "contact/colliders.h"
+#include "experiments/harness/audit.h"
+#include "experiments/harness/health.h"
+#include "experiments/harness/metrics.h"
+#include "experiments/harness/registry.h"
+#include "experiments/harness/runlog.h"
 #include "core/scene.h"
+#include "core/files.h"
 #include "core/solver.h"
 #include "core/vec3.h"
 #include "core/world.h"
@@ -55,27 +59,6 @@ cb_run_def cb_default_run_def(void)
     memset(&d, 0, sizeof d);
     d.write_frames = 1;
     return d;
-}
-
-/* mkdir -p of the folder that will hold `path`. */
-static int make_parent_dirs(const char *path, cb_error *err)
-{
-    char buf[4096];
-    if (strlen(path) >= sizeof buf) return CB_FAIL(err, CB_ERR_INPUT, "%s: path too long", path);
-    strcpy(buf, path);
-    char *slash = strrchr(buf, '/');
-    if (!slash || slash == buf) return CB_OK;
-    *slash = '\0';
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) && errno != EEXIST)
-            return CB_FAIL(err, CB_ERR_IO, "%s: cannot create folder: %s", buf, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) && errno != EEXIST)
-        return CB_FAIL(err, CB_ERR_IO, "%s: cannot create folder: %s", buf, strerror(errno));
-    return CB_OK;
 }
 
 /* Index of the first vertex with a non-finite or out-of-bound position/velocity, -1 if none. */
@@ -197,7 +180,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
 
     res->started = 1;
     if (def->output) {
-        rc = make_parent_dirs(def->output, err);
+        rc = cb_mkdir_parent(def->output, err);
         if (rc) goto done;
         scene_dir = realpath(scene->dir, NULL);
         cb_runlog_def ld = {def->output, cls->name, scene->name, scene->text, ptext, pgiven, note,
@@ -248,14 +231,13 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
             rc = CB_FAIL(err, CB_ERR_INTERRUPTED, "%s", msg);
             break;
         }
-        cb_step_info_reset(&info);
         if (audit) cb_audit_begin(audit, world);
         cb_health_begin(health, world);
-        double t0 = cb_wall_time();
-        rc = cls->step(solver, world, scene->dt, &info, err);
-        double wall = cb_wall_time() - t0;
+        rc = cb_solver_step(cls, solver, world, step, scene->dt, &info, err);
+        double wall = info.wall_step_s;
         res->wall_s += wall;
-        world->state.t = (double)(step + 1) * scene->dt;
+        /* a non-finite state (cb_solver_step's check) is logged below like one beyond the bound */
+        if (rc == CB_ERR_NUMERIC && find_divergence(world, scene->bound) >= 0) rc = CB_OK;
         if (audit && !rc) {
             long sc = 0, cc = 0;
             double a0 = cb_wall_time();
@@ -314,7 +296,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
             if (log) cb_runlog_frame(log, world->state.t, (const double (*)[3])world->state.x, NULL);
             break;
         }
-        if (breaches) { /* the health check (core/health.h): the run is no longer the cloth's */
+        if (breaches) { /* the health check (experiments/harness/health.h): the run is no longer the cloth's */
             final_status = "diverged";
             int n = cb_health_breach_count(health), len = snprintf(msg, sizeof msg, "health check:");
             for (int k = n - breaches; k < n && len < (int)sizeof msg; k++) {

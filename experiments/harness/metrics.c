@@ -1,14 +1,15 @@
-/* core/metrics.c — the measurements of DESIGN.md "Metrics", from the state alone,
+/* experiments/harness/metrics.c — the measurements of ARCHITECTURE.md "Measuring", from the state alone,
  * identical for every solver (metrics.h). */
-#include "core/metrics.h"
+#include "experiments/harness/metrics.h"
 
 #include <math.h>
 #include <stddef.h>
 
 #include <stdlib.h>
 
+#include "contact/colliders.h"
 #include "contact/selfcheck.h"
-#include "core/penetration.h"
+#include "contact/penetration.h"
 #include "core/vec3.h"
 
 #define M(name, width, unit, desc) { #name, width, offsetof(cb_metrics, name), unit, desc }
@@ -38,7 +39,7 @@ const cb_metric_desc cb_metric_table[] = {
     M(self_crossings_in_step, 1, "1", "continuous audit: vertex-triangle and edge-edge pairs of the cloth whose distance reached 0 on their paths during the steps since the previous row; NaN without the audit"),
     M(collider_crossings_in_step, 1, "1", "continuous audit: vertices whose path went inside a collider during the steps since the previous row; NaN without the audit"),
     M(max_strain, 1, "1", "max over edges of |l - L| / L"),
-    M(external_work, 1, "J", "work done on the cloth since t = 0 by moving pins and moving colliders (core/health.h); the health check allows total_energy to rise by this much"),
+    M(external_work, 1, "J", "work done on the cloth since t = 0 by moving pins and moving colliders (experiments/harness/health.h); the health check allows total_energy to rise by this much"),
     M(iterations, 1, "1", "solver iterations this step"),
     M(residual, 1, "1", "solver residual after the step"),
     M(factorizations, 1, "1", "matrix factorizations this step (fms, newton; 0 for methods without a matrix)"),
@@ -50,7 +51,7 @@ const cb_metric_desc cb_metric_table[] = {
 #undef M
 const int cb_metric_count = (int)(sizeof cb_metric_table / sizeof cb_metric_table[0]);
 
-/* Vertices, then edges and triangles (exact, core/penetration.h). The signed distance
+/* Vertices, then edges and triangles (exact, contact/penetration.h). The signed distance
  * is 1-Lipschitz, so a primitive whose vertices are all farther from every collider than
  * its longest edge cannot reach inside one and is skipped. A non-finite vertex counts for
  * nothing (the run loop reports it as divergence). */

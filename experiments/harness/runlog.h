@@ -1,4 +1,4 @@
-/* core/runlog.h — the run file (HDF5), exactly the layout of DESIGN.md, plus the
+/* experiments/harness/runlog.h — the run file (HDF5), exactly the layout of the README's "The run file", plus the
  * XDMF sidecar that lets ParaView open the animation. The file is flushed after
  * every frame, so a crash, a kill or a divergence leaves a readable file whose
  * `status` attribute says what happened. */
@@ -6,7 +6,7 @@
 #define CB_RUNLOG_H
 
 #include "core/error.h"
-#include "core/metrics.h"
+#include "experiments/harness/metrics.h"
 #include "core/world.h"
 
 typedef struct cb_runlog cb_runlog;
@@ -21,7 +21,7 @@ typedef struct cb_runlog_def {
     const char *parameters_given; /* the scene's solver block as given (cb_params_text); NULL: "{}" */
     const char *expensive_note; /* how often the expensive metrics run, stored as an attribute */
     const char *self_collision; /* "on" | "off" | "none" (the method has none); NULL: "unknown" */
-    /* provenance (NULL: ""); the build and machine are asked of core/provenance.h */
+    /* provenance (NULL: ""); the build and machine are asked of experiments/harness/provenance.h */
     const char *scene_path;     /* the scene file as given */
     const char *scene_dir;      /* absolute folder its relative paths resolve against */
     const char *command_line;   /* NULL: the process's (cb_provenance_set_command_line) */
@@ -44,7 +44,7 @@ int cb_runlog_flush(cb_runlog *log, cb_error *err);
 int cb_runlog_stages(cb_runlog *log, int n, const char *const *names, const double *seconds, cb_error *err);
 /* Set the status ("running" | "ok" | "diverged" | "interrupted" | "error") and message; flushes. */
 int cb_runlog_status(cb_runlog *log, const char *status, const char *message, cb_error *err);
-/* The run health check (core/health.h): attributes health_rule (the rule and its
+/* The run health check (experiments/harness/health.h): attributes health_rule (the rule and its
  * thresholds) and health_breaches (one line per breach, "" when none). */
 int cb_runlog_health(cb_runlog *log, const char *rule, const char *breaches, cb_error *err);
 /* Close (flushes). *log is set to NULL. */

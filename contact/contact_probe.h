@@ -1,4 +1,4 @@
-/* core/contact_probe.h — what a solver's contact stage hides: the probe that every
+/* contact/contact_probe.h — what a solver's contact stage hides: the probe that every
  * solver wraps around the stage that moves vertices out of colliders (or out of each
  * other) after its integrator has moved them.
  *

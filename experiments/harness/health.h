@@ -1,12 +1,12 @@
-/* core/health.h — the run health check: one rule for every solver, applied by the run
- * loop (core/run.c) after every step, from the state alone.
+/* experiments/harness/health.h — the run health check: one rule for every solver, applied by the run
+ * loop (experiments/harness/run.c) after every step, from the state alone.
  *
  * The rule (thresholds from the scene's `health` block, core/scene.h):
  *   energy      E(t) - E(0) - W_ext(t) > energy_factor * E_ref
  *   strain      max over edges |l - L| / L > max_strain
  *   non_finite  the total energy or the max strain is NaN or infinite
  * E is the run file's total_energy (kinetic + gravity + stretch + bend + the solver's
- * penalty energy, core/metrics.h). W_ext(t) is the work done on the cloth since t = 0 by
+ * penalty energy, experiments/harness/metrics.h). W_ext(t) is the work done on the cloth since t = 0 by
  * moving pins and moving colliders (the series external_work):
  *   pins: per step, F . (x_n+1 - x_n) for every pinned vertex, F the force the pin
  *     exerts, from Newton's law on that vertex: F = m (v_n+1 - v_n)/dt - f_int - m g,
@@ -36,8 +36,7 @@ typedef struct cb_health_rule {
     double max_strain;       /* > 0: the largest edge strain allowed */
 } cb_health_rule;
 
-#define CB_HEALTH_ENERGY_FACTOR 1.0
-#define CB_HEALTH_MAX_STRAIN 1.0
+/* CB_HEALTH_ENERGY_FACTOR, CB_HEALTH_MAX_STRAIN: the defaults, in core/scene.h (the scene reads them). */
 
 typedef struct cb_health_breach {
     long step;               /* the step after which the breach was seen (1-based) */

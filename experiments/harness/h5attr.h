@@ -1,4 +1,4 @@
-/* core/h5attr.h — reading string attributes of HDF5 objects (the run file's solver,
+/* experiments/harness/h5attr.h — reading string attributes of HDF5 objects (the run file's solver,
  * status, message, scene text...), for `clothbench info`, the sweep and the tests.
  * Variable- and fixed-length strings of either character set are read. */
 #ifndef CB_H5ATTR_H

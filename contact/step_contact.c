@@ -1,12 +1,13 @@
-/* solvers/step_contact.c — contact after an implicit step: self collision by
+/* contact/step_contact.c — contact after an implicit step: self collision by
  * vertex-triangle projection, then colliders (step_contact.h). */
-#include "solvers/step_contact.h"
+#include "contact/step_contact.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact/colliders.h"
 #include "contact/distance.h"
 #include "contact/spatial_hash.h"
 #include "core/vec3.h"

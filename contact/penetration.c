@@ -1,10 +1,11 @@
-/* core/penetration.c — smallest signed distance of a primitive or of a vertex's path
+/* contact/penetration.c — smallest signed distance of a primitive or of a vertex's path
  * from a collider (penetration.h). */
-#include "core/penetration.h"
+#include "contact/penetration.h"
 
 #include <math.h>
 #include <stddef.h>
 
+#include "contact/colliders.h"
 #include "contact/distance.h"
 #include "contact/predicates.h"
 #include "core/vec3.h"

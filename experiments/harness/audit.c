@@ -1,5 +1,5 @@
-/* core/audit.c — the continuous audit (audit.h). */
-#include "core/audit.h"
+/* experiments/harness/audit.c — the continuous audit (audit.h). */
+#include "experiments/harness/audit.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include "contact/ccd.h"
 #include "contact/distance.h"
 #include "contact/selfcheck.h"
-#include "core/penetration.h"
+#include "contact/penetration.h"
 #include "core/vec3.h"
 
 typedef struct knot {

@@ -1,4 +1,4 @@
-/* core/metrics.h — the measurements (DESIGN.md "Metrics"), computed from the state
+/* experiments/harness/metrics.h — the measurements (ARCHITECTURE.md "Measuring"), computed from the state
  * alone so that every solver is measured by the same yardstick. A metric that
  * cannot be computed is NaN, never 0. The table cb_metric_table lists every series
  * with its width; the run log writes exactly these. */

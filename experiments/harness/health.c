@@ -1,12 +1,13 @@
-/* core/health.c — the run health check (health.h): one rule for every solver. */
-#include "core/health.h"
+/* experiments/harness/health.c — the run health check (health.h): one rule for every solver. */
+#include "experiments/harness/health.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/metrics.h"
+#include "contact/colliders.h"
+#include "experiments/harness/metrics.h"
 #include "core/model.h"
 #include "core/vec3.h"
 

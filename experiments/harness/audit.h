@@ -1,4 +1,4 @@
-/* core/audit.h — the continuous audit: what crossed what during a step, even when the
+/* experiments/harness/audit.h — the continuous audit: what crossed what during a step, even when the
  * state at the end of the step is clean.
  *
  * The metrics look at the state after a step; a vertex that passes through a thin
@@ -15,7 +15,7 @@
  *                       CCD (contact/ccd.h, eta 0) on every piece, candidates from a BVH
  *                       of the swept triangles (contact/bvh.h);
  *   collider_crossings  vertices whose path goes inside a collider during the step (the
- *                       path's smallest signed distance, core/penetration.h: exact for
+ *                       path's smallest signed distance, contact/penetration.h: exact for
  *                       analytic colliders, which translate; mesh colliders: the ends of
  *                       each piece only).
  * A vertex with a non-finite position takes part in nothing (it is a divergence, which

@@ -1,5 +1,5 @@
-/* core/h5attr.c — reading string attributes of HDF5 objects (h5attr.h). */
-#include "core/h5attr.h"
+/* experiments/harness/h5attr.c — reading string attributes of HDF5 objects (h5attr.h). */
+#include "experiments/harness/h5attr.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
-/* core/provenance.c — see provenance.h. The commit and build settings are baked in by
- * meson (core/cb_git.h from vcs_tag, cb_build_info.h from configure_file); the library
+/* experiments/harness/provenance.c — see provenance.h. The commit and build settings are baked in by
+ * meson (experiments/harness/cb_git.h from vcs_tag, cb_build_info.h from configure_file); the library
  * versions are asked of the libraries themselves where they can tell (CHOLMOD,
  * OpenBLAS, HDF5, libyaml), so a run records what it linked, not what it compiled against. */
 #define _DEFAULT_SOURCE /* gethostname */
-#include "core/provenance.h"
+#include "experiments/harness/provenance.h"
 
 #include <cblas.h>
 #include <hdf5.h>
@@ -17,7 +17,7 @@
 #endif
 
 #include "cholmod.h"
-#include "core/cb_git.h"
+#include "experiments/harness/cb_git.h"
 #include "cb_build_info.h"
 
 #ifndef CB_VERSION

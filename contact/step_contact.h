@@ -1,4 +1,4 @@
-/* solvers/step_contact.h — contact after an implicit step, shared by fms and newton.
+/* contact/step_contact.h — contact after an implicit step, shared by fms and newton.
  *
  * The implicit mass-spring solvers solve the step (with collider contact as a penalty
  * term of the objective unless `contact: projection`, solvers/spring_solver.h), then
@@ -43,6 +43,7 @@
 #define CB_STEP_CONTACT_H
 
 #include "contact/bvh.h"   /* cb_pair_list */
+#include "contact/colliders.h"
 #include "core/error.h"
 #include "core/world.h"
 

@@ -1,4 +1,4 @@
-/* core/run.h — the run loop: scene -> world -> solver steps -> metrics -> run file.
+/* experiments/harness/run.h — the run loop: scene -> world -> solver steps -> metrics -> run file.
  * Shared by `clothbench run`, sweeps and benchmarks. */
 #ifndef CB_RUN_H
 #define CB_RUN_H
@@ -15,7 +15,7 @@ typedef struct cb_run_def {
     int progress;              /* draw a progress bar on stderr */
     int write_frames;          /* 1 (default): write /frames */
     long max_steps;            /* > 0: stop after this many steps (bench) */
-    int audit;                 /* 1: the continuous audit (core/audit.h) even if the scene has none */
+    int audit;                 /* 1: the continuous audit (experiments/harness/audit.h) even if the scene has none */
     /* reruns and provenance (all optional, NULL by default) */
     const char *scene_text;    /* non-NULL: load the scene from this text (scene_path then only
                                   names it in messages), resolving files against scene_dir */
@@ -36,7 +36,7 @@ typedef struct cb_run_result {
     double mean_step_ms;
     double create_s;           /* wall time of the solver's create (e.g. prefactorization) */
     double audit_s;            /* wall time of the continuous audit (0 without one) */
-    int breaches;              /* breaches of the health check (core/health.h); > 0: "diverged" */
+    int breaches;              /* breaches of the health check (experiments/harness/health.h); > 0: "diverged" */
     int nstages;               /* per-stage wall-time totals over the run (as in /stages) */
     const char *stage_name[32];    /* static strings owned by the solver class */
     double stage_seconds[32];

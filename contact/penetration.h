@@ -1,6 +1,6 @@
-/* core/penetration.h — how deep a cloth primitive (vertex, edge or triangle) is inside a
+/* contact/penetration.h — how deep a cloth primitive (vertex, edge or triangle) is inside a
  * collider, and how deep a vertex's straight path over a step went: the geometry behind
- * the penetration metrics (core/metrics.h) and the continuous audit (core/audit.h).
+ * the penetration metrics (experiments/harness/metrics.h) and the continuous audit (experiments/harness/audit.h).
  *
  * The value is the smallest signed distance from the collider's surface over the whole
  * closed primitive (negative: some point of it is inside; -value is the depth of its

@@ -1,4 +1,4 @@
-/* experiments/info.h — the one-screen summary of a run file (`clothbench info`). */
+/* experiments/harness/run_summary.h — the one-screen summary of a run file (`clothbench info`). */
 #ifndef CB_INFO_H
 #define CB_INFO_H
 
@@ -16,7 +16,7 @@ typedef struct cb_run_summary {
     double energy_drift;        /* total_energy end - start (J) */
     double energy_drift_rel;    /* drift / |total_energy at t = 0| (NaN when that is 0) */
     double external_work;       /* last external_work (J): work of moving pins and colliders; NaN: older file */
-    char health_rule[1024];     /* the health check's rule (core/health.h); "" in older files */
+    char health_rule[1024];     /* the health check's rule (experiments/harness/health.h); "" in older files */
     char health_breaches[2048]; /* one line per breach; "" when none */
     double max_penetration_depth; /* max collider_max_depth (m) */
     double max_collider_penetrations;
@@ -33,7 +33,7 @@ typedef struct cb_run_summary {
     double contact_work_added;      /* the same, positive rows only: energy the stage added */
     double self_crossings, collider_crossings; /* sums of the audit's counts; NaN: not audited */
     double audit_ms_per_step;       /* mean wall_audit_s per step; NaN: not audited */
-    /* provenance (core/provenance.h); "" in files older than layout 2 */
+    /* provenance (experiments/harness/provenance.h); "" in files older than layout 2 */
     int layout_version;             /* 1 for files without the attribute */
     char git_commit[96], build_type[32], build_flags[512], compiler[128], libraries[512], threads[128];
     char host[128], cpu[256], command_line[1024];

@@ -1,13 +1,13 @@
-/* experiments/info.c — reads a run file back and summarises it (info.h). */
-#include "experiments/info.h"
+/* experiments/harness/run_summary.c — reads a run file back and summarises it (info.h). */
+#include "experiments/harness/run_summary.h"
 
 #include <hdf5.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/h5attr.h"
-#include "core/provenance.h"
+#include "experiments/harness/h5attr.h"
+#include "experiments/harness/provenance.h"
 
 /* Reads /series/<name> (width 1 or 3) into a malloc'd array; returns rows or -1. */
 static long read_series(hid_t file, const char *name, int width, double **out)

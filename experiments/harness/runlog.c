@@ -1,11 +1,11 @@
-/* core/runlog.c — the run file (HDF5) in the layout of DESIGN.md "The run file",
+/* experiments/harness/runlog.c — the run file (HDF5) in the layout of the README's "The run file",
  * and its XDMF sidecar so ParaView opens the animation directly.
  *
  *   /  attributes: layout_version (int32, CB_LAYOUT_VERSION) and variable-length
  *      UTF-8 strings: clothbench_version, solver, scene_name, scene_text, parameters
  *      (effective), parameters_given,
  *      created, status, message, expensive_metrics, self_collision; and the
- *      provenance (core/provenance.h): scene_path, scene_dir, mesh_files (sha256sum
+ *      provenance (experiments/harness/provenance.h): scene_path, scene_dir, mesh_files (sha256sum
  *      lines of every file the scene read), command_line, git_commit, build_type,
  *      build_flags, compiler, libraries, threads, host, cpu
  *   /mesh/faces int32 [F,3], /mesh/edges int32 [E,2],
@@ -38,7 +38,7 @@
  * innermost error description.
  */
 #define _DEFAULT_SOURCE /* flock(2) */
-#include "core/runlog.h"
+#include "experiments/harness/runlog.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,7 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/provenance.h"
+#include "experiments/harness/provenance.h"
 #include "core/sha256.h"
 
 #ifndef CB_VERSION

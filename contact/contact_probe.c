@@ -1,10 +1,11 @@
-/* core/contact_probe.c — the contact-stage probe (contact_probe.h). */
-#include "core/contact_probe.h"
+/* contact/contact_probe.c — the contact-stage probe (contact_probe.h). */
+#include "contact/contact_probe.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact/colliders.h"
 #include "core/vec3.h"
 
 struct cb_contact_probe {

@@ -1,4 +1,4 @@
-/* core/provenance.h — what produced a run file: the build (commit, version, build type
+/* experiments/harness/provenance.h — what produced a run file: the build (commit, version, build type
  * and flags, compiler, linked library versions), the machine (host, CPU, threads) and
  * the command line. cb_runlog_open writes them as root attributes and `clothbench info`
  * prints them, so a figure made from run files can say which code made its numbers. */

@@ -1,0 +1,49 @@
+/* experiments/harness/registry.c — the solver registry: one table, one row per method
+ * (registry.h). */
+#include "experiments/harness/registry.h"
+
+#include <string.h>
+
+extern const cb_solver_class cb_solver_explicit;
+extern const cb_solver_class cb_solver_avgforce;
+extern const cb_solver_class cb_solver_acm;
+extern const cb_solver_class cb_solver_pbd;
+extern const cb_solver_class cb_solver_xpbd;
+extern const cb_solver_class cb_solver_fms;
+extern const cb_solver_class cb_solver_newton;
+
+static const cb_solver_class *const registry[] = {
+    &cb_solver_explicit,
+    &cb_solver_avgforce,
+    &cb_solver_acm,
+    &cb_solver_pbd,
+    &cb_solver_xpbd,
+    &cb_solver_fms,
+    &cb_solver_newton,
+};
+
+int cb_solver_count(void) { return (int)(sizeof registry / sizeof registry[0]); }
+
+const cb_solver_class *cb_solver_at(int i)
+{
+    return i >= 0 && i < cb_solver_count() ? registry[i] : NULL;
+}
+
+const cb_solver_class *cb_solver_find(const char *name)
+{
+    for (int i = 0; name && i < cb_solver_count(); i++)
+        if (!strcmp(registry[i]->name, name)) return registry[i];
+    return NULL;
+}
+
+const char *cb_solver_names(void)
+{
+    static char buf[512];
+    buf[0] = '\0';
+    for (int i = 0; i < cb_solver_count(); i++) {
+        if (i) strncat(buf, ", ", sizeof buf - strlen(buf) - 1);
+        strncat(buf, registry[i]->name, sizeof buf - strlen(buf) - 1);
+    }
+    return buf;
+}
+

@@ -1,0 +1,17 @@
+/* experiments/harness/registry.h — every method clothbench compares, by name. The
+ * registry sits above the solvers (it names each one); the interface they implement is
+ * core/solver.h. Registering a method is one row in registry.c. */
+#ifndef CB_REGISTRY_H
+#define CB_REGISTRY_H
+
+#include "core/solver.h"
+
+int cb_solver_count(void);
+/* The i-th registered method (NULL outside 0 .. count-1). */
+const cb_solver_class *cb_solver_at(int i);
+/* The method named `name` (NULL when there is none). */
+const cb_solver_class *cb_solver_find(const char *name);
+/* Comma-separated names of all solvers (static buffer), for messages. */
+const char *cb_solver_names(void);
+
+#endif
