@@ -199,19 +199,73 @@ def fmt(v, digits=4):
     return "%.*g" % (digits, v)
 
 
-def save(fig, png):
-    """Write PNG and PDF (same stem) and return both paths."""
-    pdf = os.path.splitext(png)[0] + ".pdf"
-    fig.savefig(png, dpi=130, bbox_inches="tight")
-    fig.savefig(pdf, bbox_inches="tight")
-    return png, pdf
+# ---------------------------------------------------------------- one style, every figure
+
+STYLE = {
+    "figure.constrained_layout.use": True,   # no clipped or overlapping labels
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+    "font.size": 9,
+    "axes.titlesize": 9,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 7.5,
+    "legend.framealpha": 0.85,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "lines.linewidth": 1.3,
+    "lines.markersize": 4,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
 
 
 def use_agg():
+    """matplotlib with the Agg backend and the one clothbench style (STYLE): every
+    script calls this before making a figure. Axis labels carry their unit in
+    brackets ("[-]" when dimensionless)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    plt.rcParams.update(STYLE)
     return plt
+
+
+def empty_panel(ax, values, what):
+    """If every value is zero or NaN, say so in the panel instead of drawing an axis
+    range around nothing (e.g. -0.04..0.04). Returns True when it marked the panel."""
+    import numpy as np
+    v = np.asarray(values, dtype=float).ravel()
+    if v.size and np.any(np.isfinite(v) & (v != 0.0)):
+        return False
+    text = ("%s: all zero" % what) if (v.size and np.any(np.isfinite(v))) else ("%s: no data" % what)
+    for artist in list(ax.get_lines()) + list(ax.collections):   # nothing drawn across the message
+        artist.remove()
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=9, color="0.3")
+    ax.set_yticks([])
+    return True
+
+
+def write_csv(path, header, rows):
+    """A CSV with a header row (units in the column names) and the plotted numbers."""
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        for r in rows:
+            w.writerow(["%.10g" % x if isinstance(x, float) else x for x in r])
+    return path
+
+
+def save(fig, png, header, rows):
+    """Write X.png, X.pdf and X.csv (the numbers plotted: a header with units, then the
+    rows) for png = .../X.png; returns the three paths. Every figure writes its data."""
+    if not header:
+        raise ValueError("cbrun.save: a figure without its data table (%s)" % png)
+    stem = os.path.splitext(png)[0]
+    fig.savefig(png)
+    fig.savefig(stem + ".pdf")
+    return png, stem + ".pdf", write_csv(stem + ".csv", header, rows)
 
 
 # ---------------------------------------------------------------- scene text

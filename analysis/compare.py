@@ -46,6 +46,10 @@ TABLE = [("energy_drift", "energy drift (J)", ("energy", "drift", "J")),
          ("max_self_intersections", "self intersections (count)", ("self", "int.", "count")),
          ("max_strain", "max strain (m/m)", ("max", "strain", "m/m")),
          ("mean_ms_per_step", "time / step (ms)", ("time", "per step", "ms"))]
+# Units of the index's metric columns (for axis labels and CSV headers).
+METRIC_UNITS = {m: h[2] for m, _, h in TABLE}
+METRIC_UNITS.update({"energy_drift_rel": "-", "momentum_drift": "-", "min_separation": "m", "t_end": "s",
+                     "max_vertex_penetration_depth": "m", "contact_work": "J", "audit_ms_per_step": "ms"})
 # Units of swept parameters (scene keys, and solver keys by their last part); a solver
 # whose key means something else has its own entry.
 PARAM_UNITS = {"dt": "s", "duration": "s", "frame_rate": "1/s", "log_every": "count", "bound": "m",
@@ -243,6 +247,7 @@ def plot_against(plt, folder, key, metric, rows):
     numeric = all(not math.isnan(cbrun.num(v)) for v in values)
     xpos = {v: (cbrun.num(v) if numeric else i) for i, v in enumerate(values)}
     fig, ax = plt.subplots(figsize=(6, 4))
+    table = []
     for solver in sorted({r["solver"] for r in sub}):
         xs, ys, lo, hi = [], [], [], []
         for v in values:
@@ -255,6 +260,7 @@ def plot_against(plt, folder, key, metric, rows):
             ys.append(mean)
             lo.append(mean - min(ms))
             hi.append(max(ms) - mean)
+            table.append([solver, v, mean, min(ms), max(ms), len(ms)])
         if xs:
             ax.errorbar(xs, ys, yerr=[lo, hi] if any(lo) or any(hi) else None, marker="o", capsize=3, label=solver)
     if not numeric:
@@ -262,13 +268,16 @@ def plot_against(plt, folder, key, metric, rows):
         ax.set_xticklabels(values, rotation=30, ha="right")
     elif min(xpos.values()) > 0 and max(xpos.values()) / min(xpos.values()) > 50:
         ax.set_xscale("log")
-    ax.set_xlabel(key)
-    ax.set_ylabel(metric)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    xunit = param_unit(key) or "-"
+    yunit = METRIC_UNITS.get(metric, "-")
+    ax.set_xlabel("%s [%s]" % (key, xunit))
+    ax.set_ylabel("%s [%s]" % (metric, yunit))
+    if not cbrun.empty_panel(ax, [t[2] for t in table], metric):
+        ax.legend(loc="best")
     safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in key)
-    png, _ = cbrun.save(fig, os.path.join(folder, "%s_vs_%s.png" % (metric, safe)))
+    png = cbrun.save(fig, os.path.join(folder, "%s_vs_%s.png" % (metric, safe)),
+                     ["solver", "%s [%s]" % (key, xunit), "%s_mean [%s]" % (metric, yunit),
+                      "%s_min [%s]" % (metric, yunit), "%s_max [%s]" % (metric, yunit), "runs"], table)[0]
     plt.close(fig)
     return png
 
@@ -293,13 +302,20 @@ def plot_summary(plt, folder, rows):
             bars[lead].set_edgecolor("k")
             ax.annotate("largest hidden\npenetration", (lead, vals[lead]), ha="center", va="top", fontsize=8)
         ax.set_xticks(range(len(rows)))
-        ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
-        ax.set_title(h, fontsize=10)
+        ax.set_xticklabels(names, rotation=30, ha="right", fontsize=7)
+        ax.set_title(h.replace(" (", " [").replace(")", "]"))
         ax.grid(alpha=0.3, axis="y")
+        ax.grid(False, axis="x")
+        if all(v == 0 or math.isnan(v) for v in vals):
+            ax.text(0.5, 0.5, "all zero" if any(v == 0 for v in vals) else "no data", transform=ax.transAxes,
+                    ha="center", va="center", color="0.3")
+            ax.set_yticks([])
     fig.suptitle("%s (red: run did not end ok; orange: the largest depth hidden by a contact stage)"
                  % os.path.basename(os.path.abspath(folder)))
-    fig.tight_layout()
-    png, _ = cbrun.save(fig, os.path.join(folder, "summary.png"))
+    png = cbrun.save(fig, os.path.join(folder, "summary.png"),
+                     ["run", "solver", "scene", "status"] + ["%s [%s]" % (m, METRIC_UNITS.get(m, "-")) for m in metrics],
+                     [[r["run"], r["solver"], r["scene"], r["status"]] + [cbrun.num(r[m]) for m in metrics]
+                      for r in rows])[0]
     plt.close(fig)
     del metrics
     return png

@@ -165,6 +165,9 @@ static void test_plot_and_render(void)
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT(exists(d, "overlay.png"));
     CU_ASSERT(exists(d, "overlay.pdf"));
+    CU_ASSERT(exists(d, "overlay.csv")); /* the plotted numbers, units in the header */
+    CU_ASSERT_EQUAL(sh("head -1 %s/overlay.csv", d), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "total_energy [J]"));
     rc = sh("%s analysis/render.py %s/drape_sphere__explicit__damping=0.5__r0.h5 -o %s/frame.png", py(), d, d);
     if (rc) fprintf(stderr, "%s\n", out);
     CU_ASSERT_EQUAL(rc, 0);
@@ -244,6 +247,7 @@ static void test_fms_convergence_figure(void)
     if (rc) fprintf(stderr, "%s\n", out);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     CU_ASSERT_EQUAL_FATAL(sh("%s analysis/figures/fms_convergence.py %s", py(), d), 0);
+    CU_ASSERT(exists(d, "fms_convergence.csv"));
     int rows[2] = {0, 0};
     double err[2][3];
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
@@ -446,6 +450,54 @@ static void test_compare_x_across_solvers(void)
  * the runs of a tiny default comparison, its clothbench command lines parse, its
  * options, scripts and files exist. The checker itself fails on a copy that names an
  * option or a file that does not exist, and a skip-test marker skips a block. */
+/* One style for every figure (analysis/cbrun.py): the style applies constrained layout;
+ * save() writes X.png, X.pdf and X.csv and refuses a figure without its data; a panel
+ * whose values are all zero says so and draws no line; every figure script saves
+ * through it and none lays out by hand (tight_layout) or saves on its own. */
+static void test_figure_style_and_csv(void)
+{
+    if (!py()) return;
+    const char *d = cb_test_tmpdir();
+    const char *script = cb_test_write_tmp("style_check.py",
+        "import sys, os, csv\n"
+        "sys.path.insert(0, 'analysis')\n"
+        "import cbrun\n"
+        "plt = cbrun.use_agg()\n"
+        "assert plt.rcParams['figure.constrained_layout.use']\n"
+        "fig, ax = plt.subplots(1, 2)\n"
+        "ax[0].plot([0, 1], [0, 0])\n"
+        "zero = cbrun.empty_panel(ax[0], [0.0, 0.0, float('nan')], 'penetration')\n"
+        "ax[1].plot([0, 1], [0, 2])\n"
+        "data = cbrun.empty_panel(ax[1], [0.0, 2.0], 'strain')\n"
+        "print('zero', zero, len(ax[0].get_lines()), [t.get_text() for t in ax[0].texts])\n"
+        "print('data', data, len(ax[1].get_lines()))\n"
+        "out = cbrun.save(fig, os.path.join(sys.argv[1], 'style_fig.png'), ['time [s]', 'depth [m]'],\n"
+        "                 [[0.0, 0.0], [1.0, 0.5]])\n"
+        "rows = list(csv.reader(open(out[2])))\n"
+        "print('csv', rows[0], len(rows))\n"
+        "try:\n"
+        "    cbrun.save(fig, os.path.join(sys.argv[1], 'nodata.png'), [], [])\n"
+        "    print('saved without data')\n"
+        "except ValueError as e:\n"
+        "    print('refused:', e)\n");
+    int rc = sh("%s %s %s", py(), script, d);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "zero True 0 ['penetration: all zero']"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "data False 1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "csv ['time [s]', 'depth [m]'] 3"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "refused: cbrun.save: a figure without its data table"));
+    CU_ASSERT(exists(d, "style_fig.png") && exists(d, "style_fig.pdf") && exists(d, "style_fig.csv"));
+    /* every script: saves through cbrun.save with a data table, never lays out or saves by hand */
+    rc = sh("cd analysis && for f in figures/*.py plot_runs.py compare.py; do "
+            "case $f in figures/acm_common.py) continue;; esac; "
+            "grep -q 'cbrun.save(' $f || grep -q 'acm_compactor.main' $f || echo \"no cbrun.save: $f\"; "
+            "grep -n 'tight_layout\\|\\.savefig(' $f | sed \"s|^|$f:|\"; done");
+    CU_ASSERT_EQUAL(rc, 0);
+    if (out[0]) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(out[0], '\0');
+}
+
 static void test_readme(void)
 {
     if (!py()) return;
@@ -488,4 +540,5 @@ CB_TEST_MAIN("analysis",
     CB_TEST(test_fms_convergence_figure),
     CB_TEST(test_table_tex_compiles),
     CB_TEST(test_compare_x_across_solvers),
+    CB_TEST(test_figure_style_and_csv),
     CB_TEST(test_readme))

@@ -69,9 +69,15 @@ def frame_strip(fig, nrows, row, path, times, first=1):
     return drawn
 
 
-def safety_panels(axes, f, label):
-    """Against time: deepest collider penetration (m), self-intersecting pairs (frame
-    steps), minimum separation (m, frame steps) and events per simulated second."""
+SAFETY_HEADER = ["run", "time [s]", "collider_max_depth [m]", "self_intersections [pairs]",
+                 "min_separation [m]", "events_per_simulated_second [1/s]"]
+
+
+def safety_panels(axes, f, label, table=None):
+    """Against time, on four axes (a 2 x 2 grid reads best): deepest collider
+    penetration (m), self-intersecting pairs (frame steps), minimum separation (m, frame
+    steps) and events per simulated second. Appends the plotted numbers to `table` (rows
+    of SAFETY_HEADER). Call finish_safety_panels(axes) after the last run."""
     import numpy as np
     t = cbrun.series(f, "time")
     depth = cbrun.series(f, "collider_max_depth")
@@ -79,23 +85,45 @@ def safety_panels(axes, f, label):
     ms = cbrun.series(f, "min_separation")
     ev = cbrun.series(f, "events")
     dt = cbrun.series(f, "dt")
+    rate = np.where(np.isfinite(ev) & (dt > 0), ev / np.where(dt > 0, dt, 1.0), np.nan)
+    vals = axes[0].__dict__.setdefault("_cb_vals", [[], [], [], []])
     ok = np.isfinite(si)
     axes[0].plot(t, np.nan_to_num(depth), label=label)
+    vals[0] += list(np.nan_to_num(depth))
     axes[1].plot(t[ok], si[ok], ".-", label=label)
+    vals[1] += list(si[ok])
     ok = np.isfinite(ms)
-    axes[2].semilogy(t[ok], ms[ok], ".-", label=label)
-    ok = np.isfinite(ev) & (dt > 0)
-    axes[3].semilogy(t[ok], ev[ok] / dt[ok], label=label)
-    axes[0].set_ylabel("deepest collider penetration (m)")
-    axes[1].set_ylabel("self-intersecting pairs")
-    axes[2].set_ylabel("min separation (m)")
-    axes[3].set_ylabel("events per simulated second")
+    if ok.any():
+        axes[2].semilogy(t[ok], ms[ok], ".-", label=label)
+    vals[2] += list(ms[ok])
+    ok = np.isfinite(rate)
+    if ok.any():
+        axes[3].semilogy(t[ok], rate[ok], label=label)
+    vals[3] += list(rate[ok])
+    if table is not None:
+        for k in range(len(t)):
+            table.append([label, float(t[k]), float(np.nan_to_num(depth[k])),
+                          float(si[k]) if np.isfinite(si[k]) else "", float(ms[k]) if np.isfinite(ms[k]) else "",
+                          float(rate[k]) if np.isfinite(rate[k]) else ""])
+    axes[0].set_ylabel("deepest collider\npenetration [m]")
+    axes[1].set_ylabel("self-intersecting\npairs [-]")
+    axes[2].set_ylabel("min separation [m]")
+    axes[3].set_ylabel("events per\nsimulated second [1/s]")
     for a in axes:
-        a.set_xlabel("time (s)")
-        a.grid(True, alpha=0.3)
+        a.set_xlabel("time [s]")
     return {"max_depth": float(np.nanmax(np.nan_to_num(depth))) if len(depth) else math.nan,
             "max_self": float(np.nanmax(si)) if np.isfinite(si).any() else math.nan,
             "min_sep": float(np.nanmin(ms)) if np.isfinite(ms).any() else math.nan}
+
+
+def finish_safety_panels(axes, legend_title=None):
+    """Panels whose values are all zero say so (acm's promise: no penetration, no self
+    intersection); the others get a legend."""
+    vals = axes[0].__dict__.get("_cb_vals", [[], [], [], []])
+    names = ("collider penetration", "self intersections", "min separation", "events")
+    for a, v, n in zip(axes, vals, names):
+        if not cbrun.empty_panel(a, v, n) and len(a.get_lines()) > 1:
+            a.legend(title=legend_title, loc="best")
 
 
 # ---------------------------------------------------------------- colliders

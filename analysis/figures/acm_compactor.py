@@ -31,10 +31,12 @@ def main(name="acm_compactor"):
     f = ac.open_row(args.folder, r, need_frames=True)
     T = f["frames/time"][()]
     times = list(np.linspace(T[0], T[-1], args.frames))
-    fig = plt.figure(figsize=(3.0 * max(args.frames, 4), 6.8))
-    sub = fig.subfigures(2, 1, height_ratios=[3.2, 3.4])
-    axes = sub[1].subplots(1, 4)
-    s = ac.safety_panels(axes, f, r["scene"])
+    fig = plt.figure(figsize=(2.6 * max(args.frames, 4), 7.6))
+    sub = fig.subfigures(2, 1, height_ratios=[3.0, 4.6])
+    axes = sub[1].subplots(2, 2).ravel()
+    table = []
+    s = ac.safety_panels(axes, f, r["scene"], table)
+    ac.finish_safety_panels(axes)
     t = cbrun.series(f, "time")
     ev, dt = cbrun.series(f, "events"), cbrun.series(f, "dt")
     rate = ev / np.where(dt > 0, dt, np.nan)
@@ -50,8 +52,8 @@ def main(name="acm_compactor"):
     sub[0].suptitle("acm: %s" % r["scene"])
     if extra:
         print(extra)
-    png, pdf = cbrun.save(fig, os.path.join(args.folder, name + ".png"))
-    print("wrote %s and %s" % (png, pdf))
+    out = cbrun.save(fig, os.path.join(args.folder, name + ".png"), ac.SAFETY_HEADER, table)
+    print("wrote " + ", ".join(out))
 
 
 def extra_panel(np, f):

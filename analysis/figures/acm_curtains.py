@@ -40,9 +40,10 @@ def main():
     import numpy as np
     plt = cbrun.use_agg()
     nr = len(rows)
-    fig = plt.figure(figsize=(3.0 * max(args.frames, 4), 3.0 * nr + 3.4))
-    sub = fig.subfigures(2, 1, height_ratios=[3.0 * nr, 3.4])
-    axes = sub[1].subplots(1, 4)
+    fig = plt.figure(figsize=(2.6 * max(args.frames, 4), 2.6 * nr + 4.6))
+    sub = fig.subfigures(2, 1, height_ratios=[2.6 * nr, 4.6])
+    axes = sub[1].subplots(2, 2).ravel()
+    table = []
     print("%-14s %-7s %14s %10s %12s %12s" % ("ball velocity", "status", "max depth (m)", "max self",
                                               "min sep (m)", "wall (s)"))
     for i, r in enumerate(rows):
@@ -52,16 +53,16 @@ def main():
         t_end = float(f["frames/time"][-1])
         t_in, t_out = 0.12 / v, 0.38 / v
         times = list(np.linspace(min(t_in, t_end), min(t_out, t_end), max(args.frames - 1, 1))) + [t_end]
-        s = ac.safety_panels(axes, f, "%g m/s" % v)
+        s = ac.safety_panels(axes, f, "%g m/s" % v, table)
         wall = np.nansum(cbrun.series(f, "wall_step_s"))
         print("%-14s %-7s %14s %10s %12s %12.1f" % ("%g m/s" % v, cbrun.attr(f, "status"), cbrun.fmt(s["max_depth"]),
                                                    cbrun.fmt(s["max_self"]), cbrun.fmt(s["min_sep"]), wall))
         f.close()
         ac.frame_strip(sub[0], nr, i, os.path.join(args.folder, r["file"]), times)
-    axes[0].legend(title="ball")
+    ac.finish_safety_panels(axes, "ball")
     sub[0].suptitle("acm: ball pushed through a curtain (rows: %s)" % ", ".join("%g m/s" % speed(r[KEY]) for r in rows))
-    png, pdf = cbrun.save(fig, os.path.join(args.folder, "acm_curtains.png"))
-    print("wrote %s and %s" % (png, pdf))
+    out = cbrun.save(fig, os.path.join(args.folder, "acm_curtains.png"), ac.SAFETY_HEADER, table)
+    print("wrote " + ", ".join(out))
 
 
 if __name__ == "__main__":

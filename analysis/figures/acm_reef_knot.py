@@ -64,7 +64,7 @@ def draw(np, ax, x, faces, fcol, lim, elev, azim, title, aspect=(1, 1, 1)):
         pass
     ax.view_init(elev=elev, azim=azim)
     ax.set_axis_off()
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title)
 
 
 def main():
@@ -92,8 +92,8 @@ def main():
 
     n = max(args.frames, 2)
     idx = [int(np.argmin(np.abs(T - t))) for t in np.linspace(T[0], T[-1], n)]
-    fig = plt.figure(figsize=(3.6 * max(n, 5), 10.0))
-    sub = fig.subfigures(3, 1, height_ratios=[2.2, 3.6, 3.6])
+    fig = plt.figure(figsize=(3.0 * max(n, 5), 12.0))
+    sub = fig.subfigures(3, 1, height_ratios=[2.0, 3.2, 6.0])
     fcol = label[faces[:, 0]]
     whole = X.reshape(-1, 3)
     lim_all = (0.5 * (whole.min(0) + whole.max(0)), 0.5 * float((whole.max(0) - whole.min(0))[0]))
@@ -107,18 +107,24 @@ def main():
         ax = sub[1].add_subplot(1, n, j + 1, projection="3d")
         draw(np, ax, X[k], faces, fcol, (c, h0), 62, -80, "close-up, knot %.0f mm long" % (1e3 * knot[k]))
     fig.suptitle("acm: %s (ribbon A red, ribbon B blue): whole (top row) and close-up of the knot"
-                 % r["scene"], y=1.02)
+                 % r["scene"])
 
-    axes = sub[2].subplots(1, 5, gridspec_kw={"wspace": 0.6})
+    grid = sub[2].subplots(2, 3)
+    axes = [grid[0, 0], grid[0, 1], grid[0, 2], grid[1, 0], grid[1, 1]]
+    grid[1, 2].set_axis_off()
     axes[0].plot(T, 1e3 * knot, label="knot length (bight tip to tip)")
     axes[0].plot(T, 1e3 * ends, "--", label="distance between pulled end rows")
-    axes[0].set_ylabel("along the pull (mm)")
-    axes[0].set_xlabel("time (s)")
-    axes[0].grid(True, alpha=0.3)
-    axes[0].legend(fontsize=7)
-    s = ac.safety_panels(axes[1:], f, "acm")
+    axes[0].set_ylabel("along the pull [mm]")
+    axes[0].set_xlabel("time [s]")
+    axes[0].legend(loc="best")
+    table = []
+    s = ac.safety_panels(axes[1:], f, "acm", table)
+    ac.finish_safety_panels(axes[1:])
     axes[3].axhline(th, color="k", lw=0.8, ls=":", label="thickness")
-    axes[3].legend(fontsize=7)
+    axes[3].legend(loc="best")
+    for row in table:
+        k = int(np.argmin(np.abs(T - row[1])))
+        row += [float(1e3 * knot[k]), float(1e3 * ends[k])]
     t = cbrun.series(f, "time")
     ev, dt = cbrun.series(f, "events"), cbrun.series(f, "dt")
     rate = ev / np.where(dt > 0, dt, np.nan)
@@ -132,8 +138,9 @@ def main():
     print("events per simulated second: first tenth %.3g, last tenth %.3g" % (np.nanmean(rate[1:n10 + 1]),
                                                                               np.nanmean(rate[-n10:])))
     f.close()
-    png, pdf = cbrun.save(fig, os.path.join(args.folder, NAME + ".png"))
-    print("wrote %s and %s" % (png, pdf))
+    out = cbrun.save(fig, os.path.join(args.folder, NAME + ".png"),
+                     ac.SAFETY_HEADER + ["knot_length_nearest_frame [mm]", "end_rows_nearest_frame [mm]"], table)
+    print("wrote " + ", ".join(out))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ cloth at the rendered times and the sphere, equal axes), so a cloth that falls t
 the floor (response none) stays in view. Writes avgforce_frames.png, .pdf and .csv
 (response, time, vertices inside a collider, lowest and highest cloth z) into the folder.
 """
-import csv
 import os
 import sys
 
@@ -54,10 +53,7 @@ def main():
     plt = cbrun.use_agg()
     fig = plt.figure(figsize=(3.2 * len(times), 3.4 * len(want)))
     u, v = np.mgrid[0:2 * np.pi:24j, 0:np.pi:12j]
-    out = os.path.join(args.folder, "avgforce_frames.csv")
-    fh = open(out, "w", newline="")
-    w = csv.writer(fh)
-    w.writerow(["response", "time", "vertices_inside_collider", "cloth_z_min", "cloth_z_max"])
+    table = []
     for i, name in enumerate(want):
         r = by[name]
         try:
@@ -106,12 +102,13 @@ def main():
             ax.view_init(elev=20, azim=-60)
             ax.set_axis_off()
             ax.set_title("%s, t = %.2f s, %d inside" % (name, ft[k], int(bad.sum())), fontsize=8)
-            w.writerow([name, "%.6g" % ft[k], int(bad.sum()), "%.6g" % x[:, 2].min(), "%.6g" % x[:, 2].max()])
-    fh.close()
+            table.append([name, float(ft[k]), int(bad.sum()), float(x[:, 2].min()), float(x[:, 2].max())])
     fig.suptitle("sphere_slide (runs of avgforce_penetration): without (none) and with (sat) the separating-axis "
                  "response; red: vertices inside a collider", fontsize=10)
-    png, pdf = cbrun.save(fig, os.path.join(args.folder, "avgforce_frames.png"))
-    print("wrote %s, %s and %s" % (png, pdf, out))
+    out = cbrun.save(fig, os.path.join(args.folder, "avgforce_frames.png"),
+                     ["response", "time [s]", "vertices_inside_collider [-]", "cloth_z_min [m]", "cloth_z_max [m]"],
+                     table)
+    print("wrote " + ", ".join(out))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ avgforce_penetration.csv (response, time, collider_penetrations, self_intersecti
 off frame steps) beside them, and prints the final and largest values. The same runs give
 the frames of avgforce_frames.py.
 """
-import csv
 import os
 import sys
 
@@ -25,11 +24,8 @@ def main():
     cols, rows = cbrun.load_sweep(args.folder, "avgforce_penetration", (KEY,))
     import numpy as np
     plt = cbrun.use_agg()
-    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
-    out = os.path.join(args.folder, "avgforce_penetration.csv")
-    fh = open(out, "w", newline="")
-    w = csv.writer(fh)
-    w.writerow(["response", "time", "collider_penetrations", "self_intersections"])
+    fig, ax = plt.subplots(1, 2, figsize=(9, 3.6))
+    table = []
     print("%-11s %-9s %12s %12s %12s %12s" % ("response", "status", "pen. final", "pen. max", "self final", "self max"))
     for r in rows:
         try:
@@ -44,23 +40,23 @@ def main():
         ax[0].plot(t, pen, label=name)
         ax[1].plot(t[ok], si[ok], ".-", label=name)
         last_si = si[ok][-1] if ok.any() else float("nan")
-        for k in range(len(t)):
-            w.writerow([name, "%.6g" % t[k], "%.6g" % pen[k], "%.6g" % si[k] if ok[k] else ""])
+        table += [[name, float(t[k]), float(pen[k]), float(si[k]) if ok[k] else ""] for k in range(len(t))]
         print("%-11s %-9s %12s %12s %12s %12s" % (name, cbrun.attr(f, "status"), cbrun.fmt(pen[-1]),
                                                  cbrun.fmt(np.nanmax(pen)), cbrun.fmt(last_si),
                                                  cbrun.fmt(np.nanmax(si) if ok.any() else float("nan"))))
         f.close()
-    fh.close()
-    ax[0].set_xlabel("time (s)")
-    ax[0].set_ylabel("vertices inside a collider")
-    ax[1].set_xlabel("time (s)")
-    ax[1].set_ylabel("self-intersecting edge-triangle pairs")
-    for a in ax:
-        a.legend(title="response")
-        a.grid(True, alpha=0.3)
-    fig.suptitle("sphere_slide: penetrations with and without the separating-axis response")
-    png, pdf = cbrun.save(fig, os.path.join(args.folder, "avgforce_penetration.png"))
-    print("wrote %s, %s and %s" % (png, pdf, out))
+    ax[0].set_xlabel("time [s]")
+    ax[0].set_ylabel("vertices inside a collider [-]")
+    ax[1].set_xlabel("time [s]")
+    ax[1].set_ylabel("self-intersecting edge-triangle pairs [-]")
+    for a, what, col in ((ax[0], "collider penetrations", 2), (ax[1], "self intersections", 3)):
+        vals = [row[col] for row in table if row[col] != ""]
+        if not cbrun.empty_panel(a, vals, what):
+            a.legend(title="response")
+    fig.suptitle("sphere_slide: penetrations with and without the separating-axis response (Jin et al. 2020)")
+    out = cbrun.save(fig, os.path.join(args.folder, "avgforce_penetration.png"),
+                     ["response", "time [s]", "collider_penetrations [vertices]", "self_intersections [pairs]"], table)
+    print("wrote " + ", ".join(out))
 
 
 if __name__ == "__main__":

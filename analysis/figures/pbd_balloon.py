@@ -29,27 +29,31 @@ def main():
     rows.sort(key=lambda r: cbrun.num(r[KEY]))
     plt = cbrun.use_agg()
     n = len(rows)
-    fig = plt.figure(figsize=(3.8 * (n + 1), 4.0))
-    axp = fig.add_subplot(1, n + 1, n + 1)
+    fig = plt.figure(figsize=(3.0 * n + 4.2, 3.6))
+    gs = fig.add_gridspec(1, n + 1, width_ratios=[1.0] * n + [1.4])
+    axp = fig.add_subplot(gs[0, n])
+    table = []
     for i, r in enumerate(rows):
         run = render.load_or_fail(os.path.join(args.folder, r["file"]))
         F = run.faces
         V0 = volume(np, run.f["mesh/rest_positions"][()], F)
         v = np.array([volume(np, run.X[k], F) for k in range(run.X.shape[0])]) / V0
-        ax = fig.add_subplot(1, n + 1, i + 1, projection="3d")
+        ax = fig.add_subplot(gs[0, i], projection="3d")
         k = run.X.shape[0] - 1
         run.draw(ax, k)
-        ax.set_title("k_pressure = %s: V / V0 = %.3f at t = %.2f s" % (r[KEY], v[-1], run.T[k]), fontsize=9)
+        ax.set_title("k_pressure = %s\nV / V0 = %.3f at t = %.2f s" % (r[KEY], v[-1], run.T[k]))
+        table += [[cbrun.num(r[KEY]), float(t), float(vv)] for t, vv in zip(run.T, v)]
         line, = axp.plot(run.T, v, label="k_pressure = %s" % r[KEY])
         axp.axhline(cbrun.num(r[KEY]), color=line.get_color(), ls="--", lw=0.8)
         run.f.close()
-    axp.set_xlabel("time (s)")
-    axp.set_ylabel("enclosed volume V / V0")
-    axp.grid(alpha=0.3)
-    axp.legend(fontsize=8)
-    fig.suptitle("PBD (Mueller et al. 2007, Fig. 7): overpressure inflates a closed mesh", fontsize=11)
-    png, pdf = cbrun.save(fig, os.path.join(args.folder, "pbd_balloon.png"))
-    print("wrote %s and %s" % (png, pdf))
+    axp.set_xlabel("time [s]")
+    axp.set_ylabel("enclosed volume V / V0 [-]")
+    axp.legend(loc="center right")
+    fig.suptitle("PBD (Mueller et al. 2007, Fig. 7): overpressure inflates a closed mesh (dashed: k_pressure)",
+                 fontsize=10)
+    out = cbrun.save(fig, os.path.join(args.folder, "pbd_balloon.png"),
+                     ["k_pressure [-]", "time [s]", "V/V0 [-]"], table)
+    print("wrote " + ", ".join(out))
 
 
 if __name__ == "__main__":

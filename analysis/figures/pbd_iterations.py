@@ -14,7 +14,6 @@ experiment file). Runs that did not end ok are plotted as NaN with a warning.
 Writes pbd_iterations.png and .pdf, and pbd_iterations.csv (solver, iterations,
 final and maximum strain, status) into the folder.
 """
-import csv
 import os
 import sys
 
@@ -47,26 +46,22 @@ def main():
         cbrun.fail("%s/index.csv lists no runs" % args.folder)
     plt = cbrun.use_agg()
     fig, ax = plt.subplots(figsize=(6, 4.2))
-    out = os.path.join(args.folder, "pbd_iterations.csv")
-    with open(out, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["solver", "iterations", "final_max_strain", "max_strain_over_run", "status"])
-        for solver in sorted(data):
-            pts = sorted(data[solver])
-            it = [p[0] for p in pts]
-            line, = ax.loglog(it, [p[1] for p in pts], "o-", label="%s (end of run)" % solver)
-            ax.loglog(it, [p[2] for p in pts], ":", color=line.get_color(), lw=1, label="%s (max over run)" % solver)
-            for p in pts:
-                w.writerow([solver, p[0], "%.6g" % p[1], "%.6g" % p[2], p[3]])
-    ax.set_xlabel("iterations per step")
-    ax.set_ylabel("max edge strain |l - L| / L")
+    table = []
+    for solver in sorted(data):
+        pts = sorted(data[solver])
+        it = [p[0] for p in pts]
+        line, = ax.loglog(it, [p[1] for p in pts], "o-", label="%s (end of run)" % solver)
+        ax.loglog(it, [p[2] for p in pts], ":", color=line.get_color(), lw=1, label="%s (max over run)" % solver)
+        table += [[solver, p[0], p[1], p[2], p[3]] for p in pts]
+    ax.set_xlabel("iterations per step [-]")
+    ax.set_ylabel("max edge strain |l - L| / L [-]")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
+    ax.legend(loc="best")
     ax.set_title("Hanging cloth 30 x 30, 10 N/m, one 1/60 s step of N sweeps:\n"
-                 "pbd stiffens with N (strain -> 0); xpbd levels off at the material's strain", fontsize=9)
-    fig.tight_layout()
-    png, pdf = cbrun.save(fig, os.path.join(args.folder, "pbd_iterations.png"))
-    print("wrote %s, %s and %s" % (png, pdf, out))
+                 "pbd stiffens with N (strain -> 0); xpbd levels off at the material's strain")
+    out = cbrun.save(fig, os.path.join(args.folder, "pbd_iterations.png"),
+                     ["solver", "iterations [-]", "final_max_strain [-]", "max_strain_over_run [-]", "status"], table)
+    print("wrote " + ", ".join(out))
 
 
 if __name__ == "__main__":

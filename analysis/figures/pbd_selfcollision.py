@@ -24,11 +24,13 @@ def main():
     rows.sort(key=lambda r: r[KEY] != "true")
     plt = cbrun.use_agg()
     n = len(rows)
-    fig = plt.figure(figsize=(4.5 * (n + 1), 4.2))
-    axp = fig.add_subplot(1, n + 1, n + 1)
+    fig = plt.figure(figsize=(3.4 * n + 4.2, 3.8))
+    gs = fig.add_gridspec(1, n + 1, width_ratios=[1.0] * n + [1.3])
+    axp = fig.add_subplot(gs[0, n])
+    table = []
     for i, r in enumerate(rows):
         run = render.load_or_fail(os.path.join(args.folder, r["file"]))
-        ax = fig.add_subplot(1, n + 1, i + 1, projection="3d")
+        ax = fig.add_subplot(gs[0, i], projection="3d")
         k = run.X.shape[0] - 1
         run.draw(ax, k)
         ax.view_init(elev=35, azim=-60)
@@ -37,18 +39,18 @@ def main():
         ok = ~np.isnan(si)
         last = si[ok][-1] if ok.any() else float("nan")
         ax.set_title("self collision %s, t = %.2f s\nself intersections: %s at the end, %s at most"
-                     % (r[KEY], run.T[k], cbrun.fmt(last), cbrun.fmt(np.nanmax(si) if ok.any() else float("nan"))),
-                     fontsize=9)
+                     % (r[KEY], run.T[k], cbrun.fmt(last), cbrun.fmt(np.nanmax(si) if ok.any() else float("nan"))))
+        table += [[r[KEY], float(a), float(b)] for a, b in zip(t[ok], si[ok])]
         axp.plot(t[ok], si[ok], ".-", ms=3, label="self collision %s" % r[KEY])
         run.f.close()
-    axp.set_xlabel("time (s)")
-    axp.set_ylabel("self intersections (edge-triangle pairs)")
+    axp.set_xlabel("time [s]")
+    axp.set_ylabel("self intersections [edge-triangle pairs]")
     axp.set_yscale("symlog")
-    axp.grid(alpha=0.3)
-    axp.legend(fontsize=8)
-    fig.suptitle("PBD (Mueller et al. 2007, Fig. 6): cloth falling in folds onto the floor", fontsize=11)
-    png, pdf = cbrun.save(fig, os.path.join(args.folder, "pbd_selfcollision.png"))
-    print("wrote %s and %s" % (png, pdf))
+    axp.legend(loc="best")
+    fig.suptitle("PBD (Mueller et al. 2007, Fig. 6): cloth falling in folds onto the floor", fontsize=10)
+    out = cbrun.save(fig, os.path.join(args.folder, "pbd_selfcollision.png"),
+                     ["self_collision", "time [s]", "self_intersections [pairs]"], table)
+    print("wrote " + ", ".join(out))
 
 
 if __name__ == "__main__":
