@@ -7,10 +7,16 @@
     render.py RUN.h5 --sheet [--cols 4 --count 12]   a contact sheet -> RUN_sheet.png
     render.py RUN.h5 --mp4 [--fps 30]     every frame -> RUN.mp4 (needs ffmpeg)
 
-The cloth is drawn with flat shading (a headlight-style Lambert term per triangle, front
-and back in two colours), colliders (sphere, plane, box, capsule) from the scene text
-stored in the run file, at their position at the frame's time. -o sets the output
-(file for one picture or the sheet, folder for --every, .mp4 for --mp4).
+Rendered with VTK (Debian's python3-vtk9) off screen, so occlusion is right: the cloth
+smooth-shaded with two-sided lighting (front and back in two colours), the colliders
+(sphere, plane as a finite floor under the cloth, box, capsule, triangle mesh from the
+OBJ the scene names) from the scene text stored in the run file, at their position at the
+frame's time. The camera frames the cloth over every frame shown together with the
+colliders' bounded parts (--azimuth, --elevation, --zoom to change it). Without an X
+display VTK needs one: render.py then runs itself under xvfb-run (Debian's xvfb).
+-o sets the output (file for one picture or the sheet, folder for --every, .mp4 for --mp4).
+Figure scripts draw frames into 2D matplotlib axes with Run.draw(ax, k) (an image);
+given a 3D axes, Run.draw falls back to the old matplotlib drawing.
 """
 import argparse
 import math
@@ -102,6 +108,231 @@ def draw_colliders(np, ax, colliders, t, extent):
                                                  edgecolor=(0.3, 0.3, 0.3, 0.4)))
 
 
+# ---------------------------------------------------------------- VTK
+
+def ensure_display(argv):
+    """VTK's Debian build renders through X: without a display, run the running script
+    (sys.argv[0], with argv) again under xvfb-run, once. Call it first in main()."""
+    if os.environ.get("DISPLAY") or os.environ.get("CB_RENDER_XVFB"):
+        return
+    xvfb = shutil.which("xvfb-run")
+    if not xvfb:
+        cbrun.fail("render.py: no X display and no xvfb-run: apt install xvfb (VTK renders through X)")
+    env = dict(os.environ, CB_RENDER_XVFB="1")
+    os.execve(xvfb, [xvfb, "-a", "-s", "-screen 0 1600x1200x24", sys.executable,
+                     os.path.abspath(sys.argv[0])] + list(argv), env)
+
+
+def _vtk():
+    try:
+        import vtk
+        from vtk.util import numpy_support
+    except ImportError:
+        cbrun.fail("render.py: VTK is not available for %s (apt install python3-vtk9; use /usr/bin/python3)"
+                   % sys.executable)
+    return vtk, numpy_support
+
+
+def _polydata(vtk, numpy_support, np, x, faces):
+    pts = vtk.vtkPoints()
+    pts.SetData(numpy_support.numpy_to_vtk(np.ascontiguousarray(x, dtype=np.float64), deep=True))
+    cells = vtk.vtkCellArray()
+    f = np.asarray(faces, dtype=np.int64)
+    conn = np.hstack([np.full((len(f), 1), 3, dtype=np.int64), f]).ravel()
+    cells.SetCells(len(f), numpy_support.numpy_to_vtkIdTypeArray(conn, deep=True))
+    pd = vtk.vtkPolyData()
+    pd.SetPoints(pts)
+    pd.SetPolys(cells)
+    return pd
+
+
+def _actor(vtk, source_or_pd, color, opacity=1.0, transform=None, smooth=False):
+    m = vtk.vtkPolyDataMapper()
+    if isinstance(source_or_pd, vtk.vtkPolyData):
+        data = source_or_pd
+    else:
+        source_or_pd.Update()
+        data = source_or_pd.GetOutput()
+    if transform is not None:
+        tf = vtk.vtkTransformPolyDataFilter()
+        tf.SetInputData(data)
+        tf.SetTransform(transform)
+        tf.Update()
+        data = tf.GetOutput()
+    if smooth:
+        nf = vtk.vtkPolyDataNormals()
+        nf.SetInputData(data)
+        nf.SetFeatureAngle(60)
+        nf.SplittingOff()
+        nf.ConsistencyOff()
+        nf.Update()
+        data = nf.GetOutput()
+    m.SetInputData(data)
+    a = vtk.vtkActor()
+    a.SetMapper(m)
+    a.GetProperty().SetColor(*color)
+    a.GetProperty().SetOpacity(opacity)
+    return a, data.GetBounds()
+
+
+class Renderer:
+    """An off-screen VTK scene of one run: cloth and colliders; image(k) -> RGB array."""
+
+    def __init__(self, run, width=900, height=700, azimuth=-60.0, elevation=22.0, zoom=1.0, frames=None):
+        self.vtk, self.ns = _vtk()
+        self.run = run
+        self.size = (int(width), int(height))
+        self.view = (float(azimuth), float(elevation), float(zoom))
+        np = run.np
+        idx = range(run.X.shape[0]) if frames is None else frames
+        xs = np.concatenate([run.X[k] for k in idx])
+        self.cloth_bounds = np.array([np.nanmin(xs, axis=0), np.nanmax(xs, axis=0)])
+
+    def collider_actors(self, t):
+        vtk, np = self.vtk, self.run.np
+        actors = []
+        lo, hi = self.cloth_bounds
+        span = float(np.max(hi - lo)) or 1.0
+        grey = (0.62, 0.66, 0.72)
+        for c in self.run.colliders:
+            kind = c.get("type")
+            off = np.asarray(c.get("velocity", [0, 0, 0]), float) * t
+            if kind == "sphere":
+                src = vtk.vtkSphereSource()
+                src.SetCenter(*(np.asarray(c["center"], float) + off))
+                src.SetRadius(float(c["radius"]))
+                src.SetThetaResolution(64)
+                src.SetPhiResolution(48)
+                actors.append(_actor(vtk, src, grey) + (True,))
+            elif kind == "capsule":
+                p0, p1 = np.asarray(c["p0"], float) + off, np.asarray(c["p1"], float) + off
+                r = float(c["radius"])
+                for p in (p0, p1):
+                    src = vtk.vtkSphereSource()
+                    src.SetCenter(*p)
+                    src.SetRadius(r)
+                    src.SetThetaResolution(32)
+                    src.SetPhiResolution(24)
+                    actors.append(_actor(vtk, src, grey) + (True,))
+                line = vtk.vtkLineSource()
+                line.SetPoint1(*p0)
+                line.SetPoint2(*p1)
+                tube = vtk.vtkTubeFilter()
+                tube.SetInputConnection(line.GetOutputPort())
+                tube.SetRadius(r)
+                tube.SetNumberOfSides(48)
+                actors.append(_actor(vtk, tube, grey) + (True,))
+            elif kind == "box":
+                src = vtk.vtkCubeSource()
+                size = np.asarray(c.get("size", [1, 1, 1]), float)
+                src.SetXLength(size[0])
+                src.SetYLength(size[1])
+                src.SetZLength(size[2])
+                tr = vtk.vtkTransform()
+                tr.PostMultiply()
+                rot = c.get("rotation")
+                if rot:
+                    tr.RotateWXYZ(float(rot.get("angle", 0)), *[float(v) for v in rot.get("axis", [0, 0, 1])])
+                tr.Translate(*(np.asarray(c.get("center", [0, 0, 0]), float) + off))
+                actors.append(_actor(vtk, src, grey, 0.45, tr) + (True,))
+            elif kind == "plane":
+                p = np.asarray(c.get("point", [0, 0, 0]), float) + off
+                n = np.asarray(c.get("normal", [0, 0, 1]), float)
+                n = n / (np.linalg.norm(n) or 1)
+                ctr = 0.5 * (lo + hi)
+                ctr = ctr - np.dot(ctr - p, n) * n
+                tmp = np.array([1.0, 0, 0]) if abs(n[0]) < 0.9 else np.array([0, 1.0, 0])
+                e1 = np.cross(n, tmp)
+                e1 /= np.linalg.norm(e1)
+                e2 = np.cross(n, e1)
+                h = 0.7 * span
+                src = vtk.vtkPlaneSource()
+                src.SetOrigin(*(ctr - h * e1 - h * e2))
+                src.SetPoint1(*(ctr + h * e1 - h * e2))
+                src.SetPoint2(*(ctr - h * e1 + h * e2))
+                a, b = _actor(vtk, src, (0.86, 0.85, 0.80))
+                a.GetProperty().SetAmbient(0.45)
+                a.GetProperty().SetDiffuse(0.6)
+                actors.append((a, b, False))   # a floor: drawn, not framed (it would dwarf the cloth)
+            elif kind == "mesh":
+                path = c.get("file")
+                base = cbrun.attr(self.run.f, "scene_dir") or "."
+                full = path if (path and os.path.isabs(path)) else os.path.join(base, path or "")
+                if not path or not os.path.exists(full):
+                    sys.stderr.write("warning: mesh collider %s not found, not drawn\n" % full)
+                    continue
+                rd = vtk.vtkOBJReader()
+                rd.SetFileName(full)
+                tr = vtk.vtkTransform()
+                tr.Translate(*off)
+                if c.get("angular_velocity") or c.get("keyframes"):
+                    sys.stderr.write("warning: mesh collider %s drawn at its rest pose plus its velocity "
+                                     "(rotation and keyframes are not drawn)\n" % path)
+                actors.append(_actor(vtk, rd, grey, 1.0, tr, smooth=True) + (True,))
+        return actors
+
+    def image(self, k):
+        vtk, ns, np = self.vtk, self.ns, self.run.np
+        run = self.run
+        t = float(run.T[k])
+        ren = vtk.vtkRenderer()
+        ren.SetBackground(1, 1, 1)
+        ren.SetTwoSidedLighting(True)
+        head = vtk.vtkLight()                 # a headlight and a key light from above
+        head.SetLightTypeToHeadlight()
+        head.SetIntensity(0.55)
+        ren.AddLight(head)
+        key = vtk.vtkLight()
+        key.SetLightTypeToSceneLight()
+        key.SetPositional(False)
+        c0 = 0.5 * (self.cloth_bounds[0] + self.cloth_bounds[1])
+        key.SetFocalPoint(*c0)
+        key.SetPosition(*(c0 + np.array(LIGHT)))
+        key.SetIntensity(0.7)
+        ren.AddLight(key)
+        cloth, _ = _actor(vtk, _polydata(vtk, ns, np, run.X[k], run.faces), (0.85, 0.36, 0.26), smooth=True)
+        back = vtk.vtkProperty()
+        back.SetColor(0.30, 0.50, 0.80)
+        cloth.SetBackfaceProperty(back)
+        ren.AddActor(cloth)
+        lo, hi = self.cloth_bounds.copy()
+        for a, b, bounded in self.collider_actors(t):
+            ren.AddActor(a)
+            if bounded and run.np.all(run.np.isfinite(b)):
+                cl = np.array([b[0], b[2], b[4]]), np.array([b[1], b[3], b[5]])
+                # frame the colliders' parts near the cloth, not a far wall's whole extent
+                near = 2.0 * float(np.max(hi - lo))
+                lo = np.minimum(lo, np.maximum(cl[0], self.cloth_bounds[0] - near))
+                hi = np.maximum(hi, np.minimum(cl[1], self.cloth_bounds[1] + near))
+        az, el, zoom = self.view
+        cam = ren.GetActiveCamera()
+        ctr = 0.5 * (lo + hi)
+        cam.SetFocalPoint(*ctr)
+        cam.SetPosition(*(ctr + np.array([0.0, -1.0, 0.0])))
+        cam.SetViewUp(0, 0, 1)
+        cam.Azimuth(az + 90.0)
+        cam.Elevation(el)
+        cam.OrthogonalizeViewUp()
+        ren.ResetCamera(lo[0], hi[0], lo[1], hi[1], lo[2], hi[2])
+        cam.Zoom(1.25 * zoom)
+        ren.ResetCameraClippingRange()
+        win = vtk.vtkRenderWindow()
+        win.SetOffScreenRendering(1)
+        win.SetMultiSamples(4)
+        win.AddRenderer(ren)
+        win.SetSize(*self.size)
+        win.Render()
+        grab = vtk.vtkWindowToImageFilter()
+        grab.SetInput(win)
+        grab.ReadFrontBufferOff()
+        grab.Update()
+        img = grab.GetOutput()
+        w, h, _ = img.GetDimensions()
+        arr = ns.vtk_to_numpy(img.GetPointData().GetScalars()).reshape(h, w, -1)[::-1, :, :3]
+        win.Finalize()
+        return arr.copy()
+
+
 class Run:
     def __init__(self, path, allow_unfinished):
         import numpy as np
@@ -125,7 +356,21 @@ class Run:
         hi = np.nanmax(allx.reshape(-1, 3), axis=0)
         self.extent = np.array([lo, hi])
 
-    def draw(self, ax, k):
+    def renderer(self, **view):
+        if getattr(self, "_renderer", None) is None or view:
+            self._renderer = Renderer(self, **view)
+        return self._renderer
+
+    def draw(self, ax, k, **view):
+        """Frame k into ax: a VTK image on a 2D axes, the old matplotlib drawing on a 3D one."""
+        if not hasattr(ax, "get_proj"):
+            ax.imshow(self.renderer(**view).image(k))
+            ax.set_axis_off()
+            ax.set_title("t = %.3f s" % self.T[k])
+            return
+        self.draw_mpl(ax, k)
+
+    def draw_mpl(self, ax, k):
         np = self.np
         from mpl_toolkits.mplot3d.art3d import Poly3DCollection
         x = self.X[k]
@@ -157,9 +402,9 @@ def load_or_fail(path):
 
 def render_one(plt, run, k, out, size):
     fig = plt.figure(figsize=size)
-    ax = fig.add_subplot(projection="3d")
+    ax = fig.add_subplot()
     run.draw(ax, k)
-    fig.suptitle(run.title, fontsize=10)
+    fig.suptitle(run.title)
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
@@ -180,8 +425,12 @@ def main(argv=None):
     ap.add_argument("--fps", type=int, default=30, help="MP4 frame rate (default 30)")
     ap.add_argument("--size", default="6x5", help="picture size in inches, WxH (default 6x5)")
     ap.add_argument("-o", "--output", help="output file (or folder for --every)")
+    ap.add_argument("--azimuth", type=float, default=-60.0, help="camera azimuth about z in degrees (default -60)")
+    ap.add_argument("--elevation", type=float, default=22.0, help="camera elevation in degrees (default 22)")
+    ap.add_argument("--zoom", type=float, default=1.0, help="camera zoom on the framed scene (default 1)")
     ap.add_argument("--allow-unfinished", action="store_true", help="render a run whose status is running")
     a = ap.parse_args(argv)
+    ensure_display(sys.argv[1:] if argv is None else argv)
     try:
         size = tuple(float(s) for s in a.size.lower().split("x"))
         assert len(size) == 2 and min(size) > 0
@@ -194,6 +443,12 @@ def main(argv=None):
         cbrun.fail(str(exc))
     nf = run.X.shape[0]
     stem = os.path.splitext(a.run)[0]
+    view = dict(azimuth=a.azimuth, elevation=a.elevation, zoom=a.zoom, width=int(size[0] * 110),
+                height=int(size[1] * 110))
+    frames = None if (a.every or a.mp4) else [a.frame if a.frame >= 0 else nf + a.frame]
+    if frames and not 0 <= frames[0] < nf:
+        cbrun.fail("--frame %d: the run has %d frames (0..%d)" % (a.frame, nf, nf - 1))
+    run.renderer(**dict(view, frames=frames))
     if a.every:
         if a.every < 1:
             cbrun.fail("--every: expected K >= 1")
@@ -208,8 +463,9 @@ def main(argv=None):
         cols = max(1, min(a.cols, len(idx)))
         rows = int(math.ceil(len(idx) / cols))
         fig = plt.figure(figsize=(size[0] * cols / 2, size[1] * rows / 2))
+        run.renderer(**dict(view, frames=idx))
         for i, k in enumerate(idx):
-            run.draw(fig.add_subplot(rows, cols, i + 1, projection="3d"), k)
+            run.draw(fig.add_subplot(rows, cols, i + 1), k)
         fig.suptitle(run.title)
         out = a.output or stem + "_sheet.png"
         fig.savefig(out, dpi=100)

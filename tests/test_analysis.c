@@ -172,6 +172,27 @@ static void test_plot_and_render(void)
     if (rc) fprintf(stderr, "%s\n", out);
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT(exists(d, "frame.png"));
+    /* occlusion and framing (VTK, issue 17): seen from straight above, the cloth hangs over
+     * the sphere, so the image centre is cloth (red front or blue back), not the grey sphere
+     * that matplotlib's painter drew through it; the image border is background and the
+     * picture is not empty */
+    rc = sh("%s analysis/render.py %s/drape_sphere__explicit__damping=0.5__r0.h5 --frame 0 --elevation 89.9 "
+            "-o %s/top.png && %s -c \"import matplotlib.image as m, numpy as np; a = m.imread('%s/top.png')[..., :3]; "
+            "h, w, _ = a.shape; ax = a[int(0.08 * h):, :]; inside = np.argwhere(ax.min(axis=2) < 0.97); "
+            "cy, cx = inside.mean(axis=0).astype(int); c = ax[cy, cx]; "
+            "print('centre', c.round(2), 'spread', round(float(c.max() - c.min()), 2), "
+            "'border', round(float(min(a[-1].min(), a[:, 0].min(), a[:, -1].min())), 2), 'ink', len(inside))\"",
+            py(), d, d, py(), d);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    double spread = 0, border = 0;
+    long ink = 0;
+    const char *q = strstr(out, "spread");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+    CU_ASSERT_EQUAL(sscanf(q, "spread %lf border %lf ink %ld", &spread, &border, &ink), 3);
+    CU_ASSERT(spread > 0.2);   /* coloured cloth, not grey (sphere r = g = b within 0.1) */
+    CU_ASSERT(border > 0.95);  /* nothing cut at the edges */
+    CU_ASSERT(ink > 1000);
     rc = sh("%s analysis/render.py %s/drape_sphere__explicit__damping=0.5__r0.h5 --sheet --count 4 -o %s/sheet.png",
             py(), d, d);
     CU_ASSERT_EQUAL(rc, 0);

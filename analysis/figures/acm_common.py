@@ -62,7 +62,7 @@ def frame_strip(fig, nrows, row, path, times, first=1):
     drawn = []
     for j, t in enumerate(times):
         k = int(np.argmin(np.abs(run.T - t)))
-        ax = fig.add_subplot(nrows, len(times), row * len(times) + j + first, projection="3d")
+        ax = fig.add_subplot(nrows, len(times), row * len(times) + j + first)
         run.draw(ax, k)
         drawn.append(float(run.T[k]))
     run.f.close()

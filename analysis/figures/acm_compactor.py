@@ -24,6 +24,8 @@ def main(name="acm_compactor"):
     ap.add_argument("folder", help="output folder of the %s sweep (holds index.csv)" % name)
     ap.add_argument("--frames", type=int, default=5, help="rendered frames (default 5)")
     args = ap.parse_args()
+    import render
+    render.ensure_display(sys.argv[1:])
     cols, rows = ac.rows_of(args.folder, name)
     import numpy as np
     plt = cbrun.use_agg()

@@ -33,6 +33,8 @@ def main():
     ap.add_argument("folder", help="output folder of the acm_curtains sweep (holds index.csv)")
     ap.add_argument("--frames", type=int, default=4, help="frames per run (default 4)")
     args = ap.parse_args()
+    import render
+    render.ensure_display(sys.argv[1:])
     cols, rows = ac.rows_of(args.folder, "acm_curtains")
     if KEY not in cols:
         cbrun.fail("%s/index.csv has no column %s: not an acm_curtains sweep" % (args.folder, KEY))

@@ -24,6 +24,7 @@ def volume(np, x, F):
 
 def main():
     args = cbrun.figure_args("pbd_balloon", __doc__)
+    render.ensure_display(sys.argv[1:])
     cols, rows = cbrun.load_sweep(args.folder, "pbd_balloon", (KEY,))
     import numpy as np
     rows.sort(key=lambda r: cbrun.num(r[KEY]))
@@ -38,7 +39,7 @@ def main():
         F = run.faces
         V0 = volume(np, run.f["mesh/rest_positions"][()], F)
         v = np.array([volume(np, run.X[k], F) for k in range(run.X.shape[0])]) / V0
-        ax = fig.add_subplot(gs[0, i], projection="3d")
+        ax = fig.add_subplot(gs[0, i])
         k = run.X.shape[0] - 1
         run.draw(ax, k)
         ax.set_title("k_pressure = %s\nV / V0 = %.3f at t = %.2f s" % (r[KEY], v[-1], run.T[k]))

@@ -29,6 +29,7 @@ def last_strain(np, f, k):
 
 def main():
     args = cbrun.figure_args("pbd_fig3", __doc__)
+    render.ensure_display(sys.argv[1:])
     cols, rows = cbrun.load_sweep(args.folder, "pbd_fig3", (KS, KB))
     import numpy as np
     ks = sorted({cbrun.num(r[KS]) for r in rows})
@@ -39,7 +40,7 @@ def main():
     for r in rows:
         run = render.load_or_fail(os.path.join(args.folder, r["file"]))
         i, j = ks.index(cbrun.num(r[KS])), kb.index(cbrun.num(r[KB]))
-        ax = fig.add_subplot(len(ks), len(kb), i * len(kb) + j + 1, projection="3d")
+        ax = fig.add_subplot(len(ks), len(kb), i * len(kb) + j + 1, )
         k = run.X.shape[0] - 1
         run.draw(ax, k)
         strain = last_strain(np, run.f, k)

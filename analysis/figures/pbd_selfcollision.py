@@ -19,6 +19,7 @@ KEY = "solvers.pbd.self_collision"
 
 def main():
     args = cbrun.figure_args("pbd_selfcollision", __doc__)
+    render.ensure_display(sys.argv[1:])
     cols, rows = cbrun.load_sweep(args.folder, "pbd_selfcollision", (KEY,))
     import numpy as np
     rows.sort(key=lambda r: r[KEY] != "true")
@@ -30,10 +31,9 @@ def main():
     table = []
     for i, r in enumerate(rows):
         run = render.load_or_fail(os.path.join(args.folder, r["file"]))
-        ax = fig.add_subplot(gs[0, i], projection="3d")
+        ax = fig.add_subplot(gs[0, i])
         k = run.X.shape[0] - 1
-        run.draw(ax, k)
-        ax.view_init(elev=35, azim=-60)
+        run.draw(ax, k, elevation=35, azimuth=-60, frames=[k])
         t = cbrun.series(run.f, "time")
         si = cbrun.series(run.f, "self_intersections")
         ok = ~np.isnan(si)
