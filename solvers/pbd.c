@@ -469,18 +469,34 @@ static int substep_count(const pbd_solver *s, double dt)
     return n > s->substeps ? n : s->substeps;
 }
 
-static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void **self, cb_error *err)
+/* The stiffnesses read from the parameters (pbd: dimensionless k; xpbd: the tet
+ * volume compliance), for building the constraints. */
+typedef struct stiffness {
+    double ks, kb, kv, vol_compliance;
+} stiffness;
+
+/* Create-time constraint arrays before colouring reorders them into s->st, bd, te. */
+typedef struct build_arrays {
+    int (*sv)[2], (*bv)[4], (*tv)[4];
+    double *srest, *brest, *trest;
+    uint64_t (*mask)[4];
+} build_arrays;
+
+static void free_build_arrays(build_arrays *b)
 {
-    const char *name = xpbd ? "xpbd" : "pbd";
-    if (!w || !self) return CB_FAIL(err, CB_ERR_INPUT, "%s: NULL argument", name);
-    *self = NULL;
-    pbd_solver *s = cb_calloc(1, sizeof *s);
-    if (!s) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", name);
-    s->xpbd = xpbd;
-    s->mesh = w->mesh;
-    s->nv = w->nv;
-    s->w = w->inv_mass;
-    double ks = 1, kb = 0.1, kv = 1, vol_compliance = 0;
+    free(b->sv); free(b->bv); free(b->tv);
+    free(b->srest); free(b->brest); free(b->trest);
+    free(b->mask);
+    memset(b, 0, sizeof *b);
+}
+
+/* Stage 1: the parameters (every key read between begin and end), and what they
+ * imply: the k' mapping, the bending cap, pressure only on a closed mesh. */
+static int read_parameters(pbd_solver *s, const cb_world *w, const cb_params *prm, stiffness *k, cb_error *err)
+{
+    const char *name = s->xpbd ? "xpbd" : "pbd";
+    const int xpbd = s->xpbd;
+    *k = (stiffness){1.0, 0.1, 1.0, 0.0};
     cb_params q;
     int rc = cb_params_begin(prm, &q, err);
     if (!rc) rc = cb_params_choice(&q, "stepping", stepping_names, STEP_SMALL, &s->stepping,
@@ -508,11 +524,11 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
     if (!rc) rc = cb_params_choice(&q, "order", order_names, 0, &s->mesh_order,
                                    "sweep order: colour (parallel colours) or mesh (serial, the paper's)", err);
     if (!xpbd) {
-        if (!rc) rc = cb_params_double(&q, "stretch_stiffness", 1.0, 0.0, 1.0, &ks,
+        if (!rc) rc = cb_params_double(&q, "stretch_stiffness", 1.0, 0.0, 1.0, &k->ks,
                                        "dimensionless stretch stiffness k", err);
-        if (!rc) rc = cb_params_double(&q, "bend_stiffness", 0.1, 0.0, 1.0, &kb,
+        if (!rc) rc = cb_params_double(&q, "bend_stiffness", 0.1, 0.0, 1.0, &k->kb,
                                        "dimensionless bending stiffness k", err);
-        if (!rc) rc = cb_params_double(&q, "volume_stiffness", 1.0, 0.0, 1.0, &kv,
+        if (!rc) rc = cb_params_double(&q, "volume_stiffness", 1.0, 0.0, 1.0, &k->kv,
                                        "dimensionless tet volume stiffness k", err);
         if (!rc) rc = cb_params_choice(&q, "bending", bending_names, 0, &s->bending,
                                        "bending constraint: the paper's acos(n1.n2) or the model's dihedral angle", err);
@@ -520,48 +536,51 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
                                        "largest angle change of one bending projection (rad; 0: unlimited)", err);
     } else {
         s->bending = 1;
-        if (!rc) rc = cb_params_double(&q, "volume_compliance", 0.0, 0.0, 1e30, &vol_compliance,
+        if (!rc) rc = cb_params_double(&q, "volume_compliance", 0.0, 0.0, 1e30, &k->vol_compliance,
                                        "tet volume compliance (0: incompressible)", err);
     }
     rc = cb_params_end(prm, &q, rc, err);
-    if (rc) {
-        pbd_destroy(s);
-        return rc;
-    }
-    s->ks_raw = ks;
-    s->kb_raw = kb;
-    s->kv_raw = kv;
+    if (rc) return rc;
+    s->ks_raw = k->ks;
+    s->kb_raw = k->kb;
+    s->kv_raw = k->kv;
     set_kprime(s, s->iterations);
     if (xpbd || !(s->bend_cap > 0)) s->bend_cap = INFINITY;
     const cb_mesh *m = w->mesh;
     if (s->pressure > 0) {
         int open = m->nf == 0 || m->ns > 0;
         for (int e = 0; e < m->ne && !open; e++) open = m->ef[e][1] < 0;
-        if (open) {
-            pbd_destroy(s);
+        if (open)
             return CB_FAIL(err, CB_ERR_INPUT, "%s: pressure needs a closed triangle mesh (every edge in "
                            "two triangles, no springs)", name);
-        }
         s->v6rest = cb_pbd_volume6(m, (const double (*)[3])m->x, NULL);
     }
-    const double *ww = w->inv_mass;
+    return CB_OK;
+}
+
+/* Stage 2: every array of the solver and the create-time arrays in b. */
+static int allocate(pbd_solver *s, const cb_world *w, build_arrays *b, cb_error *err)
+{
+    const cb_mesh *m = w->mesh;
     int nv = w->nv;
-    /* allocate */
     size_t ne = (size_t)m->ne, nh = (size_t)m->nh, nt = (size_t)w->ntets;
-    /* create-time arrays (colouring reorders them), packed into s->st, bd, te below */
-    int (*sv)[2] = cb_calloc(ne ? ne : 1, sizeof *sv), (*bv)[4] = cb_calloc(nh ? nh : 1, sizeof *bv);
-    int (*tv)[4] = cb_calloc(nt ? nt : 1, sizeof *tv);
-    double *srest = cb_calloc(ne ? ne : 1, sizeof *srest), *brest = cb_calloc(nh ? nh : 1, sizeof *brest);
-    double *trest = cb_calloc(nt ? nt : 1, sizeof *trest);
-    s->st = cb_calloc(ne ? ne : 1, sizeof *s->st);
-    s->salpha = cb_calloc(ne ? ne : 1, sizeof *s->salpha);
-    s->slambda = cb_calloc(ne ? ne : 1, sizeof *s->slambda);
-    s->bd = cb_calloc(nh ? nh : 1, sizeof *s->bd);
-    s->balpha = cb_calloc(nh ? nh : 1, sizeof *s->balpha);
-    s->blambda = cb_calloc(nh ? nh : 1, sizeof *s->blambda);
-    s->te = cb_calloc(nt ? nt : 1, sizeof *s->te);
-    s->talpha = cb_calloc(nt ? nt : 1, sizeof *s->talpha);
-    s->tlambda = cb_calloc(nt ? nt : 1, sizeof *s->tlambda);
+    size_t ne1 = ne ? ne : 1, nh1 = nh ? nh : 1, nt1 = nt ? nt : 1;
+    b->sv = cb_calloc(ne1, sizeof *b->sv);
+    b->bv = cb_calloc(nh1, sizeof *b->bv);
+    b->tv = cb_calloc(nt1, sizeof *b->tv);
+    b->srest = cb_calloc(ne1, sizeof *b->srest);
+    b->brest = cb_calloc(nh1, sizeof *b->brest);
+    b->trest = cb_calloc(nt1, sizeof *b->trest);
+    b->mask = cb_calloc((size_t)nv, sizeof *b->mask);
+    s->st = cb_calloc(ne1, sizeof *s->st);
+    s->salpha = cb_calloc(ne1, sizeof *s->salpha);
+    s->slambda = cb_calloc(ne1, sizeof *s->slambda);
+    s->bd = cb_calloc(nh1, sizeof *s->bd);
+    s->balpha = cb_calloc(nh1, sizeof *s->balpha);
+    s->blambda = cb_calloc(nh1, sizeof *s->blambda);
+    s->te = cb_calloc(nt1, sizeof *s->te);
+    s->talpha = cb_calloc(nt1, sizeof *s->talpha);
+    s->tlambda = cb_calloc(nt1, sizeof *s->tlambda);
     s->p = cb_calloc((size_t)nv, sizeof *s->p);
     s->vpred = cb_calloc((size_t)nv, sizeof *s->vpred);
     s->capcc = nv * (w->ncolliders > 0 ? w->ncolliders : 1);
@@ -574,24 +593,29 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
 #endif
     if (s->nthr < 1) s->nthr = 1;
     s->jthr = cb_calloc((size_t)s->nthr, sizeof *s->jthr);
-    uint64_t (*mask)[4] = cb_calloc((size_t)nv, sizeof *mask);
-    if (!s->jthr || !srest || !s->st || !s->salpha || !s->slambda || !bv || !brest || !s->bd || !s->balpha ||
-        !s->blambda || !tv || !trest || !s->te || !s->talpha || !s->tlambda || !s->p || !s->vpred ||
-        !s->cc || !s->grad || !mask) {
-        free(mask);
-        free(sv); free(srest); free(bv); free(brest); free(tv); free(trest);
-        pbd_destroy(s);
-        return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d vertices", name, nv);
-    }
+    if (!b->sv || !b->bv || !b->tv || !b->srest || !b->brest || !b->trest || !b->mask || !s->jthr ||
+        !s->st || !s->salpha || !s->slambda || !s->bd || !s->balpha || !s->blambda || !s->te || !s->talpha ||
+        !s->tlambda || !s->p || !s->vpred || !s->cc || !s->grad)
+        return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d vertices", s->xpbd ? "xpbd" : "pbd", nv);
+    return CB_OK;
+}
+
+/* Stage 3: the constraints in mesh order: stretch per edge, bending per hinge, volume
+ * per tet (those with a free vertex, and a non-zero stiffness). */
+static void build_constraints(pbd_solver *s, const cb_world *w, const stiffness *k, build_arrays *b)
+{
+    const cb_mesh *m = w->mesh;
+    const double *ww = w->inv_mass;
+    const int xpbd = s->xpbd;
     /* stretch: every mesh edge (xpbd: none when k_stretch = 0) */
     const double (*X)[3] = (const double (*)[3])m->x;
     if (!xpbd || w->model.k_stretch > 0)
         for (int e = 0; e < m->ne; e++) {
-            int a = m->e[e][0], b = m->e[e][1];
-            if (ww[a] == 0 && ww[b] == 0) continue;
-            sv[s->ns][0] = a;
-            sv[s->ns][1] = b;
-            srest[s->ns] = w->model.rest_length[e];
+            int ia = m->e[e][0], ib = m->e[e][1];
+            if (ww[ia] == 0 && ww[ib] == 0) continue;
+            b->sv[s->ns][0] = ia;
+            b->sv[s->ns][1] = ib;
+            b->srest[s->ns] = w->model.rest_length[e];
             s->salpha[s->ns] = xpbd ? 1.0 / w->model.k_stretch : 0.0;
             s->ns++;
         }
@@ -604,48 +628,63 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
             double kw = 2.0 * w->model.k_bend * w->model.hinge_weight[i];
             if (!(kw > 0)) continue;
             alpha = 1.0 / kw;
-        } else if (!(kb > 0)) {
+        } else if (!(k->kb > 0)) {
             continue;
         }
         if (s->bending == 0) rest = cb_pbd_bend_paper_angle(X[h[0]], X[h[1]], X[h[2]], X[h[3]]);
         else rest = w->model.hinge_rest_angle[i];
-        memcpy(bv[s->nb], h, sizeof bv[0]);
-        brest[s->nb] = rest;
+        memcpy(b->bv[s->nb], h, sizeof b->bv[0]);
+        b->brest[s->nb] = rest;
         s->balpha[s->nb] = alpha;
         s->nb++;
     }
     /* tetrahedral volume */
     for (int i = 0; i < w->ntets; i++) {
         const int *t = w->tets[i];
-        if (!xpbd && !(kv > 0)) break;
-        memcpy(tv[s->nt], t, sizeof tv[0]);
-        trest[s->nt] = cb_pbd_tet_volume(X[t[0]], X[t[1]], X[t[2]], X[t[3]], 0.0, NULL);
-        s->talpha[s->nt] = vol_compliance;
+        if (!xpbd && !(k->kv > 0)) break;
+        memcpy(b->tv[s->nt], t, sizeof b->tv[0]);
+        b->trest[s->nt] = cb_pbd_tet_volume(X[t[0]], X[t[1]], X[t[2]], X[t[3]], 0.0, NULL);
+        s->talpha[s->nt] = k->vol_compliance;
         s->nt++;
     }
-    rc = order_by_colour(s, T_STRETCH, s->ns, 2, &sv[0][0], srest, s->salpha, mask, err);
-    if (!rc) rc = order_by_colour(s, T_BEND, s->nb, 4, &bv[0][0], brest, s->balpha, mask, err);
-    if (!rc) rc = order_by_colour(s, T_TET, s->nt, 4, &tv[0][0], trest, s->talpha, mask, err);
-    free(mask);
+}
+
+/* Stage 4: colour each kind of constraint (parallel sweeps) and pack them. */
+static int colour_and_pack(pbd_solver *s, const cb_world *w, build_arrays *b, cb_error *err)
+{
+    const double *ww = w->inv_mass;
+    int rc = order_by_colour(s, T_STRETCH, s->ns, 2, &b->sv[0][0], b->srest, s->salpha, b->mask, err);
+    if (!rc) rc = order_by_colour(s, T_BEND, s->nb, 4, &b->bv[0][0], b->brest, s->balpha, b->mask, err);
+    if (!rc) rc = order_by_colour(s, T_TET, s->nt, 4, &b->tv[0][0], b->trest, s->talpha, b->mask, err);
+    if (rc) return rc;
     for (int c = 0; c < s->ns; c++) {
         scon *k = &s->st[c];
         for (int j = 0; j < 2; j++) {
-            k->v[j] = sv[c][j];
-            k->w[j] = ww[sv[c][j]];
+            k->v[j] = b->sv[c][j];
+            k->w[j] = ww[b->sv[c][j]];
         }
-        k->rest = srest[c];
+        k->rest = b->srest[c];
     }
     for (int c = 0; c < s->nb + s->nt; c++) {
         int tet = c >= s->nb, i = tet ? c - s->nb : c;
         qcon *k = tet ? &s->te[i] : &s->bd[i];
         for (int j = 0; j < 4; j++) {
-            k->v[j] = tet ? tv[i][j] : bv[i][j];
+            k->v[j] = tet ? b->tv[i][j] : b->bv[i][j];
             k->w[j] = ww[k->v[j]];
         }
-        k->rest = tet ? trest[i] : brest[i];
+        k->rest = tet ? b->trest[i] : b->brest[i];
     }
-    free(sv); free(srest); free(bv); free(brest); free(tv); free(trest);
-    if (!rc && s->self_collision) {
+    return CB_OK;
+}
+
+/* Stage 5: self collision (spatial hash, constraint store) and the contact probe. */
+static int contact_parts(pbd_solver *s, const cb_world *w, cb_error *err)
+{
+    const char *name = s->xpbd ? "xpbd" : "pbd";
+    const cb_mesh *m = w->mesh;
+    int nv = w->nv;
+    int rc = 0;
+    if (s->self_collision) {
         if (m->nf == 0) rc = CB_FAIL(err, CB_ERR_INPUT, "%s: self_collision needs a triangle mesh", name);
         if (!rc) rc = cb_spatial_hash_create(1.0, &s->hash, err);
         if (!rc) {
@@ -655,6 +694,30 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
         }
     }
     if (!rc && w->ncolliders) rc = cb_contact_probe_create(w, &s->probe, err);
+    return rc;
+}
+
+static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void **self, cb_error *err)
+{
+    const char *name = xpbd ? "xpbd" : "pbd";
+    if (!w || !self) return CB_FAIL(err, CB_ERR_INPUT, "%s: NULL argument", name);
+    *self = NULL;
+    pbd_solver *s = cb_calloc(1, sizeof *s);
+    if (!s) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", name);
+    s->xpbd = xpbd;
+    s->mesh = w->mesh;
+    s->nv = w->nv;
+    s->w = w->inv_mass;
+    stiffness k;
+    build_arrays b = {0};
+    int rc = read_parameters(s, w, prm, &k, err);
+    if (!rc) rc = allocate(s, w, &b, err);
+    if (!rc) {
+        build_constraints(s, w, &k, &b);
+        rc = colour_and_pack(s, w, &b, err);
+    }
+    free_build_arrays(&b);
+    if (!rc) rc = contact_parts(s, w, err);
     if (rc) {
         pbd_destroy(s);
         return rc;

@@ -187,7 +187,6 @@ typedef struct acm_solver {
     long trace_cap, *trace_n;
     cb_acm_kink_fn kink_fn;        /* debug hook (acm.h), NULL normally */
     void *kink_ctx;
-    cb_error *err;
     int fail;
 } acm_solver;
 
@@ -461,9 +460,11 @@ static void hash_insert(acm_solver *s, uint64_t key, int id)
     s->hval[h] = id;
 }
 
-/* Create a pair (returns its id, -1 when it has no free vertex, < -1 on no memory). */
-static int pair_create(acm_solver *s, int kind, int a, int b, double t)
+/* Create a pair: *id its id, or -1 when it has no free vertex (no pair needed; not an
+ * error). Returns CB_OK or CB_ERR_NOMEM with a message. */
+static int pair_create(acm_solver *s, int kind, int a, int b, double t, int *id_out, cb_error *err)
 {
+    *id_out = -1;
     acm_pair np;
     memset(&np, 0, sizeof np);
     np.kind = kind;
@@ -490,7 +491,7 @@ static int pair_create(acm_solver *s, int kind, int a, int b, double t)
         np.mu = s->self_mu;
     }
     double sim = pair_step_inv_mass(s, &np);
-    if (!(sim > 0)) return -1;
+    if (!(sim > 0)) return CB_OK;
     np.h1 = s->psafety * 2.0 / sqrt(s->r1 * sim);
     np.live = 1;
     np.seen = 1;
@@ -499,7 +500,8 @@ static int pair_create(acm_solver *s, int kind, int a, int b, double t)
     int id;
     if (s->nfree) id = s->free_ids[--s->nfree];
     else {
-        if (grow_pairs(s, s->npairs + 1)) return -2;
+        if (grow_pairs(s, s->npairs + 1))
+            return CB_FAIL(err, CB_ERR_NOMEM, "acm: out of memory for %d contact pairs", s->npairs + 1);
         id = s->npairs++;
     }
     s->pairs[id] = np;
@@ -511,7 +513,8 @@ static int pair_create(acm_solver *s, int kind, int a, int b, double t)
         s->vhead[i] = sl;
     }
     schedule_cert(s, id, t);
-    return id;
+    *id_out = id;
+    return CB_OK;
 }
 
 static void pair_destroy(acm_solver *s, int id)
@@ -547,7 +550,7 @@ static int pair_near(const acm_solver *s, int kind, int a, int b, double reach)
     return !(d2 >= reach * reach);
 }
 
-static int rebuild(acm_solver *s, double t)
+static int rebuild(acm_solver *s, double t, cb_error *err)
 {
     s->st.rebuilds++;
     for (int i = 0; i < s->nv; i++) {
@@ -556,8 +559,8 @@ static int rebuild(acm_solver *s, double t)
     }
     if (s->bvh) {
         double margin = s->rho + 0.5 * cb_acm_activation(s->eta1, 1);
-        int rc = cb_bvh_build(s->bvh, (const double (*)[3])s->center, margin, s->err);
-        if (!rc) rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, s->err);
+        int rc = cb_bvh_build(s->bvh, (const double (*)[3])s->center, margin, err);
+        if (!rc) rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
         if (rc) return rc;
         for (int id = 0; id < s->npairs; id++) s->pairs[id].seen = 0;
         /* every vertex stays in its box, inside a ball of radius rho sqrt(3) (the axis
@@ -574,8 +577,8 @@ static int rebuild(acm_solver *s, double t)
                     s->pairs[id].seen = 1;
                     continue;
                 }
-                id = pair_create(s, kind, a, b, t);
-                if (id < -1) return CB_FAIL(s->err, CB_ERR_NOMEM, "acm: out of memory (pairs)");
+                int rc = pair_create(s, kind, a, b, t, &id, err);
+                if (rc) return rc;
             }
         }
         int nlive = 0;
@@ -590,10 +593,10 @@ static int rebuild(acm_solver *s, double t)
         while (need < 2 * nlive + 16) need *= 2;
         if (need > s->hcap) {
             uint64_t *hk = cb_realloc(s->hkey, (size_t)need * sizeof *hk);
-            if (!hk) return CB_FAIL(s->err, CB_ERR_NOMEM, "acm: out of memory (hash)");
+            if (!hk) return CB_FAIL(err, CB_ERR_NOMEM, "acm: out of memory (hash)");
             s->hkey = hk;
             int *hv = cb_realloc(s->hval, (size_t)need * sizeof *hv);
-            if (!hv) return CB_FAIL(s->err, CB_ERR_NOMEM, "acm: out of memory (hash)");
+            if (!hv) return CB_FAIL(err, CB_ERR_NOMEM, "acm: out of memory (hash)");
             s->hval = hv;
             s->hcap = need;
         }
@@ -685,13 +688,13 @@ static void reschedule_all(acm_solver *s, double t)
         if (s->pairs[id].live) schedule_cert(s, id, t);
 }
 
-static int event_cert(acm_solver *s, int pid, double t)
+static int event_cert(acm_solver *s, int pid, double t, cb_error *err)
 {
     acm_pair *p = &s->pairs[pid];
     double n[3], w[4];
     double d = pair_geometry(s, p, t, n, w, NULL);
     if (!(d > 0))
-        return CB_FAIL(s->err, CB_ERR_NUMERIC,
+        return CB_FAIL(err, CB_ERR_NUMERIC,
                        "acm: %s pair (%d, %d) at distance %g at t = %.17g: the configuration intersects",
                        p->kind == CB_ACM_PAIR_VT ? "vertex-triangle" : p->kind == CB_ACM_PAIR_EE ? "edge-edge"
                                                                                                  : "vertex-collider",
@@ -714,7 +717,7 @@ static int event_cert(acm_solver *s, int pid, double t)
     record(s, t, CB_ACM_EV_CERT, pid, p, d, 0.0);
     return CB_OK;
 too_deep:
-    return CB_FAIL(s->err, CB_ERR_NUMERIC,
+    return CB_FAIL(err, CB_ERR_NUMERIC,
                    "acm: pair (%d, %d) needs more than max_layers = %d penalty layers at distance %g "
                    "(t = %g): no progress (eta or stiffness too small for the velocities)",
                    p->a, p->b, s->max_layers, d, t);
@@ -779,7 +782,7 @@ static void event_layer(acm_solver *s, int pid, double t)
 }
 
 /* Process every event with time <= t_end. */
-static int run_until(acm_solver *s, double t_end, cb_step_info *info)
+static int run_until(acm_solver *s, double t_end, cb_step_info *info, cb_error *err)
 {
     double stage[5] = {0, 0, 0, 0, 0};
     double w0 = s->profile ? cb_wall_time() : 0.0;
@@ -788,7 +791,7 @@ static int run_until(acm_solver *s, double t_end, cb_step_info *info)
         const cb_acm_qentry *top = cb_acm_queue_top(&s->q);
         if (!(top->t <= t_end)) break;
         if ((s->events_step & 4095) == 4095 && cb_interrupt_requested()) { /* a step can take hours */
-            rc = CB_FAIL(s->err, CB_ERR_INTERRUPTED, "acm: interrupted by a signal at t = %.9g s, %ld events into "
+            rc = CB_FAIL(err, CB_ERR_INTERRUPTED, "acm: interrupted by a signal at t = %.9g s, %ld events into "
                          "the step", top->t, s->events_step);
             break;
         }
@@ -829,11 +832,11 @@ static int run_until(acm_solver *s, double t_end, cb_step_info *info)
             kind = CB_ACM_EV_KDOP;
             st = 3;
             record(s, t, kind, id - s->base_box, NULL, NAN, 0.0);
-            rc = rebuild(s, t);
+            rc = rebuild(s, t, err);
         } else if (((id - s->base_pair) & 1) == 0) {
             kind = CB_ACM_EV_CERT;
             st = 2;
-            rc = event_cert(s, (id - s->base_pair) >> 1, t);
+            rc = event_cert(s, (id - s->base_pair) >> 1, t, err);
         } else {
             kind = CB_ACM_EV_LAYER;
             st = 1;
@@ -985,7 +988,6 @@ static int acm_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->nh = s->m->nh;
     s->nf = s->m->nf;
     s->nc = w->ncolliders;
-    s->err = err;
     double mean_edge = 0;
     for (int e = 0; e < s->ne; e++) mean_edge += w->model.rest_length[e];
     mean_edge = s->ne ? mean_edge / s->ne : 0.0;
@@ -1112,13 +1114,14 @@ static int acm_create(const cb_world *w, const cb_params *p, void **self, cb_err
                 acm_destroy(s);
                 return rc;
             }
-            if (pair_create(s, CB_ACM_PAIR_VC, i, c, t0) < -1) {
+            int id;
+            if ((rc = pair_create(s, CB_ACM_PAIR_VC, i, c, t0, &id, err))) {
                 acm_destroy(s);
-                return CB_FAIL(err, CB_ERR_NOMEM, "acm: out of memory");
+                return rc;
             }
         }
     }
-    if ((rc = rebuild(s, t0))) {
+    if ((rc = rebuild(s, t0, err))) {
         acm_destroy(s);
         return rc;
     }
@@ -1129,7 +1132,6 @@ static int acm_create(const cb_world *w, const cb_params *p, void **self, cb_err
     }
     s->st.min_stretch_dt = hmin;
     s->st.max_stretch_dt = hmax;
-    s->err = NULL;
     *self = s;
     return CB_OK;
 }
@@ -1139,12 +1141,10 @@ static int acm_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     acm_solver *s = self; /* arguments checked by cb_solver_step */
     (void)dt;
     double t1 = info->t_end; /* exactly where the harness puts the time (not t + dt) */
-    s->err = err;
     cb_v3_zero(s->ext);
     cb_v3_zero(s->grav_imp);
     s->events_step = 0;
-    int rc = run_until(s, t1, info);
-    s->err = NULL;
+    int rc = run_until(s, t1, info, err);
     info->events = s->events_step;
     if (rc) return rc;
     double energy = 0;
