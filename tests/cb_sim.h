@@ -85,4 +85,20 @@ static inline void cb_sim_close(cb_sim *s)
     cb_scene_free(&s->scene);
 }
 
+/* A flat nx x ny grid world (size sx x sy at the origin, bend 1e-3), no solver: for the
+ * tests of the pieces solvers share (springs, contact). Free the scene and the world. */
+static inline cb_world *cb_sim_grid_world(int nx, int ny, double sx, double sy, cb_scene **sc)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "name: grid\nduration: 1\ndt: 0.01\n"
+             "cloth:\n  grid: {nx: %d, ny: %d, size: [%g, %g], origin: [0, 0, 0]}\n  bend: 1.0e-3\n",
+             nx, ny, sx, sy);
+    cb_error e;
+    cb_world *w = NULL;
+    if (cb_scene_load_string(text, "grid.yaml", ".", NULL, 0, sc, &e) || cb_world_create(*sc, &w, &e))
+        fprintf(stderr, "  %s\n", e.message);
+    return w;
+}
+
 #endif

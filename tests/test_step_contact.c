@@ -1,0 +1,275 @@
+/* tests/test_step_contact.c — the post-solve self and collider contact of fms and newton (contact/step_contact.c):
+ * the candidate cache against rebuilding every step and a brute-force oracle, the rigid-motion
+ * reuse of the cache and its far bound. */
+#include "cb_test.h"
+#include "cb_sim.h"
+
+#include "contact/colliders.h"
+#include "contact/distance.h"
+#include "experiments/harness/metrics.h"
+#include "core/scene.h"
+#include "core/solver.h"
+#include "core/vec3.h"
+#include "core/world.h"
+#include "experiments/harness/registry.h"
+#include "solvers/cholmod_util.h"
+#include "solvers/springs.h"
+#include "contact/step_contact.h"
+
+/* Two contact stages on two copies of a crumpled grid cloth, the first with the
+ * candidate cache and the second without: what the contact tests step by hand. */
+typedef struct contact_twin {
+    cb_scene *sa, *sb;
+    cb_world *wa, *wb;
+    cb_step_contact *ca, *cb;
+    double (*x0)[3];       /* positions at the start of the step */
+    int (*oracle)[2];      /* the brute-force pairs */
+    double r2;             /* squared box distance of a candidate */
+    cb_error e;
+} contact_twin;
+
+static int twin_open(contact_twin *T, int n, double size, double dist, int seed, double amplitude)
+{
+    memset(T, 0, sizeof *T);
+    T->wa = cb_sim_grid_world(n, n, size, size, &T->sa);
+    T->wb = cb_sim_grid_world(n, n, size, size, &T->sb);
+    if (!T->wa || !T->wb) return -1;
+    cb_step_contact_def def = {.collider_offset = 0.0, .self_collision = 1, .self_distance = dist,
+                               .self_friction = 0.3, .self_iterations = 2, .self_cache = 1};
+    if (cb_step_contact_create(T->wa, &def, &T->ca, &T->e)) return -1;
+    def.self_cache = 0;
+    if (cb_step_contact_create(T->wb, &def, &T->cb, &T->e)) return -1;
+    const int nv = T->wa->nv;
+    double (*xc)[3] = cb_test_crumple(T->wa->mesh, seed, amplitude);
+    memcpy(T->wa->state.x, xc, (size_t)nv * sizeof *xc);
+    free(xc);
+    memset(T->wa->state.v, 0, (size_t)nv * sizeof *T->wa->state.v);
+    T->x0 = cb_calloc((size_t)nv, sizeof *T->x0);
+    T->oracle = cb_calloc((size_t)nv * (size_t)T->wa->mesh->nf, sizeof *T->oracle);
+    T->r2 = (1 + 1e-6) * (1 + 1e-6) * dist * dist;
+    return T->x0 && T->oracle ? 0 : -1;
+}
+
+static void twin_close(contact_twin *T)
+{
+    free(T->oracle);
+    free(T->x0);
+    cb_step_contact_free(&T->ca);
+    cb_step_contact_free(&T->cb);
+    cb_world_free(&T->wa);
+    cb_world_free(&T->wb);
+    cb_scene_free(&T->sa);
+    cb_scene_free(&T->sb);
+}
+
+/* The second cloth takes the first one's positions and velocities. */
+static void twin_sync(contact_twin *T)
+{
+    size_t bytes = (size_t)T->wa->nv * sizeof *T->x0;
+    memcpy(T->wb->state.x, T->wa->state.x, bytes);
+    memcpy(T->wb->state.v, T->wa->state.v, bytes);
+}
+
+/* The brute-force candidates of the first cloth into T->oracle: every (v, t), v not in
+ * t, with box distance^2 <= r2, by triangle then vertex. Returns their number. */
+static long twin_oracle(contact_twin *T)
+{
+    const cb_mesh *m = T->wa->mesh;
+    const double (*x)[3] = (const double (*)[3])T->wa->state.x;
+    long no = 0;
+    for (int t = 0; t < m->nf; t++) {
+        const int *f = m->f[t];
+        double lo[3], hi[3];
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fmin(x[f[0]][k], fmin(x[f[1]][k], x[f[2]][k]));
+            hi[k] = fmax(x[f[0]][k], fmax(x[f[1]][k], x[f[2]][k]));
+        }
+        for (int v = 0; v < m->nv; v++) {
+            if (v == f[0] || v == f[1] || v == f[2]) continue;
+            double g2 = 0;
+            for (int k = 0; k < 3; k++) {
+                double g = x[v][k] < lo[k] ? lo[k] - x[v][k] : x[v][k] > hi[k] ? x[v][k] - hi[k] : 0.0;
+                g2 += g * g;
+            }
+            if (g2 <= T->r2) {
+                T->oracle[no][0] = v;
+                T->oracle[no][1] = t;
+                no++;
+            }
+        }
+    }
+    return no;
+}
+
+/* Whether a candidate list differs from the first no oracle pairs. */
+static int twin_mismatch(const contact_twin *T, const cb_pair_list *pl, long no)
+{
+    return pl->n != no || memcmp(pl->p, T->oracle, (size_t)no * sizeof *T->oracle);
+}
+
+/* Both contact stages from x0; *na = contacts of the first. Returns 1 when the two
+ * cloths' states (or contact counts) are not bitwise equal afterwards. */
+static int twin_apply(contact_twin *T, int *na)
+{
+    double ia[3] = {0, 0, 0}, ib[3] = {0, 0, 0};
+    int nb = 0;
+    const double (*x0)[3] = (const double (*)[3])T->x0;
+    CU_ASSERT_FATAL(cb_step_contact_apply(T->ca, T->wa, x0, 0.0, ia, na, &T->e) == CB_OK);
+    CU_ASSERT_FATAL(cb_step_contact_apply(T->cb, T->wb, x0, 0.0, ib, &nb, &T->e) == CB_OK);
+    size_t bytes = (size_t)T->wa->nv * sizeof *T->x0;
+    return *na != nb || memcmp(T->wa->state.x, T->wb->state.x, bytes) || memcmp(T->wa->state.v, T->wb->state.v, bytes);
+}
+
+/* The self-contact candidate cache: random motions of a crumpled cloth, small (the
+ * cache is reused) and large (it is rebuilt), with the same contact stage cached and
+ * uncached (a spatial hash query every step). The pairs of every step must equal the
+ * brute-force set (every (v, t), v not in t, with box distance^2 <= (1 + 1e-6)^2 d^2,
+ * by triangle then vertex), and the resolved positions and velocities must be
+ * bitwise identical. */
+static void test_contact_cache_exact(void)
+{
+    contact_twin T;
+    CU_ASSERT_FATAL(twin_open(&T, 24, 1.0, 0.006 /* edge 1/23 */, 11, 0.15) == 0);
+    const cb_mesh *m = T.wa->mesh;
+    const int nv = T.wa->nv;
+    uint64_t rng = 12345;
+    static const double scales[3] = {1e-5, 2e-4, 1e-3};
+    long mismatches = 0, differ = 0, total_contacts = 0, npairs = 0;
+    for (int step = 0; step < 60; step++) {
+        /* both worlds at the same state, then the same random motion */
+        memcpy(T.x0, T.wa->state.x, (size_t)nv * sizeof *T.x0);
+        double sc = step % 15 == 14 ? 3e-2 : scales[(int)(cb_test_uniform(&rng) * 3)]; /* a jump every 15 */
+        double drift[3] = {cb_test_uniform(&rng) - 0.5, cb_test_uniform(&rng) - 0.5, cb_test_uniform(&rng) - 0.5};
+        for (int i = 0; i < nv; i++)
+            for (int k = 0; k < 3; k++) {
+                T.wa->state.x[i][k] += sc * (2 * cb_test_uniform(&rng) - 1 + drift[k]);
+                T.wa->state.v[i][k] = 2 * cb_test_uniform(&rng) - 1;
+            }
+        twin_sync(&T);
+        const cb_pair_list *pa = NULL, *pb = NULL;
+        CU_ASSERT_FATAL(cb_step_contact_candidates(T.ca, m, (const double (*)[3])T.wa->state.x,
+                                                   (const double (*)[3])T.x0, &pa, &T.e) == CB_OK);
+        CU_ASSERT_FATAL(cb_step_contact_candidates(T.cb, m, (const double (*)[3])T.wb->state.x,
+                                                   (const double (*)[3])T.x0, &pb, &T.e) == CB_OK);
+        long no = twin_oracle(&T);
+        npairs += no;
+        mismatches += twin_mismatch(&T, pa, no) + twin_mismatch(&T, pb, no);
+        int na = 0;
+        differ += twin_apply(&T, &na);
+        total_contacts += na;
+    }
+    long builds_a, queries_a, builds_b, queries_b;
+    cb_step_contact_cache_stats(T.ca, &builds_a, &queries_a);
+    cb_step_contact_cache_stats(T.cb, &builds_b, &queries_b);
+    fprintf(stderr, "  %ld pairs, %ld contacts over 60 steps; cached: %ld hash queries for %ld requests, "
+                    "uncached: %ld; %ld set mismatches, %ld steps differing\n",
+            npairs, total_contacts, builds_a, queries_a, builds_b, mismatches, differ);
+    CU_ASSERT(total_contacts > 0);
+    CU_ASSERT(builds_a < queries_a / 4); /* the cache was reused (two requests per step) */
+    CU_ASSERT(builds_b == queries_b);    /* and the other one was not */
+    CU_ASSERT_EQUAL(mismatches, 0);
+    CU_ASSERT_EQUAL(differ, 0);
+    twin_close(&T);
+}
+
+/* The two exact shortcuts of the contact stage (step_contact.c). (1) The cache bound
+ * is on relative motion: a crumpled cloth translated far (0.3 m per step, 7 edge
+ * lengths) with a small jitter keeps its cache, and every step's pairs still equal the
+ * brute-force box-distance set, with the resolved state bitwise equal to an uncached
+ * stage. (2) cb_step_contact_far never rejects a pair closer than the distance: points
+ * at 1 - 1e-7 of it from random triangles (well-shaped, thin, needle-thin, long), in
+ * every Voronoi region, against cb_point_triangle_distance2; and it does reject what a
+ * lower bound must (2 x the distance off the plane, or beyond an edge in the plane). */
+static void test_contact_rigid_cache_and_far_bound(void)
+{
+    contact_twin T;
+    CU_ASSERT_FATAL(twin_open(&T, 16, 0.7, 0.006 /* edge 0.7/15 */, 7, 0.1) == 0);
+    const cb_mesh *m = T.wa->mesh;
+    const int nv = T.wa->nv;
+    uint64_t rng = 777;
+    long mismatches = 0, differ = 0, contacts = 0;
+    for (int step = 0; step < 40; step++) {
+        memcpy(T.x0, T.wa->state.x, (size_t)nv * sizeof *T.x0);
+        double tr[3];
+        for (int k = 0; k < 3; k++) tr[k] = 0.3 * (2 * cb_test_uniform(&rng) - 1);
+        for (int i = 0; i < nv; i++)
+            for (int k = 0; k < 3; k++) {
+                T.wa->state.x[i][k] += tr[k] + 2e-5 * (2 * cb_test_uniform(&rng) - 1);
+                T.wa->state.v[i][k] = 2 * cb_test_uniform(&rng) - 1;
+            }
+        twin_sync(&T);
+        const cb_pair_list *pa = NULL;
+        CU_ASSERT_FATAL(cb_step_contact_candidates(T.ca, m, (const double (*)[3])T.wa->state.x,
+                                                   (const double (*)[3])T.x0, &pa, &T.e) == CB_OK);
+        mismatches += twin_mismatch(&T, pa, twin_oracle(&T));
+        int na = 0;
+        differ += twin_apply(&T, &na);
+        contacts += na;
+    }
+    long builds, queries;
+    cb_step_contact_cache_stats(T.ca, &builds, &queries);
+    fprintf(stderr, "  rigid translation: %ld contacts, %ld hash queries for %ld requests, %ld mismatches, %ld differ\n",
+            contacts, builds, queries, mismatches, differ);
+    CU_ASSERT(contacts > 0);
+    CU_ASSERT(builds <= 2); /* one build, kept through the translations */
+    CU_ASSERT_EQUAL(mismatches, 0);
+    CU_ASSERT_EQUAL(differ, 0);
+    twin_close(&T);
+
+    /* (2) the lower bound of cb_step_contact_far */
+    long wrong = 0, near = 0, missed = 0, decided = 0;
+    for (int trial = 0; trial < 4000; trial++) {
+        double d = 0.002, a[3], b[3], q[3];
+        int kind = trial % 4; /* well-shaped, thin (1e-2), needle (1e-5), long (edges 1e5 d) */
+        double size = kind == 3 ? 1e5 * d : d * (0.5 + 20 * cb_test_uniform(&rng));
+        for (int k = 0; k < 3; k++) {
+            a[k] = 3 * (cb_test_uniform(&rng) - 0.5);
+            b[k] = a[k] + size * (cb_test_uniform(&rng) - 0.5);
+            q[k] = a[k] + size * (cb_test_uniform(&rng) - 0.5);
+        }
+        if (kind == 1 || kind == 2) { /* q near the line ab */
+            double s = cb_test_uniform(&rng), thin = kind == 1 ? 1e-2 : 1e-5;
+            for (int k = 0; k < 3; k++) q[k] = a[k] + s * (b[k] - a[k]) + thin * (q[k] - a[k]);
+        }
+        double p[3], cp[3];
+        for (int k = 0; k < 3; k++) /* anywhere around the triangle: every Voronoi region */
+            p[k] = a[k] + 1.6 * (cb_test_uniform(&rng) - 0.3) * (b[k] - a[k]) +
+                   1.6 * (cb_test_uniform(&rng) - 0.3) * (q[k] - a[k]) + 3 * d * (cb_test_uniform(&rng) - 0.5);
+        double d2 = cb_point_triangle_distance2(p, a, b, q, NULL, cp);
+        if (!(d2 > 0)) continue;
+        double s = d * (1 - 1e-7) / sqrt(d2), pn[3]; /* same closest point, just inside d */
+        for (int k = 0; k < 3; k++) pn[k] = cp[k] + s * (p[k] - cp[k]);
+        double dn2 = cb_point_triangle_distance2(pn, a, b, q, NULL, NULL);
+        if (dn2 < d * d) {
+            near++;
+            wrong += cb_step_contact_far(pn, a, b, q, d * d);
+        }
+        int f = cb_step_contact_far(p, a, b, q, d * d);
+        wrong += f && d2 < d * d;
+        decided += f;
+        if (kind == 0) { /* a well-shaped triangle must be decided off the plane and beyond an edge */
+            double e0[3], e1[3], n[3], c[3], mid[3], out[3];
+            cb_v3_sub(e0, b, a);
+            cb_v3_sub(e1, q, a);
+            cb_v3_cross(n, e0, e1);
+            double sin2 = cb_v3_dot(n, n) / (cb_v3_dot(e0, e0) * cb_v3_dot(e1, e1));
+            if (sin2 < 0.05 || cb_v3_normalize(n) == 0.0) continue;
+            for (int k = 0; k < 3; k++) c[k] = (a[k] + b[k] + q[k]) / 3 + 2 * d * n[k];
+            missed += !cb_step_contact_far(c, a, b, q, d * d);
+            cb_v3_cross(out, e0, n); /* in the plane, away from q (opposite side of ab) */
+            cb_v3_normalize(out);
+            for (int k = 0; k < 3; k++) mid[k] = 0.5 * (a[k] + b[k]) + 2 * d * out[k];
+            missed += !cb_step_contact_far(mid, a, b, q, d * d);
+        }
+    }
+    fprintf(stderr, "  far bound: %ld points just inside checked, %ld wrong rejections, %ld rejected, %ld missed\n",
+            near, wrong, decided, missed);
+    CU_ASSERT(near > 3000);
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT_EQUAL(missed, 0);
+    CU_ASSERT(decided > 400);
+}
+
+CB_TEST_MAIN("step_contact",
+             CB_TEST(test_contact_cache_exact),
+             CB_TEST(test_contact_rigid_cache_and_far_bound))
