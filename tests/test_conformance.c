@@ -400,6 +400,52 @@ static void test_step_entry_checks(void)
     cb_sim_close(&sim);
 }
 
+/* What a method does not know is NaN in the run file, never a 0 that reads as a
+ * measurement: `events` only for the event-based method (acm), the contact stage's
+ * figures only for methods that have one (every method but acm), and a row 0 (before any
+ * step) with NaN solver figures for every method. */
+static void test_unknown_metrics_are_nan(void)
+{
+    const char *scene = cb_test_write_tmp("conf_nan.yaml", contact_scene);
+    for (int s = 0; s < cb_solver_count(); s++) {
+        const char *name = cb_solver_at(s)->name;
+        int acm = !strcmp(name, "acm");
+        char file[64];
+        snprintf(file, sizeof file, "conf-nan-%s.h5", name);
+        cb_run_def d = cb_default_run_def();
+        d.scene_path = scene;
+        d.solver = name;
+        d.output = cb_test_tmp_path(file);
+        const char *sets[] = {"duration=0.015"};
+        d.sets = sets;
+        d.nsets = 1;
+        d.write_frames = 0;
+        cb_run_result res;
+        cb_error e;
+        CU_ASSERT_EQUAL_FATAL(cb_run(&d, &res, &e), 0);
+        hid_t f = H5Fopen(d.output, H5F_ACC_RDONLY, H5P_DEFAULT);
+        CU_ASSERT_FATAL(f >= 0);
+        const char *names[] = {"events", "contact_depth_corrected", "residual"};
+        double v[3][4];
+        for (int k = 0; k < 3; k++) {
+            char path[64];
+            snprintf(path, sizeof path, "/series/%s", names[k]);
+            hid_t ds = H5Dopen(f, path, H5P_DEFAULT);
+            CU_ASSERT_FATAL(ds >= 0);
+            CU_ASSERT(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v[k]) >= 0);
+            H5Dclose(ds);
+        }
+        H5Fclose(f);
+        for (int k = 0; k < 3; k++) CU_ASSERT(isnan(v[k][0])); /* row 0: no step yet */
+        for (int r = 1; r < 4; r++) {
+            CU_ASSERT_EQUAL(isnan(v[0][r]) != 0, !acm);  /* events */
+            CU_ASSERT_EQUAL(isnan(v[1][r]) != 0, acm);   /* the contact stage's depth */
+            if (isnan(v[0][r]) == !acm && isnan(v[1][r]) == acm) continue;
+            fprintf(stderr, "  %s row %d: events %g, contact_depth_corrected %g\n", name, r, v[0][r], v[1][r]);
+        }
+    }
+}
+
 /* Every allocation of create, then of the first steps, fails in turn (core/error.h's
  * hook): each failure returns CB_ERR_NOMEM with a message, never crashes, and under
  * ASan leaks nothing (the suite runs with detect_leaks=1). */
@@ -482,4 +528,5 @@ CB_TEST_MAIN("conformance",
              CB_TEST(test_time_ends_at_n_dt),
              CB_TEST(test_step_contract),
              CB_TEST(test_step_entry_checks),
+             CB_TEST(test_unknown_metrics_are_nan),
              CB_TEST(test_allocation_failures))
