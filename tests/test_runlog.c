@@ -492,7 +492,7 @@ static int parse_dims(const char *s, hsize_t *dims, int max)
 
 /* Checks the sidecar of a run with K frames: well-formed, one uniform grid per frame
  * with its time, HDF references by basename to datasets that exist with exactly the
- * stated dimensions, and hyperslab k selecting frame k. */
+ * stated dimensions, and grid k's geometry the view /frames/xdmf/<k> holding frame k. */
 static void check_xdmf(const char *xdmf, const char *h5path, const fixture *fx, int K)
 {
     char *s = slurp(xdmf, NULL);
@@ -509,7 +509,7 @@ static void check_xdmf(const char *xdmf, const char *h5path, const fixture *fx, 
     hid_t file = H5Fopen(h5path, H5F_ACC_RDONLY, H5P_DEFAULT);
     CU_ASSERT_FATAL(file >= 0);
 
-    int grids = 0, hdf_refs = 0, slabs = 0, bad = 0;
+    int grids = 0, hdf_refs = 0, views = 0, bad = 0;
     for (const char *g = strstr(s, "GridType=\"Uniform\""); g; g = strstr(g + 1, "GridType=\"Uniform\"")) {
         const char *t = strstr(g, "<Time ");
         char val[64];
@@ -540,15 +540,23 @@ static void check_xdmf(const char *xdmf, const char *h5path, const fixture *fx, 
                 fprintf(stderr, "  %s: Dimensions=\"%s\" of %s do not match the file\n", xdmf, dimstr, colon + 1);
                 bad++;
             }
-        } else if (strcmp(fmt, "XML") == 0) {
-            hsize_t v[9];
-            if (parse_dims(body, v, 9) != 9 || v[0] != (hsize_t)slabs || v[1] != 0 || v[3] != 1
-                || v[6] != 1 || v[7] != (hsize_t)fx->w.nv || v[8] != 3) bad++;
-            slabs++;
+            /* grid k's geometry is the view /frames/xdmf/<k>, holding exactly frame k */
+            if (rh == 2 && strncmp(colon + 1, "/frames/xdmf/", 13) == 0) {
+                if (strtol(colon + 14, NULL, 10) != views) bad++;
+                size_t nview = 0, nall = 0;
+                double *v = read_all(file, colon + 1, H5T_NATIVE_DOUBLE, sizeof(double), &nview);
+                double *all = read_all(file, "/frames/positions", H5T_NATIVE_DOUBLE, sizeof(double), &nall);
+                size_t per = (size_t)fx->w.nv * 3;
+                if (!v || !all || nview != per || nall < (size_t)(views + 1) * per ||
+                    memcmp(v, all + (size_t)views * per, per * sizeof *v) != 0) bad++;
+                free(v);
+                free(all);
+                views++;
+            }
         }
     }
     CU_ASSERT_EQUAL(grids, K);
-    CU_ASSERT_EQUAL(slabs, K);
+    CU_ASSERT_EQUAL(views, K);
     CU_ASSERT_EQUAL(hdf_refs, 2 * K);
     CU_ASSERT_EQUAL(bad, 0);
     H5Fclose(file);
@@ -919,7 +927,7 @@ static void test_xdmf_sidecar(void)
     int ok = xml_balanced(s, why, sizeof why);
     if (!ok) fprintf(stderr, "  %s: %s\n", xdmf, why);
     CU_ASSERT(ok);
-    CU_ASSERT_PTR_NOT_NULL(strstr(s, "r&amp;d &quot;1&quot;.run:/frames/positions"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(s, "r&amp;d &quot;1&quot;.run:/frames/xdmf/000000"));
     CU_ASSERT_PTR_NULL(strstr(s, "stale"));
     free(s);
     check_xmllint(xdmf);

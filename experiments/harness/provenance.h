@@ -9,7 +9,7 @@
 
 /* The layout of the run file (README "The run file"); a reader refuses a file with a
  * larger number and reads files without the attribute as layout 1. */
-#define CB_LAYOUT_VERSION 2
+#define CB_LAYOUT_VERSION 3
 
 typedef struct cb_provenance {
     char git_commit[96];     /* full hash, "-dirty" appended; "unknown" outside a git tree */

@@ -14,6 +14,10 @@
  *      chunked and extendible, attributes unit and description
  *   /frames/time float64 [K], /frames/positions float64 [K,N,3]
  *      (one frame per chunk, shuffle + deflate 4)
+ *   /frames/xdmf/<k, 6 digits> float64 [N,3]: HDF5 virtual datasets, frame k of
+ *      /frames/positions (no data of their own), for the XDMF sidecar: ParaView's XDMF3
+ *      readers do not take the HyperSlab DataItem the legacy reader needs, and every
+ *      reader takes a plain dataset (layout 3)
  *
  * Cost per step: cb_runlog_series only copies one row into a memory block; the
  * block is written (one H5Dwrite per metric) when it is full, at every frame, on a
@@ -412,7 +416,8 @@ static int flush_series(cb_runlog *log, cb_error *err)
     return rc;
 }
 
-/* The sidecar: an XDMF 3 temporal collection with one uniform grid per frame. */
+/* The sidecar: an XDMF 3 temporal collection with one uniform grid per frame, its
+ * geometry the frame's view /frames/xdmf/<k> (every ParaView XDMF reader takes it). */
 static int write_xdmf(cb_runlog *log, cb_error *err)
 {
     size_t n = strlen(log->xdmf_path);
@@ -441,15 +446,11 @@ static int write_xdmf(cb_runlog *log, cb_error *err)
                    "Format=\"HDF\">%s:/mesh/faces</DataItem>\n"
                    "        </Topology>\n"
                    "        <Geometry GeometryType=\"XYZ\">\n"
-                   "          <DataItem ItemType=\"HyperSlab\" Type=\"HyperSlab\" Dimensions=\"1 %d 3\">\n"
-                   "            <DataItem Dimensions=\"3 3\" NumberType=\"UInt\" Format=\"XML\">"
-                   "%llu 0 0 1 1 1 1 %d 3</DataItem>\n"
-                   "            <DataItem Dimensions=\"%llu %d 3\" NumberType=\"Float\" Precision=\"8\" "
-                   "Format=\"HDF\">%s:/frames/positions</DataItem>\n"
-                   "          </DataItem>\n"
+                   "          <DataItem Dimensions=\"%d 3\" NumberType=\"Float\" Precision=\"8\" "
+                   "Format=\"HDF\">%s:/frames/xdmf/%06llu</DataItem>\n"
                    "        </Geometry>\n"
                    "      </Grid>\n",
-                k, log->times[k], log->nf, log->nf, h5, log->nv, k, log->nv, K, log->nv, h5);
+                k, log->times[k], log->nf, log->nf, h5, log->nv, h5, k);
     }
     fprintf(f, "    </Grid>\n"
                "  </Domain>\n"
@@ -610,7 +611,35 @@ static int make_frames(cb_runlog *log, cb_error *err)
     hsize_t tail[2] = { (hsize_t)log->nv, 3 }, pchunk[3] = { 1, (hsize_t)log->nv, 3 };
     log->frame_pos = make_extendible(log->path, log->file, "/frames/positions", 3, tail, pchunk, 1, err);
     if (log->frame_pos < 0) return err ? err->status : CB_ERR_IO;
+    g = make_group(log->path, log->file, "/frames/xdmf", err);
+    if (g < 0) return err ? err->status : CB_ERR_IO;
+    H5Gclose(g);
     return 0;
+}
+
+/* /frames/xdmf/<k>: a virtual dataset [N,3] that is frame k of /frames/positions (in
+ * this file: source file "."), for the sidecar. */
+static int add_frame_view(cb_runlog *log, unsigned long long k, cb_error *err)
+{
+    char name[64];
+    snprintf(name, sizeof name, "/frames/xdmf/%06llu", k);
+    hsize_t n = (hsize_t)log->nv;
+    hsize_t vdims[2] = { n, 3 }, sdims[3] = { (hsize_t)k + 1, n, 3 }, smax[3] = { H5S_UNLIMITED, n, 3 };
+    hsize_t start[3] = { (hsize_t)k, 0, 0 }, count[3] = { 1, n, 3 };
+    hid_t vspace = H5Screate_simple(2, vdims, NULL), sspace = H5Screate_simple(3, sdims, smax);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), ds = -1;
+    int rc = 0;
+    if (vspace < 0 || sspace < 0 || dcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0 ||
+        H5Sselect_hyperslab(sspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+        H5Pset_virtual(dcpl, vspace, ".", "/frames/positions", sspace) < 0)
+        rc = H5_FAIL(err, CB_ERR_INTERNAL, log->path, "cannot set up the frame view %s", name);
+    if (!rc && (ds = H5Dcreate2(log->file, name, H5T_IEEE_F64LE, vspace, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
+        rc = H5_FAIL(err, CB_ERR_IO, log->path, "cannot create the frame view %s", name);
+    if (ds >= 0) H5Dclose(ds);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (sspace >= 0) H5Sclose(sspace);
+    if (vspace >= 0) H5Sclose(vspace);
+    return rc;
 }
 
 int cb_runlog_open(const cb_runlog_def *def, const cb_world *w, cb_runlog **out, cb_error *err)
@@ -737,7 +766,7 @@ int cb_runlog_frame(cb_runlog *log, double t, const double (*x)[3], cb_error *er
         log->times = nt;
         log->cap_times = cap;
     }
-    int rc = check_room(log, 24.0 * (double)log->nv + 8.0 * (double)log->nbuf * (double)log->ncols, err);
+    int rc = check_room(log, 24.0 * (double)log->nv + 8.0 * (double)log->nbuf * (double)log->ncols + 4096.0, err);
     if (!rc) rc = flush_series(log, err);
     if (rc) return rc;
     rc = append_rows(log->path, log->frame_time, "/frames/time", 1, log->nframes, 1, NULL, &t, err);
@@ -745,6 +774,7 @@ int cb_runlog_frame(cb_runlog *log, double t, const double (*x)[3], cb_error *er
     hsize_t tail[2] = { (hsize_t)log->nv, 3 };
     rc = append_rows(log->path, log->frame_pos, "/frames/positions", 3, log->nframes, 1, tail,
                      &x[0][0], err);
+    if (!rc) rc = add_frame_view(log, (unsigned long long)log->nframes, err);
     if (rc) return rc;
     log->times[log->nframes++] = t;
     /* Flush first, so the sidecar never names a frame that is not on disk. */
