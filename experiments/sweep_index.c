@@ -1,5 +1,6 @@
 /* experiments/sweep_index.c — the sweep's index, index.csv and index.h5, rebuilt from the run
  * files and written to a temporary name then renamed (sweep_internal.h). */
+#define _DEFAULT_SOURCE /* flock(2) */
 #include "experiments/sweep_internal.h"
 
 #include <dirent.h>
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -403,12 +405,54 @@ out:
     return rc;
 }
 
-int cb_sweep_write_index_states(const cb_experiment *e, const run_state *states, cb_error *err)
+/* An exclusive flock on <output>/.index-lock (blocking: index writes are short), so two
+ * shards writing the index at once are serialized. Returns the descriptor, -1 on error. */
+static int lock_index(const cb_experiment *e, cb_error *err)
+{
+    char p[4400];
+    snprintf(p, sizeof p, "%s/.index-lock", e->output);
+    int fd = open(p, O_RDWR | O_CREAT, 0666);
+    if (fd < 0) {
+        CB_FAIL(err, CB_ERR_IO, "%s: cannot open the index lock: %s", p, strerror(errno));
+        return -1;
+    }
+    while (flock(fd, LOCK_EX) != 0)
+        if (errno != EINTR) {
+            CB_FAIL(err, CB_ERR_IO, "%s: cannot lock: %s", p, strerror(errno));
+            close(fd);
+            return -1;
+        }
+    return fd;
+}
+
+static void unlock_index(int fd)
+{
+    flock(fd, LOCK_UN);
+    close(fd);
+}
+
+static int write_locked(const cb_experiment *e, run_state *states, int fresh, cb_error *err)
 {
     int rc = cb_mkdir_p(e->output, err);
-    if (!rc) rc = write_csv(e, states, err);
+    if (rc) return rc;
+    int fd = lock_index(e, err);
+    if (fd < 0) return err ? err->status : CB_ERR_IO;
+    if (fresh)
+        for (long i = 0; i < e->nruns; i++) cb_sweep_refresh(e, &e->runs[i], &states[i]);
+    rc = write_csv(e, states, err);
     if (!rc) rc = write_h5(e, states, err);
+    unlock_index(fd);
     return rc;
+}
+
+int cb_sweep_write_index_states(const cb_experiment *e, const run_state *states, cb_error *err)
+{
+    return write_locked(e, (run_state *)states, 0, err);
+}
+
+int cb_sweep_write_index_fresh(const cb_experiment *e, run_state *states, cb_error *err)
+{
+    return write_locked(e, states, 1, err);
 }
 
 int cb_sweep_write_index(const cb_experiment *e, cb_error *err)

@@ -18,6 +18,7 @@ typedef struct run_state {
     char note_status[32];
     char note_msg[1024];
     int file_exists;
+    int running;              /* the file is locked by the process writing it (another shard) */
     char read_error[512];     /* the run file exists but could not be read */
     char checked[512];        /* first line of <run>.check when newer than the run file, else "" */
 } run_state;
@@ -34,8 +35,12 @@ const char *cb_sweep_row_status(const run_state *st);
 const char *cb_sweep_row_message(const run_state *st);
 /* 1 when the run is finished ok with the scene text this run would produce (resumption). */
 int cb_sweep_run_is_done(const cb_experiment *e, const cb_sweep_run *r, const run_state *st);
-/* index.csv and index.h5 of these states (one per run of e), written atomically. */
+/* index.csv and index.h5 of these states (one per run of e), written atomically, under
+ * the folder's index lock (<output>/.index-lock). */
 int cb_sweep_write_index_states(const cb_experiment *e, const run_state *states, cb_error *err);
+/* The same after reading every run's state from disk again, under the lock: what shards
+ * that share a folder use, so the last index written is never staler than the files. */
+int cb_sweep_write_index_fresh(const cb_experiment *e, run_state *states, cb_error *err);
 /* The folder lock of shard o->shard of o->nshards (see sweep_lock.c). */
 int cb_sweep_sweep_lock(const cb_experiment *e, const cb_sweep_options *o, cb_error *err);
 void cb_sweep_sweep_unlock(const cb_experiment *e, const cb_sweep_options *o);

@@ -1,5 +1,6 @@
 /* experiments/sweep_state.c — a run's state read back from the output folder: its run file's
  * summary, its .err note and .check (sweep_internal.h). */
+#define _DEFAULT_SOURCE /* flock(2) */
 #include "experiments/sweep_internal.h"
 
 #include <dirent.h>
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -47,6 +49,19 @@ void cb_sweep_run_path(const cb_experiment *e, const cb_sweep_run *r, const char
     snprintf(buf, n, "%s/%s%s", e->output, r->name, ext);
 }
 
+/* 1 when another process holds the run file's lock: HDF5 takes an exclusive flock while
+ * a run writes its file, so a run of another shard in progress is "running", not a file
+ * that cannot be read. */
+static int held_by_writer(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    int busy = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    if (!busy) flock(fd, LOCK_UN);
+    close(fd);
+    return busy;
+}
+
 void cb_sweep_refresh(const cb_experiment *e, const cb_sweep_run *r, run_state *st)
 {
     char p[4096];
@@ -75,6 +90,7 @@ void cb_sweep_refresh(const cb_experiment *e, const cb_sweep_run *r, run_state *
         cb_error er;
         cb_error_clear(&er);
         if (cb_run_summary_read(p, &st->s, &er) == CB_OK) st->have = 1;
+        else if (held_by_writer(p)) st->running = 1;
         else snprintf(st->read_error, sizeof st->read_error, "%.500s", er.message);
     }
 }
@@ -83,6 +99,7 @@ const char *cb_sweep_row_status(const run_state *st)
 {
     if (st->has_note) return st->note_status;
     if (st->have) return st->s.status;
+    if (st->running) return "running";
     if (st->file_exists) return "error";
     return "pending";
 }
@@ -91,6 +108,7 @@ const char *cb_sweep_row_message(const run_state *st)
 {
     if (st->has_note) return st->note_msg;
     if (st->have) return st->s.message;
+    if (st->running) return "being written by another process";
     if (st->file_exists) return st->read_error;
     return "";
 }

@@ -435,6 +435,57 @@ static void test_resume_after_kill(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, " stale "));
 }
 
+/* A run being written by another process (another shard on the same folder) shows as
+ * `running` in the index, not as a file that cannot be read (`error`, issue 21): the
+ * writer holds HDF5's lock on its file, and the index writer sees it. Here the writer is
+ * a long `clothbench run` on the file a shard would write; `--index` rebuilds the index
+ * while it runs. */
+static void test_index_shows_other_writer_running(void)
+{
+    const char *e = cb_test_write_tmp("busy.yaml",
+                              "name: busy\n"
+                              "scenes: [data/scenes/hanging.yaml]\n"
+                              "solvers: [explicit]\n"
+                              "set: {duration: 0.05, cloth.grid.nx: 6, cloth.grid.ny: 6}\n"
+                              "grid:\n"
+                              "  solvers.explicit.damping: [0.1, 0.2]\n");
+    const char *o = cb_test_tmp_path("busy_out");
+    CU_ASSERT_EQUAL_FATAL(cb("sweep %s -o %s -q --shard 0/2", e, o), 0);
+    CU_ASSERT_EQUAL_FATAL(cb("sweep %s -o %s --dry-run", e, o), 0);
+    static long idx[4];
+    static char names[4][512];
+    CU_ASSERT_EQUAL_FATAL(parse_dry(idx, names, 4), 2);
+    char busy[1200];
+    snprintf(busy, sizeof busy, "%s/%s", o, names[1]);
+    const char *exe = getenv("CLOTHBENCH");
+    fflush(NULL);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        execl(exe ? exe : "build/clothbench", "clothbench", "run", "data/scenes/hanging.yaml", "--solver", "fms",
+              "-o", busy, "--set", "duration=600", (char *)NULL);
+        _exit(127);
+    }
+    /* wait until the writer holds its file */
+    double t0 = (double)time(NULL);
+    while (file_mtime_ns(busy) <= 0 && (double)time(NULL) - t0 < 60) {
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+    }
+    struct timespec ts = {0, 300000000};
+    nanosleep(&ts, NULL);
+    CU_ASSERT_EQUAL(cb("sweep %s -o %s --index", e, o), 0);
+    CU_ASSERT_EQUAL(count_in_index(o, ",running,being written by another process,"), 1);
+    CU_ASSERT_EQUAL(count_in_index(o, ",error,"), 0);
+    CU_ASSERT_EQUAL(count_in_index(o, ",ok,"), 1);
+    kill(pid, SIGKILL);
+    int st;
+    waitpid(pid, &st, 0);
+}
+
 static void test_parallel_jobs(void)
 {
     const char *e = cb_test_write_tmp("jobs.yaml",
@@ -495,5 +546,6 @@ CB_TEST_MAIN("sweep",
     CB_TEST(test_shards_cover_every_run_once),
     CB_TEST(test_index_contents_and_failures),
     CB_TEST(test_resume_after_kill),
+    CB_TEST(test_index_shows_other_writer_running),
     CB_TEST(test_parallel_jobs),
     CB_TEST(test_bad_experiment_files))
