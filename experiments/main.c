@@ -33,6 +33,7 @@
 #include "experiments/bench.h"
 #include "experiments/harness/run_summary.h"
 #include "experiments/rerun.h"
+#include "experiments/submit.h"
 #include "experiments/sweep.h"
 
 #ifndef CB_DATA_DIR
@@ -500,6 +501,77 @@ out:
     return rc;
 }
 
+static int cmd_submit(int argc, char **argv)
+{
+    cb_submit_options o = {0};
+    const char *path = NULL, *output = NULL;
+    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    int nsets = 0, rc = 2, help = 0, slurm = 0;
+    if (!sets) return 2;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--slurm")) {
+            slurm = 1;
+        } else if (!strcmp(a, "--tasks")) {
+            if (++i >= argc || parse_int(argv[i], 1, &o.tasks)) { rc = bad_usage("%s needs a number >= 1", a); goto out; }
+        } else if (!strcmp(a, "--sbatch-args")) {
+            if (++i >= argc) { rc = bad_usage("%s needs the options, e.g. \"--partition=short --time=1:00:00\"", a); goto out; }
+            o.sbatch_args = argv[i];
+        } else if (!strcmp(a, "--dry-run") || !strcmp(a, "-n")) {
+            o.dry_run = 1;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (++i >= argc) { rc = bad_usage("%s needs a folder", a); goto out; }
+            output = argv[i];
+        } else if (!strcmp(a, "--set")) {
+            if (++i >= argc) { rc = bad_usage("%s needs KEY.PATH=VALUE", a); goto out; }
+            sets[nsets++] = argv[i];
+        } else if (is_help(a)) {
+            help = 1;
+        } else if (a[0] == '-' && a[1]) {
+            rc = bad_usage("unknown option '%s'", a);
+            goto out;
+        } else if (!path) {
+            path = a;
+        } else {
+            rc = bad_usage("unexpected argument '%s'", a);
+            goto out;
+        }
+    }
+    if (help) {
+        rc = show_help();
+        goto out;
+    }
+    if (!path) { rc = bad_usage("submit needs an experiment file%s", ""); goto out; }
+    if (!slurm) { rc = bad_usage("submit needs a scheduler: --slurm (the only one so far)%s", ""); goto out; }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) { rc = bad_usage("cannot find this program's path (/proc/self/exe)%s", ""); goto out; }
+    exe[n] = '\0';
+    o.program = exe;
+    o.experiment = path;
+    o.sets = sets;
+    o.nsets = nsets;
+    cb_experiment *e = NULL;
+    cb_error err;
+    cb_error_clear(&err);
+    if (cb_experiment_load(path, output, sets, nsets, &e, &err)) {
+        print_error(&err);
+        rc = 2;
+        goto out;
+    }
+    int src = cb_submit_slurm(e, &o, stdout, &err);
+    if (src) {
+        print_error(&err);
+        rc = src == CB_ERR_INPUT ? 2 : 1;
+    } else {
+        rc = 0;
+    }
+    cb_experiment_free(&e);
+out:
+    free(sets);
+    return rc;
+}
+
 static int cmd_bench(int argc, char **argv)
 {
     cb_bench_options o = cb_default_bench_options();
@@ -665,6 +737,23 @@ static const command commands[] = {
      "\n"
      "exit status: 0 every run (of this shard) ok, 1 a run failed, 2 bad input\n",
      cmd_sweep},
+    {"submit", "submit EXPERIMENT.yaml --slurm [options]", "a sweep as a Slurm job array plus a merge job",
+     "usage: clothbench submit EXPERIMENT.yaml --slurm [options]\n"
+     "  a sweep as a Slurm job array (task I runs sweep --shard I/N) and a merge job that\n"
+     "  rebuilds the index after every task has ended (afterany); the scripts and the logs\n"
+     "  go into <output>/slurm/, with N fixed in them (resubmit one task: sbatch --array=K)\n"
+     "\n"
+     "options:\n"
+     "  --slurm                           submit with sbatch (required: the only scheduler)\n"
+     "  --tasks N                         array tasks = shards (default: runs, at most 16)\n"
+     "  --sbatch-args \"...\"              extra sbatch options for both jobs, split on blanks\n"
+     "  -n, --dry-run                     write the scripts, print the sbatch commands, submit nothing\n"
+     "  -o, --output DIR                  output folder (default: the file's output, or runs/<name>)\n"
+     "  --set KEY.PATH=VALUE              one more fixed override for every run (repeatable)\n"
+     "  -h, --help                        this help\n"
+     "\n"
+     "exit status: 0 submitted (or written, with --dry-run), 1 sbatch failed, 2 bad input\n",
+     cmd_submit},
     {"bench", "bench [contact|ccd|bvh] [options]", "standard timing table (CSV)",
      "usage: clothbench bench [options]\n"
      "       clothbench bench contact|ccd|bvh [--quick] [-o FILE]\n"
