@@ -7,7 +7,8 @@
     render.py RUN.h5 --sheet [--cols 4 --count 12]   a contact sheet -> RUN_sheet.png
     render.py RUN.h5 --mp4 [--fps 30]     every frame -> RUN.mp4 (needs ffmpeg)
 
-Rendered with VTK (Debian's python3-vtk9) off screen, so occlusion is right: the cloth
+Rendered with VTK off screen (the vtk module of Debian's python3-paraview, or python3-vtk9),
+so occlusion is right: the cloth
 smooth-shaded with two-sided lighting (front and back in two colours), the colliders
 (sphere, plane as a finite floor under the cloth, box, capsule, triangle mesh from the
 OBJ the scene names) from the scene text stored in the run file, at their position at the
@@ -128,7 +129,7 @@ def _vtk():
         import vtk
         from vtk.util import numpy_support
     except ImportError:
-        cbrun.fail("render.py: VTK is not available for %s (apt install python3-vtk9; use /usr/bin/python3)"
+        cbrun.fail("render.py: VTK is not available for %s (apt install python3-paraview, which brings VTK's Python modules; use /usr/bin/python3)"
                    % sys.executable)
     return vtk, numpy_support
 

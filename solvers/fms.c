@@ -503,6 +503,9 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
             }
         }
         for (int it = 0; it < s->iterations; it++) {
+            if (it > 0 && cb_interrupt_requested()) /* thousands of iterations of a large cloth */
+                return CB_FAIL(err, CB_ERR_INTERRUPTED, "fms: interrupted by a signal in iteration %d of %d", it,
+                               s->iterations);
             cb_lap(&lap, "setup");
             local_step_rhs(s, cx, it == s->iterations - 1);
             if (contact) local_contact(s, w, cx, t1);

@@ -306,6 +306,10 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
          * is kept while it converges fast enough */
         int stale = s->refactor == REFACTOR_ALWAYS || s->h_factored != h;
         while (gn > s->tolerance * gn0 && gn > floor_abs && iters < s->max_iterations) {
+            if (iters > 0 && cb_interrupt_requested()) {
+                info->factorizations += nfact;
+                return CB_FAIL(err, CB_ERR_INTERRUPTED, "newton: interrupted by a signal in iteration %d", iters);
+            }
             cb_lap(&lap, "setup");
             int fresh = 0;
             if (stale) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole clothbench test suite: configures the build if needed, builds
 # (warnings are errors here), runs every CUnit suite through meson, and ends with
-# one summary line "tests: N passed, N failed" summed over every suite.
+# one summary line "tests: N passed, N failed" summed over every suite. Then the libFuzzer
+# harnesses (tests/fuzz/run.sh: clang, build-fuzz) run CB_FUZZ_SECONDS each (default 30;
+# 0: none), each counted as one test in the summary.
 #   CB_BUILD=build-asan CB_MESON_ARGS="-Db_sanitize=address,undefined" bash tests/run.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -18,5 +20,15 @@ log="$build/meson-logs/testlog.txt"
 passed=$(awk '$1 == "tests" && NF >= 6 { s += $4 } END { print s + 0 }' "$log")
 failed=$(awk '$1 == "tests" && NF >= 6 { s += $5 } END { print s + 0 }' "$log")
 [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1   # a suite crashed before its summary
+if [ "${CB_FUZZ_SECONDS:-30}" != 0 ]; then
+  fuzz_out=$(bash tests/fuzz/run.sh)
+  frc=$?
+  echo "$fuzz_out"
+  fp=$(echo "$fuzz_out" | awk '$1 == "fuzz:" { print $2 }' | tail -1)
+  ff=$(echo "$fuzz_out" | awk '$1 == "fuzz:" { print $4 }' | tail -1)
+  passed=$((passed + ${fp:-0}))
+  failed=$((failed + ${ff:-1}))
+  [ "$frc" -ne 0 ] && rc=1
+fi
 echo "tests: $passed passed, $failed failed"
 exit $rc

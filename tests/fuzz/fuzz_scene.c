@@ -1,0 +1,5 @@
+/* tests/fuzz/fuzz_scene.c — libFuzzer harness of cb_fuzz_scene (targets.h). */
+#include "targets.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return cb_fuzz_scene(data, size); }
