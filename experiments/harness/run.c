@@ -117,6 +117,7 @@ static void set_result(cb_run_result *r, const char *status, const char *msg)
 
 int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
 {
+    int status_written = 0;
     cb_run_result local;
     if (!res) res = &local;
     memset(res, 0, sizeof *res);
@@ -338,9 +339,17 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
         if (cb_runlog_health(log, cb_health_rule_text(health), hb, &e2) && !rc)
             rc = CB_FAIL(err, e2.status, "%s", e2.message);
         if (cb_runlog_status(log, final_status, msg, &e2) && !rc) rc = CB_FAIL(err, e2.status, "%s", e2.message);
+        status_written = 1;
     }
 
 done:
+    if (log && rc && !status_written) {
+        /* failed after the file was opened and before the loop ended normally (out of
+         * memory building the first metrics, say): the file says so, not "running" */
+        cb_error e2;
+        cb_runlog_status(log, rc == CB_ERR_INTERRUPTED ? "interrupted" : rc == CB_ERR_NUMERIC ? "diverged" : "error",
+                         err ? err->message : "the run failed", &e2);
+    }
     if (log) {
         cb_error e2;
         int rc2 = cb_runlog_close(&log, &e2);

@@ -95,7 +95,16 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     long n = read_series(f, "time", 1, &t);
     int rc = CB_OK;
     if (n < 1) {
-        rc = CB_FAIL(err, CB_ERR_INPUT, "%s: the run file has no /series/time rows", path);
+        /* a run that failed after opening its file and before row 0 (out of memory
+         * building the first metrics): status and message say what happened, the
+         * numbers are unknown */
+        s->rows = s->steps = s->frames = 0;
+        s->t_end = s->energy_start = s->energy_end = s->energy_drift = s->energy_drift_rel = NAN;
+        s->external_work = s->max_penetration_depth = s->max_collider_penetrations = s->max_strain = NAN;
+        s->max_self_intersections = s->min_separation = s->energy_peak = NAN;
+        s->max_vertex_penetration_depth = s->max_contact_depth_corrected = s->contact_work = NAN;
+        s->contact_work_added = s->self_crossings = s->collider_crossings = s->audit_ms_per_step = NAN;
+        s->mean_ms_per_step = s->momentum_drift = NAN;
         goto out;
     }
     read_series(f, "dt", 1, &dt);
