@@ -179,6 +179,22 @@ static int list_params(const char *only)
     return 0;
 }
 
+/* The tail every command's option loop shares: --help, an unknown option, the one
+ * positional argument. Returns 0 when taken, else the exit status of the usage error. */
+static int common_arg(const char *a, const char **path, int *help)
+{
+    if (is_help(a)) {
+        *help = 1;
+        return 0;
+    }
+    if (a[0] == '-' && a[1]) return bad_usage("unknown option '%s'", a);
+    if (!*path) {
+        *path = a;
+        return 0;
+    }
+    return bad_usage("unexpected argument '%s'", a);
+}
+
 static int cmd_list(int argc, char **argv)
 {
     int help = 0, params = 0;
@@ -451,16 +467,12 @@ static int cmd_sweep(int argc, char **argv)
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o.quiet = 1;
             o.progress = 0;
-        } else if (is_help(a)) {
-            help = 1;
-        } else if (a[0] == '-' && a[1]) {
-            rc = bad_usage("unknown option '%s'", a);
-            goto out;
-        } else if (!path) {
-            path = a;
         } else {
-            rc = bad_usage("unexpected argument '%s'", a);
-            goto out;
+            int u = common_arg(a, &path, &help);
+            if (u) {
+                rc = u;
+                goto out;
+            }
         }
     }
     if (help) {
@@ -525,16 +537,12 @@ static int cmd_submit(int argc, char **argv)
         } else if (!strcmp(a, "--set")) {
             if (++i >= argc) { rc = bad_usage("%s needs KEY.PATH=VALUE", a); goto out; }
             sets[nsets++] = argv[i];
-        } else if (is_help(a)) {
-            help = 1;
-        } else if (a[0] == '-' && a[1]) {
-            rc = bad_usage("unknown option '%s'", a);
-            goto out;
-        } else if (!path) {
-            path = a;
         } else {
-            rc = bad_usage("unexpected argument '%s'", a);
-            goto out;
+            int u = common_arg(a, &path, &help);
+            if (u) {
+                rc = u;
+                goto out;
+            }
         }
     }
     if (help) {
