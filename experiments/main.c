@@ -17,6 +17,7 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@
 #include "experiments/bench.h"
 #include "experiments/harness/run_summary.h"
 #include "experiments/rerun.h"
+#include "experiments/reference.h"
 #include "experiments/submit.h"
 #include "experiments/sweep.h"
 
@@ -293,6 +295,9 @@ static int cmd_run(int argc, char **argv)
             def.write_frames = 0;
         } else if (!strcmp(a, "--audit")) {
             sets[def.nsets++] = "audit=true"; /* recorded in the run file's scene text */
+        } else if (!strcmp(a, "--reference")) {
+            if (++i >= argc) { free(sets); return bad_usage("%s needs a reference run file", a); }
+            def.reference = argv[i];
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
         } else if (is_help(a)) {
@@ -580,6 +585,92 @@ out:
     return rc;
 }
 
+static int cmd_reference(int argc, char **argv)
+{
+    cb_reference_def d = {0};
+    const char *path = NULL;
+    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    int nsets = 0, rc = 2, help = 0;
+    double dtref = 0;
+    d.refine = 16;
+    if (!sets) return 2;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--refine")) {
+            if (++i >= argc || parse_int(argv[i], 1, &d.refine)) { rc = bad_usage("%s needs an integer >= 1", a); goto out; }
+        } else if (!strcmp(a, "--dt")) {
+            char *end = NULL;
+            if (++i >= argc || !((dtref = strtod(argv[i], &end)) > 0) || *end) {
+                rc = bad_usage("%s needs a step > 0 in seconds", a);
+                goto out;
+            }
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (++i >= argc) { rc = bad_usage("%s needs a file name", a); goto out; }
+            d.output = argv[i];
+        } else if (!strcmp(a, "--set")) {
+            if (++i >= argc) { rc = bad_usage("%s needs KEY.PATH=VALUE", a); goto out; }
+            sets[nsets++] = argv[i];
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            d.quiet = 1;
+        } else {
+            int u = common_arg(a, &path, &help);
+            if (u) {
+                rc = u;
+                goto out;
+            }
+        }
+    }
+    if (help) {
+        rc = show_help();
+        goto out;
+    }
+    if (!path) { rc = bad_usage("reference needs a scene file%s", ""); goto out; }
+    d.scene_path = path;
+    d.sets = sets;
+    d.nsets = nsets;
+    char outbuf[4096];
+    if (!d.output) {
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        char stem[256];
+        snprintf(stem, sizeof stem, "%s", base);
+        char *dot = strrchr(stem, '.');
+        if (dot) *dot = '\0';
+        snprintf(outbuf, sizeof outbuf, "runs/%s-reference.h5", stem);
+        d.output = outbuf;
+    }
+    cb_error err;
+    cb_error_clear(&err);
+    if (dtref > 0) { /* --dt: the refinement it means, which must be a whole number */
+        cb_scene *s = NULL;
+        if (cb_scene_load(path, sets, nsets, &s, &err)) {
+            print_error(&err);
+            goto out;
+        }
+        double q = s->dt / dtref;
+        cb_scene_free(&s);
+        if (!(fabs(q - round(q)) < 1e-9 * q) || q < 1) {
+            char why[160];
+            snprintf(why, sizeof why, "%.6g (dt / DT = %.6g)", dtref, q);
+            rc = bad_usage("--dt must divide the scene's dt a whole number of times, got %s", why);
+            goto out;
+        }
+        d.refine = (int)lround(q);
+    }
+    cb_run_install_signal_handlers();
+    double D = NAN;
+    int e = cb_reference_make(&d, stdout, &D, &err);
+    if (e) {
+        print_error(&err);
+        rc = e == CB_ERR_INPUT ? 2 : 1;
+    } else {
+        rc = 0;
+    }
+out:
+    free(sets);
+    return rc;
+}
+
 static int cmd_bench(int argc, char **argv)
 {
     cb_bench_options o = cb_default_bench_options();
@@ -695,6 +786,8 @@ static const command commands[] = {
      "  --set KEY.PATH=VALUE              override a scene value (repeatable)\n"
      "  --no-frames                       do not write /frames (series only)\n"
      "  --audit                           count crossings inside every step (= --set audit=true)\n"
+     "  --reference REF.h5                the series position_error against this reference\n"
+     "                                    (clothbench reference) at its frame times\n"
      "  -q, --quiet                       no progress bar, no summary\n"
      "  -h, --help                        this help\n"
      "\n"
@@ -745,6 +838,22 @@ static const command commands[] = {
      "\n"
      "exit status: 0 every run (of this shard) ok, 1 a run failed, 2 bad input\n",
      cmd_sweep},
+    {"reference", "reference SCENE [options]", "a converged trajectory to measure runs against",
+     "usage: clothbench reference SCENE [options]\n"
+     "  a converged trajectory of a contact-free scene (velocity Verlet, damping 0, at the\n"
+     "  scene's dt / refine), checked against the same at half that step; runs measure\n"
+     "  their position_error against it with run --reference\n"
+     "\n"
+     "options:\n"
+     "  --refine Q                        dt_ref = scene dt / Q (default 16)\n"
+     "  --dt DT                           dt_ref = DT (must divide the scene's dt)\n"
+     "  -o, --output REF.h5               the reference (default runs/<scene>-reference.h5)\n"
+     "  --set KEY.PATH=VALUE              override a scene value (repeatable)\n"
+     "  -q, --quiet                       no progress, no summary\n"
+     "  -h, --help                        this help\n"
+     "\n"
+     "exit status: 0 written, 1 a run failed, 2 bad input (a scene with colliders, say)\n",
+     cmd_reference},
     {"submit", "submit EXPERIMENT.yaml --slurm [options]", "a sweep as a Slurm job array plus a merge job",
      "usage: clothbench submit EXPERIMENT.yaml --slurm [options]\n"
      "  a sweep as a Slurm job array (task I runs sweep --shard I/N) and a merge job that\n"

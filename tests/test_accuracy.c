@@ -8,6 +8,8 @@
 #include "cb_test.h"
 #include "cb_sim.h"
 
+#include <hdf5.h>
+
 #include "core/vec3.h"
 
 #define T_END 0.3
@@ -92,7 +94,88 @@ static void test_fit_recovers_a_known_order(void)
     CU_ASSERT(fabs(fitted_order(dt, err, 3) - 1.5) < 1e-12);
 }
 
+/* ---- reference trajectories and position_error (clothbench reference, run --reference) */
+
+static char out[65536];
+#define cb(...) cb_test_clothbench(out, sizeof out, 1, __VA_ARGS__)
+#define SMALL "--set duration=0.3 --set cloth.grid.nx=10 --set cloth.grid.ny=10"
+
+/* The series position_error of a run file (n values into e). */
+static int read_error_series(const char *path, double *e, int cap)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return -1;
+    hid_t ds = H5Dopen2(f, "/series/position_error", H5P_DEFAULT), sp = H5Dget_space(ds);
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(sp, &n, NULL);
+    if ((int)n > cap) n = (hsize_t)cap;
+    hid_t mem = H5Screate_simple(1, &n, NULL);
+    hsize_t start = 0;
+    H5Sselect_hyperslab(sp, H5S_SELECT_SET, &start, NULL, &n, NULL);
+    H5Dread(ds, H5T_NATIVE_DOUBLE, mem, sp, H5P_DEFAULT, e);
+    H5Sclose(mem);
+    H5Sclose(sp);
+    H5Dclose(ds);
+    H5Fclose(f);
+    return (int)n;
+}
+
+static void test_reference_and_position_error(void)
+{
+    char ref[1024], a[1024], b[1024], same[1024];
+    snprintf(ref, sizeof ref, "%s", cb_test_tmp_path("hang_ref.h5"));
+    snprintf(a, sizeof a, "%s", cb_test_tmp_path("hang_a.h5"));
+    snprintf(b, sizeof b, "%s", cb_test_tmp_path("hang_b.h5"));
+    snprintf(same, sizeof same, "%s", cb_test_tmp_path("hang_same.h5"));
+    /* the reference converged: the same at half its step differs by micrometres */
+    CU_ASSERT_EQUAL_FATAL(cb("reference data/scenes/hanging.yaml -o %s --refine 720 " SMALL, ref), 0);
+    double D = -1;
+    const char *p = strstr(out, "differs by ");
+    if (p) sscanf(p, "differs by %lf", &D);
+    CU_ASSERT(D >= 0 && D < 1e-5);
+    int refine = 0;
+    p = strstr(out, "scene dt / ");
+    if (p) sscanf(p, "scene dt / %d", &refine);
+    CU_ASSERT_FATAL(refine >= 720);
+    /* a run made exactly as the reference was: error 0 at every frame (matching is exact) */
+    char setdt[96];
+    snprintf(setdt, sizeof setdt, "--set dt=%.17g", (1.0 / 60.0) / refine);
+    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit -o %s -q " SMALL " %s --set "
+                       "solvers.explicit.damping=0 --set solvers.explicit.substeps=1 --reference %s", same, setdt, ref), 0);
+    static double e[65536];
+    int n = read_error_series(same, e, 65536), frames = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(e[i])) { /* rows between the reference's frames are NaN: unknown, not 0 */
+            CU_ASSERT_EQUAL(e[i], 0.0);
+            frames++;
+        }
+    CU_ASSERT(frames > 10);
+    /* Verlet at two fixed steps below the stability limit: the error at the end falls 4x */
+    /* steps that divide the frame interval (1/60 s), so the frames fall on the reference's */
+    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit -o %s -q " SMALL " --set dt=%.17g --set "
+                       "solvers.explicit.damping=0 --set solvers.explicit.substeps=1 --reference %s", a,
+                       1.0 / 60.0 / 80.0, ref), 0);
+    static double ea[65536], eb[65536];
+    int na = read_error_series(a, ea, 65536);
+    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit -o %s -q " SMALL " --set dt=%.17g --set "
+                       "solvers.explicit.damping=0 --set solvers.explicit.substeps=1 --reference %s", b,
+                       1.0 / 60.0 / 160.0, ref), 0);
+    int nb = read_error_series(b, eb, 65536);
+    CU_ASSERT_FATAL(na > 1 && nb > 1);
+    double ratio = ea[na - 1] / eb[nb - 1]; /* the last row is a frame */
+    fprintf(stderr, "  hanging 10 x 10, Verlet: position_error %.3g m (dt 1/4800 s), %.3g m (1/9600 s): ratio %.2f\n",
+            ea[na - 1], eb[nb - 1], ratio);
+    CU_ASSERT(ratio > 3.5 && ratio < 4.5);
+    /* refused: a scene with colliders, a reference of another mesh */
+    CU_ASSERT_EQUAL(cb("reference data/scenes/drape_sphere.yaml -o %s", cb_test_tmp_path("x.h5")), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "contact-free"));
+    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit -o %s -q --reference %s",
+                       cb_test_tmp_path("y.h5"), ref), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "not the same scene"));
+}
+
 CB_TEST_MAIN("accuracy",
              CB_TEST(test_fit_recovers_a_known_order),
              CB_TEST(test_verlet_second_order),
-             CB_TEST(test_implicit_euler_first_order))
+             CB_TEST(test_implicit_euler_first_order),
+             CB_TEST(test_reference_and_position_error))

@@ -20,6 +20,7 @@ typedef struct cb_metrics {
     double crossings_in_step, self_crossings_in_step, collider_crossings_in_step;
     double max_strain;
     double external_work;
+    double position_error;   /* against the run's reference trajectory (experiments/harness/reference.h) */
     double iterations, residual, events, factorizations;
     double wall_step_s, wall_contact_s, wall_audit_s;
 } cb_metrics;

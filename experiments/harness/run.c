@@ -26,6 +26,7 @@
 #include "experiments/harness/audit.h"
 #include "experiments/harness/health.h"
 #include "experiments/harness/metrics.h"
+#include "experiments/harness/reference.h"
 #include "experiments/harness/registry.h"
 #include "experiments/harness/runlog.h"
 #include "core/scene.h"
@@ -130,6 +131,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
 
     cb_scene *scene = NULL;
     cb_world *world = NULL;
+    cb_reference *ref = NULL;
     void *solver = NULL;
     cb_runlog *log = NULL;
     cb_metrics_cache *mcache = NULL;
@@ -147,6 +149,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     if ((rc = check_solver_blocks(scene, err))) goto done;
     rc = cb_world_create(scene, &world, err);
     if (rc) goto done;
+    if (def->reference && (rc = cb_reference_open(def->reference, world->nv, &ref, err))) goto done;
     cb_params params = cb_scene_params(scene, cls->name);
     if (def->solver_parameters) {
         if ((rc = cb_yaml_load_string(def->solver_parameters, "parameters", &given_params, err))) goto done;
@@ -207,6 +210,8 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     cb_health_rule hrule = {scene->health_energy_factor, scene->health_max_strain};
     if ((rc = cb_health_create(world, &hrule, &health, err))) goto done;
     cb_metrics_compute(world, NULL, scene->dt, 0.0, &m);
+    m.position_error = cb_reference_error(ref, world->state.t, (const double (*)[3])world->state.x, world->mass,
+                                          world->nv);
     m.external_work = 0.0;
     for (int k = 0; k < 3; k++) m.external_impulse[k] = 0.0;
     if (expensive_every > 0) cb_metrics_compute_expensive(world, mcache, &m);
@@ -273,6 +278,8 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
         if (bad >= 0 || breaches || frame_step || (step + 1) % scene->log_every == 0) {
             cb_metrics_compute(world, &info, scene->dt, wall, &m);
             m.external_work = cb_health_external_work(health);
+            m.position_error = cb_reference_error(ref, world->state.t, (const double (*)[3])world->state.x,
+                                                  world->mass, world->nv);
             if (audit) {
                 m.self_crossings_in_step = (double)self_crossings;
                 m.collider_crossings_in_step = (double)collider_crossings;
@@ -357,6 +364,7 @@ done:
     }
     if (solver) cls->destroy(solver);
     cb_metrics_cache_free(&mcache);
+    cb_reference_free(&ref);
     cb_audit_free(&audit);
     cb_health_free(&health);
     free(ptext);

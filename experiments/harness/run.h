@@ -21,6 +21,8 @@ typedef struct cb_run_def {
                                   names it in messages), resolving files against scene_dir */
     const char *scene_dir;
     const char *solver_parameters; /* non-NULL: YAML map that replaces solvers.<solver> */
+    const char *reference;     /* non-NULL: a reference run file; the series position_error compares
+                                  with it at its frame times (experiments/harness/reference.h) */
 } cb_run_def;
 
 cb_run_def cb_default_run_def(void);

@@ -1,0 +1,140 @@
+/* experiments/harness/reference.c — reference trajectories (reference.h). */
+#include "experiments/harness/reference.h"
+
+#include <hdf5.h>
+#include <math.h>
+#include <stdlib.h>
+
+struct cb_reference {
+    int nv;
+    long nframes;
+    double *t;            /* [nframes] */
+    double (*x)[3];       /* [nframes * nv] */
+};
+
+/* A dataset of doubles, whole; dims of rank <= 3 into dims. Returns the element count, -1. */
+static long read_doubles(hid_t f, const char *name, double **out, hsize_t dims[3], int *rank)
+{
+    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    if (ds < 0) return -1;
+    hid_t sp = H5Dget_space(ds);
+    *rank = H5Sget_simple_extent_ndims(sp);
+    long n = -1;
+    if (*rank >= 1 && *rank <= 3) {
+        H5Sget_simple_extent_dims(sp, dims, NULL);
+        n = 1;
+        for (int k = 0; k < *rank; k++) n *= (long)dims[k];
+        *out = cb_malloc((size_t)(n > 0 ? n : 1) * sizeof **out);
+        if (!*out || (n > 0 && H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) < 0)) {
+            free(*out);
+            *out = NULL;
+            n = -1;
+        }
+    }
+    H5Sclose(sp);
+    H5Dclose(ds);
+    return n;
+}
+
+int cb_reference_open(const char *path, int nv, cb_reference **out, cb_error *err)
+{
+    if (!path || !out) return CB_FAIL(err, CB_ERR_INPUT, "%s:%d: cb_reference_open: NULL argument", __FILE__, __LINE__);
+    *out = NULL;
+    H5Eset_auto(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return CB_FAIL(err, CB_ERR_INPUT, "%s: cannot open the reference (not an HDF5 run file?)", path);
+    cb_reference *r = cb_calloc(1, sizeof *r);
+    hsize_t dt[3], dx[3];
+    int rt = 0, rx = 0;
+    int rc = CB_OK;
+    if (!r) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", path);
+    long nt = rc ? -1 : read_doubles(f, "/frames/time", &r->t, dt, &rt);
+    long nx = nt < 0 ? -1 : read_doubles(f, "/frames/positions", (double **)&r->x, dx, &rx);
+    H5Fclose(f);
+    if (!rc && (nt < 1 || nx < 0 || rx != 3 || (long)dx[0] != nt || dx[2] != 3))
+        rc = CB_FAIL(err, CB_ERR_INPUT, "%s: no frames to compare with (a reference needs /frames; "
+                     "write it with clothbench reference)", path);
+    if (!rc && (long)dx[1] != nv)
+        rc = CB_FAIL(err, CB_ERR_INPUT, "%s: the reference has %ld vertices, the run %d: not the same scene",
+                     path, (long)dx[1], nv);
+    if (rc) {
+        cb_reference_free(&r);
+        return rc;
+    }
+    r->nv = nv;
+    r->nframes = nt;
+    *out = r;
+    return CB_OK;
+}
+
+void cb_reference_free(cb_reference **r)
+{
+    if (!r || !*r) return;
+    free((*r)->t);
+    free((*r)->x);
+    free(*r);
+    *r = NULL;
+}
+
+/* The frame whose time matches t (binary search), -1 when none. */
+static long frame_at(const cb_reference *r, double t)
+{
+    long lo = 0, hi = r->nframes - 1;
+    while (lo < hi) {
+        long mid = (lo + hi) / 2;
+        if (r->t[mid] < t) lo = mid + 1;
+        else hi = mid;
+    }
+    double spacing = r->nframes > 1 ? (r->t[r->nframes - 1] - r->t[0]) / (double)(r->nframes - 1) : 1.0;
+    double tol = 1e-9 * (spacing > 0 ? spacing : 1.0);
+    for (long k = lo - 1; k <= lo; k++)
+        if (k >= 0 && k < r->nframes && fabs(r->t[k] - t) <= tol) return k;
+    return -1;
+}
+
+double cb_reference_error(const cb_reference *r, double t, const double (*x)[3], const double *m, int nv)
+{
+    if (!r || nv != r->nv) return NAN;
+    long k = frame_at(r, t);
+    if (k < 0) return NAN;
+    const double (*xr)[3] = (const double (*)[3])r->x + (size_t)k * (size_t)nv;
+    double s = 0.0, mt = 0.0;
+    for (int i = 0; i < nv; i++) {
+        double d0 = x[i][0] - xr[i][0], d1 = x[i][1] - xr[i][1], d2 = x[i][2] - xr[i][2];
+        s += m[i] * (d0 * d0 + d1 * d1 + d2 * d2);
+        mt += m[i];
+    }
+    return mt > 0 ? sqrt(s / mt) : NAN;
+}
+
+int cb_reference_compare_file(const cb_reference *r, const char *path, double *max_err, int *n, cb_error *err)
+{
+    *max_err = NAN;
+    *n = 0;
+    cb_reference *run = NULL;
+    int rc = cb_reference_open(path, r->nv, &run, err);
+    if (rc) return rc;
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    double *m = NULL;
+    hsize_t dm[3];
+    int rm = 0;
+    long nm = f < 0 ? -1 : read_doubles(f, "/mesh/masses", &m, dm, &rm);
+    if (f >= 0) H5Fclose(f);
+    if (nm != r->nv) {
+        free(m);
+        cb_reference_free(&run);
+        return CB_FAIL(err, CB_ERR_INPUT, "%s: no /mesh/masses for %d vertices", path, r->nv);
+    }
+    double worst = 0.0;
+    for (long k = 0; k < run->nframes; k++) {
+        double e = cb_reference_error(r, run->t[k], (const double (*)[3])run->x + (size_t)k * (size_t)r->nv, m,
+                                      r->nv);
+        if (isnan(e)) continue;
+        worst = fmax(worst, e);
+        (*n)++;
+    }
+    *max_err = *n ? worst : NAN;
+    free(m);
+    cb_reference_free(&run);
+    return CB_OK;
+}
