@@ -117,6 +117,7 @@ void cb_experiment_free(cb_experiment **pe)
     free(e->path);
     free(e->name);
     free(e->output);
+    free(e->reference);
     free_strs(e->scenes, e->nscenes);
     free_strs(e->scene_stems, e->nscenes);
     free_strs(e->solvers, e->nsolvers);
@@ -440,7 +441,7 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
         goto done;
     }
     static const char *const allowed[] = {"name", "output", "description", "scenes", "solvers",
-                                          "set", "grid", "repeats", NULL};
+                                          "set", "grid", "repeats", "reference", NULL};
     if ((rc = cb_yaml_check_keys(root, path, "experiment", allowed, err))) goto done;
 
     const cb_yaml *n = cb_yaml_get(root, "name");
@@ -464,6 +465,18 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
         size_t len = strlen(enc) + 6;
         e->output = cb_calloc(len, 1);
         if (e->output) snprintf(e->output, len, "runs/%s", enc);
+    }
+    /* reference: a reference run file (relative to the working folder) every run logs
+     * position_error against (run --reference) */
+    const cb_yaml *rf = cb_yaml_get(root, "reference");
+    if (rf && (rf->kind != CB_YAML_SCALAR || !rf->scalar || !rf->scalar[0])) {
+        rc = CB_FAIL(err, CB_ERR_INPUT, "%s: reference: expected a run file (clothbench reference)",
+                     cb_yaml_where(rf, path, w, sizeof w));
+        goto done;
+    }
+    if (rf && !(e->reference = cb_strdup(rf->scalar))) {
+        rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
+        goto done;
     }
     if (!e->name || !e->output || !e->path) {
         rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");

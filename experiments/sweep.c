@@ -96,6 +96,7 @@ static void child_main(const cb_experiment *e, const cb_sweep_run *r, const cb_s
     def.nsets = nsets;
     def.progress = 0;
     def.write_frames = o->write_frames;
+    def.reference = e->reference;
     cb_run_result res;
     int rc = cb_run(&def, &res, &err);
     cb_sweep_free_sets(&sets, nsets);

@@ -73,6 +73,7 @@ typedef struct cb_experiment {
     char *path;        /* the experiment file */
     char *name;
     char *output;      /* output folder */
+    char *reference;   /* reference run file for position_error (NULL: none) */
     int nscenes;
     char **scenes;     /* resolved scene paths */
     char **scene_stems;
