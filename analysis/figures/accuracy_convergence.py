@@ -46,7 +46,7 @@ def main():
         data.setdefault(r["solver"], []).append((dt, err, r["status"]))
         table.append([r["solver"], dt, err, r["status"]])
     plt = cbrun.use_agg()
-    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    fig, ax = plt.subplots(figsize=(8.0, 4.6))
     top = max([p[1] for v in data.values() for p in v if math.isfinite(p[1])] + [1e-12]) * 3
     print("solver     fitted order   errors at dt = %s" % ", ".join("%.3g" % d for d in sorted({p[0] for v in data.values() for p in v})))
     for solver in sorted(data):
@@ -68,7 +68,7 @@ def main():
     ax.set_xlabel("dt [s]")
     ax.set_ylabel("position error at t = 0.5 s [m]")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="best", fontsize=7)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
     ax.set_title("Trajectory error against dt (hanging 12 x 12, released horizontal; x: did not end ok)")
     out = cbrun.save(fig, os.path.join(args.folder, "accuracy_convergence.png"),
                      ["solver", "dt [s]", "position_error_end [m]", "status"], table)
