@@ -441,7 +441,7 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
         goto done;
     }
     static const char *const allowed[] = {"name", "output", "description", "scenes", "solvers",
-                                          "set", "grid", "repeats", "reference", NULL};
+                                          "set", "grid", "repeats", "reference", "expect_diverged", NULL};
     if ((rc = cb_yaml_check_keys(root, path, "experiment", allowed, err))) goto done;
 
     const cb_yaml *n = cb_yaml_get(root, "name");
@@ -477,6 +477,19 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
     if (rf && !(e->reference = cb_strdup(rf->scalar))) {
         rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
         goto done;
+    }
+    /* expect_diverged: true: a run that ends diverged is this experiment's result (a
+     * stability map), finished like an ok one: not run again on resumption, not a
+     * failure of the sweep's exit status */
+    const cb_yaml *xd = cb_yaml_get(root, "expect_diverged");
+    if (xd) {
+        const char *v = xd->kind == CB_YAML_SCALAR && xd->scalar ? xd->scalar : "";
+        if (!strcmp(v, "true")) e->expect_diverged = 1;
+        else if (strcmp(v, "false")) {
+            rc = CB_FAIL(err, CB_ERR_INPUT, "%s: expect_diverged: expected true or false",
+                         cb_yaml_where(xd, path, w, sizeof w));
+            goto done;
+        }
     }
     if (!e->name || !e->output || !e->path) {
         rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");

@@ -497,7 +497,10 @@ static int cmd_sweep(int argc, char **argv)
     if (!o.quiet && !o.index_only && o.nshards > 1) print_shard(stdout, o.dry_run ? "# " : "", o.shard, o.nshards, e->nruns);
     fflush(stdout);
     cb_sweep_stats st;
-    int erc = cb_sweep_execute(e, &o, stdout, &st, &err);
+    int made = 0, erc = 0;
+    if (!o.dry_run && !o.index_only && !o.check)
+        erc = cb_reference_for_experiment(e, o.quiet ? NULL : stdout, &made, &err);
+    if (!erc) erc = cb_sweep_execute(e, &o, stdout, &st, &err);
     if (erc) {
         print_error(&err);
         rc = erc == CB_ERR_INPUT ? 2 : 1;
@@ -507,9 +510,13 @@ static int cmd_sweep(int argc, char **argv)
                    "run file%s; index: %s/index.csv (column checked)\n", e->name, st.selected, st.ok, st.failed,
                    st.skipped, st.interrupted ? ", interrupted" : "", e->output);
         else if (!o.quiet && !o.dry_run)
-            printf("sweep %s: %ld runs in this shard: %ld ok (%ld already done), %ld failed%s; index: %s/index.csv\n",
-                   e->name, st.selected, st.ok, st.skipped, st.failed, st.interrupted ? ", interrupted" : "",
+        {
+            char dv[96] = "";
+            if (e->expect_diverged) snprintf(dv, sizeof dv, ", %ld diverged (expected: expect_diverged)", st.diverged);
+            printf("sweep %s: %ld runs in this shard: %ld ok (%ld already done)%s, %ld failed%s; index: %s/index.csv\n",
+                   e->name, st.selected, st.ok, st.skipped, dv, st.failed, st.interrupted ? ", interrupted" : "",
                    e->output);
+        }
         rc = o.dry_run ? 0 : (st.failed || st.interrupted) ? 1 : 0;
     }
     cb_experiment_free(&e);
@@ -592,7 +599,7 @@ static int cmd_reference(int argc, char **argv)
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     int nsets = 0, rc = 2, help = 0;
     double dtref = 0;
-    d.refine = 16;
+    d.refine = CB_REFERENCE_REFINE;
     if (!sets) return 2;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];

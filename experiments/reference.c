@@ -1,16 +1,19 @@
 /* experiments/reference.c — `clothbench reference` (reference.h). */
 #include "experiments/reference.h"
 
+#include <errno.h>
 #include <hdf5.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "contact/colliders.h"
 #include "core/scene.h"
 #include "core/world.h"
 #include "experiments/harness/reference.h"
 #include "experiments/harness/run.h"
+#include "experiments/sweep.h"
 
 static int put_attr(hid_t f, const char *name, const char *value)
 {
@@ -123,5 +126,65 @@ int cb_reference_make(const cb_reference_def *d, FILE *out, double *difference, 
     if (!rc && out && !d->quiet)
         fprintf(out, "reference %s: %s, dt_ref = %.6g s; %s\n", d->output, method, h, txt);
     if (difference) *difference = D;
+    return rc;
+}
+
+/* The experiment's fixed scene overrides (not solvers.X..., not restricted to a solver),
+ * or an error when a grid key changes the scene other than its dt (then no single
+ * reference fits every run). */
+static int experiment_scene_sets(const cb_experiment *e, const char ***sets, int *n, cb_error *err)
+{
+    for (int k = 0; k < e->nkeys; k++)
+        if (!e->keys[k].solver && strcmp(e->keys[k].path, "dt"))
+            return CB_FAIL(err, CB_ERR_INPUT, "%s: reference %s is missing and the grid changes the scene (%s): "
+                           "make it with clothbench reference", e->path, e->reference, e->keys[k].path);
+    if (e->nscenes != 1)
+        return CB_FAIL(err, CB_ERR_INPUT, "%s: reference %s is missing and the experiment has %d scenes: make it "
+                       "with clothbench reference", e->path, e->reference, e->nscenes);
+    *sets = cb_calloc((size_t)e->nsets + 1, sizeof **sets);
+    if (!*sets) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
+    *n = 0;
+    for (int i = 0; i < e->nsets; i++)
+        if (!e->set_solver[i] && strncmp(e->sets[i], "solvers.", 8)) (*sets)[(*n)++] = e->sets[i];
+    return CB_OK;
+}
+
+int cb_reference_for_experiment(const cb_experiment *e, FILE *out, int *made, cb_error *err)
+{
+    if (!e || !made) return CB_FAIL(err, CB_ERR_INPUT, "%s:%d: cb_reference_for_experiment: NULL argument",
+                                    __FILE__, __LINE__);
+    *made = 0;
+    if (!e->reference || cb_reference_usable(e->reference)) return CB_OK;
+    const char **sets = NULL;
+    int nsets = 0;
+    int rc = experiment_scene_sets(e, &sets, &nsets, err);
+    if (rc) return rc;
+    /* made under a temporary name and renamed, so an interrupted one is never taken for a reference */
+    size_t len = strlen(e->reference) + 32;
+    char *tmp = cb_malloc(len);
+    if (!tmp) {
+        free(sets);
+        return CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
+    }
+    snprintf(tmp, len, "%s.tmp%ld.h5", e->reference, (long)getpid());
+    if (out) {
+        fprintf(out, "sweep %s: making the reference %s (clothbench reference %s", e->name, e->reference, e->scenes[0]);
+        for (int i = 0; i < nsets; i++) fprintf(out, " --set %s", sets[i]);
+        fprintf(out, ")\n");
+        fflush(out);
+    }
+    cb_reference_def d = {e->scenes[0], tmp, CB_REFERENCE_REFINE, sets, nsets, 1};
+    double D = NAN;
+    rc = cb_reference_make(&d, NULL, &D, err);
+    if (!rc && rename(tmp, e->reference))
+        rc = CB_FAIL(err, CB_ERR_IO, "%s: cannot rename %s to it: %s", e->reference, tmp, strerror(errno));
+    if (rc) remove(tmp);
+    size_t tn = strlen(tmp);
+    memcpy(tmp + tn - 3, ".xdmf", 6); /* its sidecar names the temporary file: not kept */
+    remove(tmp);
+    free(tmp);
+    free(sets);
+    if (!rc && out) fprintf(out, "sweep %s: reference made; the same at half its step differs by %.3g m\n", e->name, D);
+    if (!rc) *made = 1;
     return rc;
 }

@@ -19,6 +19,9 @@
 
 #include "core/error.h"
 
+/* The default refinement (clothbench reference without --refine or --dt). */
+#define CB_REFERENCE_REFINE 16
+
 typedef struct cb_reference_def {
     const char *scene_path;
     const char *output;            /* REF.h5 */
@@ -30,5 +33,13 @@ typedef struct cb_reference_def {
 
 /* Writes the reference and its check; prints the check to out. *difference gets D (m). */
 int cb_reference_make(const cb_reference_def *d, FILE *out, double *difference, cb_error *err);
+
+struct cb_experiment;
+/* An experiment's `reference:` made when it is missing (or not a finished reference), so
+ * `clothbench sweep X.yaml` is one command: from its only scene with its fixed scene
+ * overrides (not the solvers' ones, at the scene's dt: a grid over dt is allowed, any
+ * other scene key in the grid is an error, as are several scenes). Written under a
+ * temporary name and renamed. *made is 1 when it was made, 0 when it was there. */
+int cb_reference_for_experiment(const struct cb_experiment *e, FILE *out, int *made, cb_error *err);
 
 #endif

@@ -198,6 +198,7 @@ int cb_sweep_execute(const cb_experiment *e, const cb_sweep_options *o, FILE *ou
             stats->selected++;
             const char *status = cb_sweep_row_status(&states[i]);
             if (!strcmp(status, "ok")) stats->ok++;
+            else if (e->expect_diverged && !strcmp(status, "diverged")) stats->diverged++;
             else if (strcmp(status, "running")) stats->failed++; /* another shard's run in progress is no failure */
         }
         goto out;
@@ -220,7 +221,8 @@ int cb_sweep_execute(const cb_experiment *e, const cb_sweep_options *o, FILE *ou
                              : (states[i].file_exists || states[i].has_note) ? "rerun" : "run";
         if (done) {
             stats->skipped++;
-            stats->ok++;
+            if (!strcmp(cb_sweep_row_status(&states[i]), "diverged")) stats->diverged++; /* expect_diverged */
+            else stats->ok++;
         } else {
             todo[ntodo++] = i;
         }
@@ -326,6 +328,7 @@ int cb_sweep_execute(const cb_experiment *e, const cb_sweep_options *o, FILE *ou
         if (o->check && !(WIFEXITED(wst) && WEXITSTATUS(wst) <= 1)) status = "error";
         stats->ran++;
         if (!strcmp(status, o->check ? "identical" : "ok")) stats->ok++;
+        else if (!o->check && e->expect_diverged && !strcmp(status, "diverged")) stats->diverged++;
         else stats->failed++;
         cb_error ie;
         /* shards share the folder: read every run again under the index lock, so the last

@@ -40,8 +40,12 @@
  * file (ok, diverged, interrupted, error, running), "error" from a .err note, and
  * "pending" for a run without a file yet.
  *
- * Resumption: a run is skipped when its file has status ok and holds exactly the
- * scene text (after overrides) this run would produce; --dry-run shows per run
+ * Optional keys: `reference: PATH` (runs log position_error and energy_error against
+ * it; the sweep makes it when missing, experiments/reference.h) and `expect_diverged:
+ * true` (a diverged run is a result: kept like an ok one, not a failure).
+ *
+ * Resumption: a run is skipped when its file has status ok (or diverged, with
+ * expect_diverged) and holds exactly the scene text (after overrides) this run would produce; --dry-run shows per run
  * "run" (no file yet), "skip", "rerun" (failed or unfinished) or "stale" (ok, but
  * the scene file or the overrides changed since).
  */
@@ -74,6 +78,7 @@ typedef struct cb_experiment {
     char *name;
     char *output;      /* output folder */
     char *reference;   /* reference run file for position_error (NULL: none) */
+    int expect_diverged; /* a diverged run is a result (stability maps), not a failure */
     int nscenes;
     char **scenes;     /* resolved scene paths */
     char **scene_stems;
@@ -126,7 +131,8 @@ typedef struct cb_sweep_stats {
     long skipped;      /* already finished with status ok */
     long ran;          /* run now */
     long ok;           /* selected runs with status ok at the end (skipped included) */
-    long failed;       /* selected runs that did not end ok */
+    long failed;       /* selected runs that did not end ok (nor diverged, with expect_diverged) */
+    long diverged;     /* with expect_diverged: selected runs that ended diverged (not failed) */
     int interrupted;   /* the sweep was stopped by SIGINT/SIGTERM */
 } cb_sweep_stats;
 

@@ -128,7 +128,8 @@ static char *read_str_attr(const char *path, const char *name)
  * run would produce now (same scene file, same overrides). */
 int cb_sweep_run_is_done(const cb_experiment *e, const cb_sweep_run *r, const run_state *st)
 {
-    if (st->has_note || !st->have || strcmp(st->s.status, "ok")) return 0;
+    if (st->has_note || !st->have) return 0;
+    if (strcmp(st->s.status, "ok") && !(e->expect_diverged && !strcmp(st->s.status, "diverged"))) return 0;
     char **sets = NULL;
     int nsets = 0;
     cb_error er;

@@ -155,12 +155,14 @@ static char out[65536];
 #define cb(...) cb_test_clothbench(out, sizeof out, 1, __VA_ARGS__)
 #define SMALL "--set duration=0.3 --set cloth.grid.nx=10 --set cloth.grid.ny=10"
 
-/* The series position_error of a run file (n values into e). */
-static int read_error_series(const char *path, double *e, int cap)
+/* The series `name` of a run file (n values into e). */
+static int read_series_named(const char *path, const char *name, double *e, int cap)
 {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return -1;
-    hid_t ds = H5Dopen2(f, "/series/position_error", H5P_DEFAULT), sp = H5Dget_space(ds);
+    char dname[128];
+    snprintf(dname, sizeof dname, "/series/%s", name);
+    hid_t ds = H5Dopen2(f, dname, H5P_DEFAULT), sp = H5Dget_space(ds);
     hsize_t n = 0;
     H5Sget_simple_extent_dims(sp, &n, NULL);
     if ((int)n > cap) n = (hsize_t)cap;
@@ -173,6 +175,11 @@ static int read_error_series(const char *path, double *e, int cap)
     H5Dclose(ds);
     H5Fclose(f);
     return (int)n;
+}
+
+static int read_error_series(const char *path, double *e, int cap)
+{
+    return read_series_named(path, "position_error", e, cap);
 }
 
 static void test_reference_and_position_error(void)
@@ -205,6 +212,15 @@ static void test_reference_and_position_error(void)
             frames++;
         }
     CU_ASSERT(frames > 10);
+    /* energy_error: 0 at the same frames for the same run, NaN between them */
+    int ne = read_series_named(same, "energy_error", e, 65536), eframes = 0;
+    CU_ASSERT_EQUAL(ne, n);
+    for (int i = 0; i < ne; i++)
+        if (!isnan(e[i])) {
+            CU_ASSERT_EQUAL(e[i], 0.0);
+            eframes++;
+        }
+    CU_ASSERT_EQUAL(eframes, frames);
     /* Verlet at two fixed steps below the stability limit: the error at the end falls 4x */
     /* steps that divide the frame interval (1/60 s), so the frames fall on the reference's */
     CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit -o %s -q " SMALL " --set dt=%.17g --set "
@@ -221,6 +237,38 @@ static void test_reference_and_position_error(void)
     fprintf(stderr, "  hanging 10 x 10, Verlet: position_error %.3g m (dt 1/4800 s), %.3g m (1/9600 s): ratio %.2f\n",
             ea[na - 1], eb[nb - 1], ratio);
     CU_ASSERT(ratio > 3.5 && ratio < 4.5);
+    /* its energy error: finite at the frames, not 0, and smaller at the smaller step (the
+     * largest |E - E_ref| over the frames: Verlet's energy error is O(dt^2), bounded) */
+    double wa = 0, wb = 0;
+    int fa = 0;
+    na = read_series_named(a, "energy_error", ea, 65536);
+    nb = read_series_named(b, "energy_error", eb, 65536);
+    for (int i = 0; i < na; i++)
+        if (!isnan(ea[i])) { wa = fmax(wa, fabs(ea[i])); fa++; }
+    for (int i = 0; i < nb; i++)
+        if (!isnan(eb[i])) wb = fmax(wb, fabs(eb[i]));
+    fprintf(stderr, "  energy_error: largest %.3g J (dt 1/4800 s), %.3g J (1/9600 s) over %d frames\n", wa, wb, fa);
+    CU_ASSERT(fa == frames && wa > 0 && wb > 0 && wb < 0.5 * wa);
+    /* a reference that did not finish (status other than ok) is refused */
+    char bad[1024];
+    snprintf(bad, sizeof bad, "%s", cb_test_tmp_path("hang_unfinished.h5"));
+    CU_ASSERT_EQUAL(cb_test_shell(out, sizeof out, "cp %s %s", a, bad), 0);
+    hid_t fb = H5Fopen(bad, H5F_ACC_RDWR, H5P_DEFAULT);
+    CU_ASSERT_FATAL(fb >= 0);
+    hid_t ty = H5Tcopy(H5T_C_S1);
+    H5Tset_size(ty, H5T_VARIABLE);
+    hid_t sp0 = H5Screate(H5S_SCALAR);
+    H5Adelete(fb, "status");
+    hid_t at = H5Acreate2(fb, "status", ty, sp0, H5P_DEFAULT, H5P_DEFAULT);
+    const char *running = "running";
+    H5Awrite(at, ty, &running);
+    H5Aclose(at);
+    H5Sclose(sp0);
+    H5Tclose(ty);
+    H5Fclose(fb);
+    CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit -o %s -q " SMALL " --reference %s",
+                       cb_test_tmp_path("z.h5"), bad), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "not a finished reference"));
     /* refused: a scene with colliders, a reference of another mesh */
     CU_ASSERT_EQUAL(cb("reference data/scenes/drape_sphere.yaml -o %s", cb_test_tmp_path("x.h5")), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "contact-free"));
@@ -229,9 +277,65 @@ static void test_reference_and_position_error(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "not the same scene"));
 }
 
+/* `clothbench sweep` makes an experiment's missing reference itself (one command), from its
+ * scene overrides, and every run logs position_error against it; a grid over a scene key
+ * other than dt is refused (no one reference fits). compare.py --reference then gives
+ * Verlet (one substep, below its stability limit) order 2 from the runs' files. */
+static void test_sweep_makes_reference_and_compare_order(void)
+{
+    char dir[1024], ref[1100];
+    snprintf(dir, sizeof dir, "%s", cb_test_tmp_path("acc_sweep"));
+    snprintf(ref, sizeof ref, "%s/ref.h5", dir);
+    char yaml[4096];
+    snprintf(yaml, sizeof yaml,
+             "name: acc\nreference: %s\nscenes: [data/scenes/hanging.yaml]\nsolvers: [explicit]\n"
+             "set: {duration: 0.2, cloth.grid.nx: 8, cloth.grid.ny: 8, cloth.grid.plane: xy, "
+             "solvers.explicit.damping: 0, solvers.explicit.substeps: 1}\n"
+             "grid: {dt: [0.00041666666666666669, 0.00020833333333333335, 0.00010416666666666667]}\n", ref);
+    const char *e = cb_test_write_tmp("acc.yaml", yaml);
+    CU_ASSERT_EQUAL_FATAL(cb("sweep %s -o %s -q", e, dir), 0);
+    CU_ASSERT_EQUAL(cb("sweep %s -o %s", e, dir), 0); /* quiet above: now it only reports */
+    CU_ASSERT_PTR_NULL(strstr(out, "making the reference")); /* made once, kept */
+    hid_t f = H5Fopen(ref, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CU_ASSERT_FATAL(f >= 0);
+    CU_ASSERT(H5Aexists(f, "reference_check") > 0);
+    H5Fclose(f);
+    static double v[65536];
+    char run[1200];
+    snprintf(run, sizeof run, "%s/hanging__explicit__dt=0.00010416666666666667__r0.h5", dir);
+    int n = read_error_series(run, v, 65536), finite = 0;
+    for (int i = 0; i < n; i++) finite += !isnan(v[i]);
+    CU_ASSERT(finite >= 12); /* frames at 60 Hz over 0.2 s */
+    const char *py = getenv("CB_PYTHON");
+    if (py && *py) {
+        int rc = cb_test_shell(out, sizeof out, "%s analysis/compare.py %s --reference %s --no-plots -q && "
+                               "%s -c \"import csv; rows = list(csv.DictReader(open('%s/table.csv'))); "
+                               "print('orders', ' '.join(r['order'] for r in rows))\"", py, dir, ref, py, dir);
+        CU_ASSERT_EQUAL(rc, 0);
+        double q[3] = {0, 0, 0};
+        const char *p = strstr(out, "orders ");
+        CU_ASSERT_FATAL(p != NULL);
+        CU_ASSERT_EQUAL(sscanf(p, "orders %lf %lf %lf", &q[0], &q[1], &q[2]), 3);
+        fprintf(stderr, "  compare.py --reference: Verlet's order %.3f\n", q[0]);
+        CU_ASSERT(fabs(q[0] - 2.0) < 0.1 && q[0] == q[1] && q[1] == q[2]);
+        /* a reference of another mesh is refused by name */
+        CU_ASSERT_NOT_EQUAL(cb_test_shell(out, sizeof out, "%s analysis/compare.py %s --reference %s --no-plots -q",
+                                          py, dir, cb_test_tmp_path("hang_ref.h5")), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "not the same scene"));
+    }
+    /* a grid that changes the scene: no single reference */
+    snprintf(yaml, sizeof yaml,
+             "name: acc2\nreference: %s/none.h5\nscenes: [data/scenes/hanging.yaml]\nsolvers: [explicit]\n"
+             "set: {duration: 0.1, cloth.grid.nx: 6, cloth.grid.ny: 6}\ngrid: {cloth.stretch: [100, 1000]}\n", dir);
+    e = cb_test_write_tmp("acc2.yaml", yaml);
+    CU_ASSERT_EQUAL(cb("sweep %s -o %s/two -q", e, dir), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "the grid changes the scene (cloth.stretch)"));
+}
+
 CB_TEST_MAIN("accuracy",
              CB_TEST(test_fit_recovers_a_known_order),
              CB_TEST(test_verlet_second_order),
              CB_TEST(test_implicit_euler_first_order),
              CB_TEST(test_chain_orders),
-             CB_TEST(test_reference_and_position_error))
+             CB_TEST(test_reference_and_position_error),
+             CB_TEST(test_sweep_makes_reference_and_compare_order))

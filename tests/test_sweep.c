@@ -540,6 +540,38 @@ static void test_bad_experiment_files(void)
     CU_ASSERT_EQUAL(cb("sweep %s -j 0", e2), 2);
 }
 
+/* expect_diverged: a run that diverges is the experiment's result (a stability map): the
+ * sweep exits 0, counts it apart, and on resumption keeps it; without the key the same
+ * sweep exits 1 and runs it again. */
+static void test_expect_diverged(void)
+{
+    const char *body = "scenes: [data/scenes/hanging.yaml]\n"
+                       "solvers: [explicit]\n"
+                       "set: {duration: 0.2, cloth.grid.nx: 6, cloth.grid.ny: 6, cloth.grid.plane: xy, "
+                       "solvers.explicit.substeps: 1}\n"
+                       "grid:\n  dt: [0.033333333333333333, 0.0001]\n";
+    char text[1024];
+    snprintf(text, sizeof text, "name: xd\nexpect_diverged: true\n%s", body);
+    const char *e = cb_test_write_tmp("xd.yaml", text);
+    snprintf(text, sizeof text, "name: xd\n%s", body);
+    const char *plain = cb_test_write_tmp("xd_plain.yaml", text);
+    const char *o = cb_test_tmp_path("xd_out");
+    CU_ASSERT_EQUAL(cb("sweep %s -o %s", plain, o), 1); /* Verlet at 1/30 s, one substep: diverged */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "1 ok (0 already done), 1 failed"));
+    CU_ASSERT_EQUAL(cb("sweep %s -o %s", e, o), 0);      /* the diverged run is a result: kept */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "1 ok (2 already done), 1 diverged (expected: expect_diverged), 0 failed"));
+    CU_ASSERT_EQUAL(cb("sweep %s -o %s", plain, o), 1);  /* without the key it is a failure, run again */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "1 ok (1 already done), 1 failed"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "  diverged    hanging__explicit__dt=0.033333333333333333__r0.h5"));
+    CU_ASSERT_EQUAL(cb("sweep %s -o %s --index", e, o), 0);
+    CU_ASSERT_EQUAL(cb("sweep %s -o %s --index", plain, o), 1);
+    const char *bad = cb_test_write_tmp("xd_bad.yaml", "name: xd\nexpect_diverged: maybe\n"
+                                                       "scenes: [data/scenes/hanging.yaml]\nsolvers: [explicit]\n");
+    CU_ASSERT_EQUAL(cb("sweep %s -o %s", bad, o), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "xd_bad.yaml:2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "expect_diverged: expected true or false"));
+}
+
 CB_TEST_MAIN("sweep",
     CB_TEST(test_expansion_sizes_and_order),
     CB_TEST(test_names_injective),
@@ -548,4 +580,5 @@ CB_TEST_MAIN("sweep",
     CB_TEST(test_resume_after_kill),
     CB_TEST(test_index_shows_other_writer_running),
     CB_TEST(test_parallel_jobs),
-    CB_TEST(test_bad_experiment_files))
+    CB_TEST(test_bad_experiment_files),
+    CB_TEST(test_expect_diverged))

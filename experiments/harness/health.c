@@ -182,6 +182,11 @@ int cb_health_end(cb_health *h, const cb_world *w, const cb_step_info *info, dou
     return h->nbreach - before;
 }
 
+double cb_health_energy_ref(const cb_health *h)
+{
+    return h ? h->e_ref : NAN;
+}
+
 double cb_health_external_work(const cb_health *h) { return h ? h->work : NAN; }
 const char *cb_health_rule_text(const cb_health *h) { return h ? h->text : ""; }
 int cb_health_breach_count(const cb_health *h) { return h ? h->nbreach : 0; }

@@ -56,6 +56,8 @@ void cb_health_begin(cb_health *h, const cb_world *w);
 /* After step `step` (1-based) of length dt: adds the step's external work and checks the
  * rule. Returns the number of breaches found at this step (each kept). */
 int cb_health_end(cb_health *h, const cb_world *w, const cb_step_info *info, double dt, long step);
+/* E_ref of the rule (J). */
+double cb_health_energy_ref(const cb_health *h);
 /* W_ext since t = 0 (J). */
 double cb_health_external_work(const cb_health *h);
 /* The rule as one line, with its thresholds and E_ref. */

@@ -40,6 +40,7 @@ const cb_metric_desc cb_metric_table[] = {
     M(collider_crossings_in_step, 1, "1", "continuous audit: vertices whose path went inside a collider during the steps since the previous row; NaN without the audit"),
     M(max_strain, 1, "1", "max over edges of |l - L| / L"),
     M(position_error, 1, "m", "mass-weighted RMS distance to the reference trajectory (run --reference) at a reference frame time; NaN without a reference or between its frames"),
+    M(energy_error, 1, "J", "total_energy minus the reference's at the same frame time (run --reference; negative: energy lost against it); NaN without a reference or between its frames"),
     M(external_work, 1, "J", "work done on the cloth since t = 0 by moving pins and moving colliders (experiments/harness/health.h); the health check allows total_energy to rise by this much"),
     M(iterations, 1, "1", "solver iterations this step"),
     M(residual, 1, "1", "solver residual after the step"),
@@ -156,7 +157,7 @@ void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt, 
     m->crossings_in_step = m->self_crossings_in_step = m->collider_crossings_in_step = NAN;
     m->max_strain = cb_model_max_strain(&w->model, x);
     m->external_work = NAN; /* the run loop's health check measures it */
-    m->position_error = NAN; /* the run loop sets it where the reference has a frame */
+    m->position_error = m->energy_error = NAN; /* the run loop sets them where the reference has a frame */
     m->iterations = info ? (double)info->iterations : NAN;
     m->residual = info ? info->residual : NAN;
     m->factorizations = info ? (double)info->factorizations : NAN;

@@ -21,6 +21,7 @@ typedef struct cb_metrics {
     double max_strain;
     double external_work;
     double position_error;   /* against the run's reference trajectory (experiments/harness/reference.h) */
+    double energy_error;     /* total_energy minus the reference's, at its frame times */
     double iterations, residual, events, factorizations;
     double wall_step_s, wall_contact_s, wall_audit_s;
 } cb_metrics;

@@ -4,12 +4,16 @@
 #include <hdf5.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "experiments/harness/h5attr.h"
 
 struct cb_reference {
     int nv;
     long nframes;
     double *t;            /* [nframes] */
     double (*x)[3];       /* [nframes * nv] */
+    double *e;            /* [nframes]: total_energy at the frame's time (NaN: no series row there) */
 };
 
 /* A dataset of doubles, whole; dims of rank <= 3 into dims. Returns the element count, -1. */
@@ -36,6 +40,33 @@ static long read_doubles(hid_t f, const char *name, double **out, hsize_t dims[3
     return n;
 }
 
+/* r->e: the series total_energy at each frame's time (series rows at frame steps exist by
+ * the run loop's rule; a reference without /series, or a frame without its row, has NaN). */
+static int frame_energies(hid_t f, cb_reference *r, long nt, const char *path, cb_error *err)
+{
+    r->e = cb_malloc((size_t)nt * sizeof *r->e);
+    if (!r->e) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", path);
+    for (long k = 0; k < nt; k++) r->e[k] = NAN;
+    double *st = NULL, *se = NULL;
+    hsize_t d1[3], d2[3];
+    int r1 = 0, r2 = 0;
+    H5E_BEGIN_TRY {
+        long ns = read_doubles(f, "/series/time", &st, d1, &r1);
+        long ne = ns < 1 ? -1 : read_doubles(f, "/series/total_energy", &se, d2, &r2);
+        if (ns >= 1 && ne == ns) {
+            long j = 0;
+            for (long k = 0; k < nt; k++) {
+                double tol = 1e-9 * (nt > 1 ? (r->t[nt - 1] - r->t[0]) / (double)(nt - 1) : 1.0);
+                while (j < ns && st[j] < r->t[k] - tol) j++;
+                if (j < ns && fabs(st[j] - r->t[k]) <= tol) r->e[k] = se[j];
+            }
+        }
+    } H5E_END_TRY;
+    free(st);
+    free(se);
+    return CB_OK;
+}
+
 int cb_reference_open(const char *path, int nv, cb_reference **out, cb_error *err)
 {
     if (!path || !out) return CB_FAIL(err, CB_ERR_INPUT, "%s:%d: cb_reference_open: NULL argument", __FILE__, __LINE__);
@@ -43,6 +74,12 @@ int cb_reference_open(const char *path, int nv, cb_reference **out, cb_error *er
     H5Eset_auto(H5E_DEFAULT, NULL, NULL);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return CB_FAIL(err, CB_ERR_INPUT, "%s: cannot open the reference (not an HDF5 run file?)", path);
+    char status[64];
+    if (cb_h5_read_string_attr(f, "status", status, sizeof status) || strcmp(status, "ok")) {
+        H5Fclose(f);
+        return CB_FAIL(err, CB_ERR_INPUT, "%s: status '%s', not ok: not a finished reference (make it again with "
+                       "clothbench reference)", path, status);
+    }
     cb_reference *r = cb_calloc(1, sizeof *r);
     hsize_t dt[3], dx[3];
     int rt = 0, rx = 0;
@@ -50,6 +87,7 @@ int cb_reference_open(const char *path, int nv, cb_reference **out, cb_error *er
     if (!r) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", path);
     long nt = rc ? -1 : read_doubles(f, "/frames/time", &r->t, dt, &rt);
     long nx = nt < 0 ? -1 : read_doubles(f, "/frames/positions", (double **)&r->x, dx, &rx);
+    if (nt >= 1 && nx >= 0) rc = frame_energies(f, r, nt, path, err);
     H5Fclose(f);
     if (!rc && (nt < 1 || nx < 0 || rx != 3 || (long)dx[0] != nt || dx[2] != 3))
         rc = CB_FAIL(err, CB_ERR_INPUT, "%s: no frames to compare with (a reference needs /frames; "
@@ -67,11 +105,25 @@ int cb_reference_open(const char *path, int nv, cb_reference **out, cb_error *er
     return CB_OK;
 }
 
+int cb_reference_usable(const char *path)
+{
+    if (!path) return 0;
+    H5Eset_auto(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return 0;
+    char status[64];
+    int ok = !cb_h5_read_string_attr(f, "status", status, sizeof status) && !strcmp(status, "ok") &&
+             H5Lexists(f, "/frames", H5P_DEFAULT) > 0;
+    H5Fclose(f);
+    return ok;
+}
+
 void cb_reference_free(cb_reference **r)
 {
     if (!r || !*r) return;
     free((*r)->t);
     free((*r)->x);
+    free((*r)->e);
     free(*r);
     *r = NULL;
 }
@@ -105,6 +157,13 @@ double cb_reference_error(const cb_reference *r, double t, const double (*x)[3],
         mt += m[i];
     }
     return mt > 0 ? sqrt(s / mt) : NAN;
+}
+
+double cb_reference_energy_error(const cb_reference *r, double t, double total_energy)
+{
+    if (!r) return NAN;
+    long k = frame_at(r, t);
+    return k < 0 ? NAN : total_energy - r->e[k];
 }
 
 int cb_reference_compare_file(const cb_reference *r, const char *path, double *max_err, int *n, cb_error *err)

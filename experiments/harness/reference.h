@@ -4,7 +4,9 @@
  * position_error(t) = sqrt( sum_i m_i |x_i(t) - x_ref_i(t)|^2 / sum_i m_i ), the
  * mass-weighted RMS distance, at the times where the reference has a frame (matched to
  * 1e-9 of the frame spacing); between its frames the error is unknown (NaN): no
- * interpolation adds its own error. `clothbench reference` writes reference files. */
+ * interpolation adds its own error. energy_error(t) = E(t) - E_ref(t), the run's
+ * total_energy minus the reference's at the same frame times (signed: negative is energy
+ * the method lost, i.e. numerical damping). `clothbench reference` writes reference files. */
 #ifndef CB_REFERENCE_H
 #define CB_REFERENCE_H
 
@@ -14,11 +16,17 @@
 typedef struct cb_reference cb_reference;
 
 /* Reads /frames/time and /frames/positions of a run file; nv must match the run's
- * vertex count (an error names both). */
+ * vertex count (an error names both). A file whose status is not ok (a reference that
+ * was interrupted or diverged) is refused. */
 int cb_reference_open(const char *path, int nv, cb_reference **out, cb_error *err);
 void cb_reference_free(cb_reference **r);
+/* 1 when path is a run file with status ok and frames (what cb_reference_open takes). */
+int cb_reference_usable(const char *path);
 /* position_error of state x (masses m, nv vertices) at time t; NaN when t is no frame time. */
 double cb_reference_error(const cb_reference *r, double t, const double (*x)[3], const double *m, int nv);
+/* energy_error of a state whose total_energy is E at time t; NaN when t is no frame time
+ * or the reference has no series row there. */
+double cb_reference_energy_error(const cb_reference *r, double t, double total_energy);
 /* The largest position_error of run file `path` against the reference over its frames
  * at reference times (masses from /mesh/masses); the number of frames compared in *n. */
 int cb_reference_compare_file(const cb_reference *r, const char *path, double *max_err, int *n, cb_error *err);

@@ -212,6 +212,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     cb_metrics_compute(world, NULL, scene->dt, 0.0, &m);
     m.position_error = cb_reference_error(ref, world->state.t, (const double (*)[3])world->state.x, world->mass,
                                           world->nv);
+    m.energy_error = cb_reference_energy_error(ref, world->state.t, m.total_energy);
     m.external_work = 0.0;
     for (int k = 0; k < 3; k++) m.external_impulse[k] = 0.0;
     if (expensive_every > 0) cb_metrics_compute_expensive(world, mcache, &m);
@@ -280,6 +281,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
             m.external_work = cb_health_external_work(health);
             m.position_error = cb_reference_error(ref, world->state.t, (const double (*)[3])world->state.x,
                                                   world->mass, world->nv);
+            m.energy_error = cb_reference_energy_error(ref, world->state.t, m.total_energy);
             if (audit) {
                 m.self_crossings_in_step = (double)self_crossings;
                 m.collider_crossings_in_step = (double)collider_crossings;
@@ -343,7 +345,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
             cb_health_breach_text(cb_health_breach_at(health, k), b, sizeof b);
             len += snprintf(hb + len, sizeof hb - (size_t)len, "%s%s", k ? "\n" : "", b);
         }
-        if (cb_runlog_health(log, cb_health_rule_text(health), hb, &e2) && !rc)
+        if (cb_runlog_health(log, cb_health_rule_text(health), cb_health_energy_ref(health), hb, &e2) && !rc)
             rc = CB_FAIL(err, e2.status, "%s", e2.message);
         if (cb_runlog_status(log, final_status, msg, &e2) && !rc) rc = CB_FAIL(err, e2.status, "%s", e2.message);
         status_written = 1;

@@ -851,11 +851,20 @@ int cb_runlog_close(cb_runlog **plog, cb_error *err)
     return rc;
 }
 
-int cb_runlog_health(cb_runlog *log, const char *rule, const char *breaches, cb_error *err)
+int cb_runlog_health(cb_runlog *log, const char *rule, double energy_ref, const char *breaches, cb_error *err)
 {
     if (!log || !rule || !breaches)
         return CB_FAIL(err, CB_ERR_INPUT, "cb_runlog_health: log, rule and breaches must not be NULL");
     int rc = write_str_attr(log->path, log->file, "", "health_rule", rule, err);
     if (!rc) rc = write_str_attr(log->path, log->file, "", "health_breaches", breaches, err);
+    if (!rc) {
+        hid_t space = H5Screate(H5S_SCALAR);
+        if (H5Aexists(log->file, "health_energy_ref") > 0) H5Adelete(log->file, "health_energy_ref");
+        hid_t attr = H5Acreate2(log->file, "health_energy_ref", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+        if (attr < 0 || H5Awrite(attr, H5T_NATIVE_DOUBLE, &energy_ref) < 0)
+            rc = H5_FAIL(err, CB_ERR_IO, log->path, "cannot write attribute /health_energy_ref");
+        if (attr >= 0) H5Aclose(attr);
+        H5Sclose(space);
+    }
     return rc;
 }

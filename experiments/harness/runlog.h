@@ -45,8 +45,10 @@ int cb_runlog_stages(cb_runlog *log, int n, const char *const *names, const doub
 /* Set the status ("running" | "ok" | "diverged" | "interrupted" | "error") and message; flushes. */
 int cb_runlog_status(cb_runlog *log, const char *status, const char *message, cb_error *err);
 /* The run health check (experiments/harness/health.h): attributes health_rule (the rule and its
- * thresholds) and health_breaches (one line per breach, "" when none). */
-int cb_runlog_health(cb_runlog *log, const char *rule, const char *breaches, cb_error *err);
+ * thresholds), health_energy_ref (float64, J: the rule's energy scale E_ref, the unit
+ * analysis scripts measure an energy rise in) and health_breaches (one line per breach,
+ * "" when none). */
+int cb_runlog_health(cb_runlog *log, const char *rule, double energy_ref, const char *breaches, cb_error *err);
 /* Close (flushes). *log is set to NULL. */
 int cb_runlog_close(cb_runlog **log, cb_error *err);
 
