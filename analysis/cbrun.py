@@ -13,6 +13,7 @@ compare.py, render.py and analysis/figures/*.py:
 import csv
 import math
 import os
+import re
 import sys
 
 # Columns of index.csv in order (experiments/sweep.c, README "Sweeps"); grid keys sit between repeat and status.
@@ -77,6 +78,24 @@ def read_index(folder):
 def grid_keys(cols):
     """The grid key columns of an index (between 'repeat' and 'status')."""
     return cols[cols.index("repeat") + 1:cols.index("status")]
+
+
+def natural_key(text):
+    """Sort key that orders the numbers inside a text by value ("it=2" before "it=10")."""
+    return [(0, float(t), "") if re.fullmatch(r"\d+(\.\d+)?", t) else (1, 0.0, t)
+            for t in re.split(r"(\d+(?:\.\d+)?)", text) if t]
+
+
+def variant(row, cols):
+    """A run's method as a figure's legend names it: the solver, then the values of the
+    grid keys of that solver's own block (solvers.fms.iterations: "fms iterations=10"),
+    so one solver swept over its own parameter is one curve per value."""
+    extra = []
+    for k in grid_keys(cols):
+        parts = k.split(".", 2)
+        if len(parts) == 3 and parts[0] == "solvers" and parts[1] == row["solver"] and row.get(k, "") != "":
+            extra.append("%s=%s" % (parts[2], row[k]))
+    return " ".join([row["solver"]] + extra)
 
 
 def check_rows(folder, rows, allow_missing=False):

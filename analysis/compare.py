@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """analysis/compare.py — the comparison table of a sweep, and metrics against swept parameters.
 
-    compare.py SWEEP_DIR [--x KEY] [--y METRIC ...] [--allow-missing] [--quiet]
+    compare.py SWEEP_DIR [--x KEY] [--y METRIC ...] [--reference REF.h5] [--allow-missing] [--quiet]
 
 Reads SWEEP_DIR/index.csv (written by `clothbench sweep`; its numbers are those of
 `clothbench info`) and writes, next to it:
@@ -20,6 +20,13 @@ Reads SWEEP_DIR/index.csv (written by `clothbench sweep`; its numbers are those 
               (or --y METRIC) against it, one line per solver (mean over repeats, min-max
               bars): <metric>_vs_<key>.png/.pdf; without swept parameters one bar chart
               per metric over the runs: summary.png/.pdf
+With --reference REF.h5 (a trajectory of `clothbench reference` on the sweep's scene) three
+columns follow: error_vs_reference (m: the mass-weighted RMS distance of the run's last
+frame to the reference at the same time, computed here from the two files' frames, so the
+sweep need not have logged position_error), energy_error (J: the run's total energy minus
+the reference's at that time) and order (the least-squares slope of log error against log
+dt over the ok runs of the same solver, scene and other swept values: a run's method's
+order of accuracy; NaN without two or more dt values).
 Per-solver grid keys of one parameter (solvers.pbd.iterations and solvers.xpbd.iterations)
 are one column and one axis, "iterations", in table.md, table.tex and the plots; --x takes
 such a bare name too (a run's value is that of its own solver's key).
@@ -64,7 +71,12 @@ PARAM_UNITS = {"dt": "s", "duration": "s", "frame_rate": "1/s", "log_every": "co
                "bend_max_step": "rad", "contact_stiffness": "N/m", "repeat": "count"}
 SOLVER_PARAM_UNITS = {("explicit", "damping"): "1/s", ("pbd", "damping"): "1", ("xpbd", "damping"): "1",
                       ("fms", "damping"): "1"}
-ALL_METRICS = cbrun.METRICS + [m for m, _, _ in TABLE if m not in cbrun.METRICS]
+# the columns --reference adds
+REF_TABLE = [("error_vs_reference", "error vs ref. (m)", ("error vs", "reference", "m")),
+             ("energy_error", "energy error (J)", ("energy", "error", "J")),
+             ("order", "order in dt (1)", ("order", "in dt", "1"))]
+METRIC_UNITS.update({m: h[2] for m, _, h in REF_TABLE})
+ALL_METRICS = [m for m, _, _ in REF_TABLE] + cbrun.METRICS + [m for m, _, _ in TABLE if m not in cbrun.METRICS]
 HIDDEN = "max_contact_depth_corrected"   # the column whose largest value stands out
 
 
@@ -187,7 +199,64 @@ class CompareError(Exception):
     pass
 
 
-def write_tables(folder, keys, rows, quiet, note=""):
+def reference_columns(folder, ref_path, keys, rows):
+    """error_vs_reference, energy_error and order of every row against the reference
+    trajectory ref_path (see the module's docstring); raises CompareError for a reference
+    that is not one, or of another mesh."""
+    import numpy as np
+    try:
+        ref = cbrun.open_run(ref_path)
+    except cbrun.RunError as exc:
+        raise CompareError("--reference %s" % exc)
+    if "frames" not in ref or "positions" not in ref["frames"]:
+        raise CompareError("--reference %s: no /frames (write it with clothbench reference)" % ref_path)
+    rt, rx = ref["frames/time"][()], ref["frames/positions"]
+    st, se = cbrun.series(ref, "time"), cbrun.series(ref, "total_energy")
+    spacing = (rt[-1] - rt[0]) / (len(rt) - 1) if len(rt) > 1 else 1.0
+    tol = 1e-9 * (spacing if spacing > 0 else 1.0)
+    for r in rows:
+        r["error_vs_reference"] = r["energy_error"] = r["order"] = ""
+        if r["status"] not in ("ok", "diverged", "interrupted"):
+            continue
+        f = cbrun.open_run(os.path.join(folder, r["file"]))
+        try:
+            if "frames" not in f:
+                continue
+            t, x = f["frames/time"][()], f["frames/positions"]
+            if x.shape[1] != rx.shape[1]:
+                raise CompareError("--reference %s has %d vertices, run %s %d: not the same scene"
+                                   % (ref_path, rx.shape[1], r["file"], x.shape[1]))
+            m = f["mesh/masses"][()]
+            for k in range(len(t) - 1, -1, -1):   # the last frame at a reference frame time
+                j = int(np.argmin(np.abs(rt - t[k])))
+                if abs(rt[j] - t[k]) <= tol and np.all(np.isfinite(x[k])):
+                    d = x[k] - rx[j]
+                    r["error_vs_reference"] = repr(float(np.sqrt(np.sum(m * np.sum(d * d, axis=1)) / np.sum(m))))
+                    fe, ft = cbrun.series(f, "total_energy"), cbrun.series(f, "time")
+                    a, b = np.abs(ft - t[k]) <= tol, np.abs(st - t[k]) <= tol
+                    if a.any() and b.any():
+                        r["energy_error"] = repr(float(fe[a][0] - se[b][0]))
+                    break
+        finally:
+            f.close()
+    ref.close()
+    if "dt" not in keys:
+        return
+    others = [k for k in keys if k != "dt"]
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["solver"], r["scene"]) + tuple(r[k] for k in others), []).append(r)
+    for g in groups.values():
+        pts = [(cbrun.num(r["dt"]), cbrun.num(r["error_vs_reference"])) for r in g if r["status"] == "ok"]
+        pts = [(d, e) for d, e in pts if d > 0 and e > 0 and math.isfinite(e)]
+        if len({d for d, _ in pts}) >= 2:
+            order = float(np.polyfit(np.log([p[0] for p in pts]), np.log([p[1] for p in pts]), 1)[0])
+            for r in g:
+                r["order"] = repr(order)
+
+
+def write_tables(folder, keys, rows, quiet, note="", table=None):
+    TABLE = table or globals()["TABLE"]  # noqa: N806 (the columns of this table)
     head = ["run", "solver", "scene"] + keys + ["status", "self_collision"] + [m for m, _, _ in TABLE]
     with open(os.path.join(folder, "table.csv"), "w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
@@ -330,6 +399,9 @@ def main(argv=None):
     ap.add_argument("--x", metavar="KEY", help="plot against this swept parameter only (a grid key of the index)")
     ap.add_argument("--y", metavar="METRIC", action="append",
                     help="plot only this metric (repeatable); one of: " + ", ".join(ALL_METRICS))
+    ap.add_argument("--reference", metavar="REF.h5",
+                    help="add error_vs_reference, energy_error and order columns against this reference "
+                         "trajectory (clothbench reference)")
     ap.add_argument("--allow-missing", action="store_true", help="leave out pending/running/missing runs")
     ap.add_argument("--no-plots", action="store_true", help="tables only")
     ap.add_argument("-q", "--quiet", action="store_true", help="do not print the Markdown table")
@@ -358,11 +430,23 @@ def main(argv=None):
     for m in a.y or []:
         if m not in ALL_METRICS:
             cbrun.fail("--y %s: unknown metric; one of: %s" % (m, ", ".join(ALL_METRICS)))
-    write_tables(a.folder, keys, rows, a.quiet, note)
+    table = TABLE
+    if a.reference:
+        try:
+            reference_columns(a.folder, a.reference, keys, rows)
+        except CompareError as exc:
+            cbrun.fail("%s: %s" % (a.folder, exc))
+        table = TABLE + REF_TABLE
+        note += " Errors against the reference %s." % a.reference
+    else:
+        for m in a.y or []:
+            if m in [t[0] for t in REF_TABLE]:
+                cbrun.fail("--y %s needs --reference" % m)
+    write_tables(a.folder, keys, rows, a.quiet, note, table)
     written = [os.path.join(a.folder, n) for n in ("table.csv", "table.md", "table.tex")]
     if not a.no_plots:
         plt = cbrun.use_agg()
-        metrics = a.y or [m for m, _, _ in TABLE]
+        metrics = a.y or [m for m, _, _ in table]
         plot_keys = [a.x] if a.x else [k for k in axes if len({r[k] for r in rows if r[k] != ""}) >= 2]
         for k in plot_keys:
             for m in metrics:

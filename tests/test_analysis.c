@@ -327,6 +327,41 @@ static char *slurp(const char *dir, const char *name)
     return b;
 }
 
+/* The stability map on a tiny version of its experiment: Verlet with one substep is
+ * stable only where dt is below its limit (about 2 sqrt(m / 4k) per vertex), fms (implicit
+ * Euler) everywhere; a diverged run is a cell of the map, not a failure of the sweep. */
+static void test_stability_map_figure(void)
+{
+    if (!py()) return;
+    const char *e = cb_test_write_tmp("smap.yaml",
+                                      "name: stability_map\n"
+                                      "expect_diverged: true\n"
+                                      "scenes: [data/scenes/hanging.yaml]\n"
+                                      "solvers: [explicit, fms]\n"
+                                      "set: {duration: 0.3, frame_rate: 30, cloth.grid.nx: 6, cloth.grid.ny: 6, "
+                                      "cloth.grid.plane: xy, solvers.explicit.substeps: 1, solvers.explicit.damping: 0, "
+                                      "solvers.fms.self_collision: false}\n"
+                                      "grid:\n"
+                                      "  cloth.stretch: [100.0, 100000.0]\n"
+                                      "  dt: [0.033333333333333333, 0.00033333333333333335]\n");
+    char d[1024];
+    snprintf(d, sizeof d, "%s/smap_out", cb_test_tmpdir());
+    int rc = sh("%s sweep %s -o %s -q", cb_test_program(), e, d);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    rc = sh("%s analysis/figures/stability_map.py %s", py(), d);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT(exists(d, "stability_map.png") && exists(d, "stability_map.csv"));
+    /* largest ok dt per stiffness (100, 1e5 N/m) */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "explicit   0.000333, none"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "fms        0.0333, 0.0333"));
+    char *csv = slurp(d, "stability_map.csv");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(csv);
+    CU_ASSERT_PTR_NOT_NULL(strstr(csv, "explicit,100000,0.03333333333,diverged,"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(csv, "fms,100000,0.03333333333,ok,"));
+}
+
 /* The cells of one table row "a & b & c \\" (trimmed), into cells[]; returns their count. */
 static int tex_cells(const char *line, char cells[][128], int max)
 {
@@ -554,6 +589,7 @@ static void test_readme(void)
 
 CB_TEST_MAIN("analysis",
     CB_TEST(test_python_available),
+    CB_TEST(test_stability_map_figure),
     CB_TEST(test_help),
     CB_TEST(test_compare_matches_info),
     CB_TEST(test_plot_and_render),

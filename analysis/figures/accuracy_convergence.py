@@ -3,8 +3,9 @@
 of the run against dt, every solver, log-log, with the fitted order in the legend.
 
 Reads the output folder of `clothbench sweep experiments/figures/accuracy_convergence.yaml`
-(index.csv and one run per solver and dt, each with the series position_error against the
-experiment's reference; make the reference first, see the experiment file). The error is
+(index.csv and one run per solver, solver parameter and dt, each with the series
+position_error against the experiment's reference, which the sweep makes when missing).
+A solver swept over one of its own parameters (fms iterations) is one curve per value. The error is
 position_error at the last frame (mass-weighted RMS distance to the reference, m). The
 order is the least-squares slope of log(error) against log(dt) over the runs that ended ok
 and whose error is above 10x the reference's own (stored in the reference file); a run that
@@ -43,13 +44,14 @@ def main():
         fin = e[np.isfinite(e)]
         err = float(fin[-1]) if len(fin) else float("nan")
         dt = cbrun.num(r["dt"])
-        data.setdefault(r["solver"], []).append((dt, err, r["status"]))
-        table.append([r["solver"], dt, err, r["status"]])
+        name = cbrun.variant(r, cols)
+        data.setdefault(name, []).append((dt, err, r["status"]))
+        table.append([name, dt, err, r["status"]])
     plt = cbrun.use_agg()
     fig, ax = plt.subplots(figsize=(8.0, 4.6))
     top = max([p[1] for v in data.values() for p in v if math.isfinite(p[1])] + [1e-12]) * 3
-    print("solver     fitted order   errors at dt = %s" % ", ".join("%.3g" % d for d in sorted({p[0] for v in data.values() for p in v})))
-    for solver in sorted(data):
+    print("method                fitted order   errors at dt = %s" % ", ".join("%.3g" % d for d in sorted({p[0] for v in data.values() for p in v})))
+    for solver in sorted(data, key=cbrun.natural_key):
         pts = sorted(data[solver])
         good = [(d, e) for d, e, st in pts if st == "ok" and math.isfinite(e) and e > 10 * floor and e > 0]
         order = float("nan")
@@ -61,7 +63,7 @@ def main():
         bad = [d for d, e, st in pts if st != "ok"]
         if bad:
             ax.plot(bad, [top] * len(bad), "x", color=line.get_color(), ms=8)
-        print("%-10s %12s   %s" % (solver, "%.2f" % order if math.isfinite(order) else "-",
+        print("%-22s %12s   %s" % (solver, "%.2f" % order if math.isfinite(order) else "-",
                                     ", ".join("%.3g" % e for _, e, _ in pts)))
     if floor > 0:
         ax.axhline(floor, color="0.5", lw=0.8, ls=":", label="the reference's own error")
@@ -71,7 +73,7 @@ def main():
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
     ax.set_title("Trajectory error against dt (hanging 12 x 12, released horizontal; x: did not end ok)")
     out = cbrun.save(fig, os.path.join(args.folder, "accuracy_convergence.png"),
-                     ["solver", "dt [s]", "position_error_end [m]", "status"], table)
+                     ["method", "dt [s]", "position_error_end [m]", "status"], table)
     print("wrote " + ", ".join(out))
 
 

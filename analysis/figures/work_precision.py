@@ -6,7 +6,7 @@ Reads the runs of the accuracy_convergence sweep (the same runs: no sweep of its
 for every solver and dt, the trajectory error at the end (position_error, m) against the
 wall time per simulated second (the sum of wall_step_s over the run divided by its
 simulated time). One curve per solver; the Pareto front (no other run is both cheaper
-and more accurate) is marked. Runs that did not end ok are left off the front and listed.
+and more accurate) is marked. Runs that did not end ok are left off the front, drawn as an x at the top of the axis at their cost, and listed.
 Writes work_precision.png, .pdf and .csv into that folder.
 """
 import math
@@ -35,30 +35,35 @@ def main():
         err = float(fin[-1]) if len(fin) else float("nan")
         cost = float(np.nansum(wall[1:]) / t[-1]) if t[-1] > 0 else float("nan")
         dt = cbrun.num(r["dt"])
-        pts.append((r["solver"], dt, cost, err, r["status"]))
-        table.append([r["solver"], dt, cost, err, r["status"]])
+        name = cbrun.variant(r, cols)
+        pts.append((name, dt, cost, err, r["status"]))
+        table.append([name, dt, cost, err, r["status"]])
     good = [p for p in pts if p[4] == "ok" and math.isfinite(p[2]) and math.isfinite(p[3]) and p[3] > 0]
     front = sorted([p for p in good if not any(q[2] <= p[2] and q[3] < p[3] or q[2] < p[2] and q[3] <= p[3]
                                                for q in good)], key=lambda p: p[2])
     plt = cbrun.use_agg()
     fig, ax = plt.subplots(figsize=(8.0, 4.6))
-    for solver in sorted({p[0] for p in good}):
+    bad = [p for p in pts if p[4] != "ok"]
+    top = max([p[3] for p in good] + [1e-12]) * 3
+    for solver in sorted({p[0] for p in pts}, key=cbrun.natural_key):
         s = sorted([p for p in good if p[0] == solver], key=lambda p: p[2])
-        ax.loglog([p[2] for p in s], [p[3] for p in s], "o-", label=solver)
+        line, = ax.loglog([p[2] for p in s], [p[3] for p in s], "o-", label=solver)
+        b = [p for p in bad if p[0] == solver and math.isfinite(p[2])]
+        if b:  # did not end ok: drawn at its cost, at the top of the axis
+            ax.plot([p[2] for p in b], [top] * len(b), "x", color=line.get_color(), ms=8)
     if front:
         ax.loglog([p[2] for p in front], [p[3] for p in front], "k--", lw=1, zorder=0, label="Pareto front")
     ax.set_xlabel("wall time per simulated second [s/s]")
     ax.set_ylabel("position error at the end [m]")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
-    ax.set_title("Work-precision: error against cost (runs of accuracy_convergence; points along a curve: dt)")
+    ax.set_title("Work-precision: error against cost (runs of accuracy_convergence; points along a curve: dt; x: did not end ok)")
     print("Pareto front (cheapest first): " + "; ".join("%s dt %.3g: %.3g s/s, %.3g m" % (p[0], p[1], p[2], p[3])
                                                         for p in front))
-    bad = [p for p in pts if p[4] != "ok"]
     if bad:
-        print("not ok (left off): " + ", ".join("%s dt %.3g (%s)" % (p[0], p[1], p[4]) for p in bad))
+        print("not ok (an x at the top): " + ", ".join("%s dt %.3g (%s)" % (p[0], p[1], p[4]) for p in bad))
     out = cbrun.save(fig, os.path.join(args.folder, "work_precision.png"),
-                     ["solver", "dt [s]", "wall_per_simulated_second [s/s]", "position_error_end [m]", "status"],
+                     ["method", "dt [s]", "wall_per_simulated_second [s/s]", "position_error_end [m]", "status"],
                      table)
     print("wrote " + ", ".join(out))
 
