@@ -6,16 +6,21 @@
  * at 81^2 instead of 64^2; --quick: 1k only; --size replaces the sizes). Each
  * (case, size, solver) runs in a child process of its own: `repeats` short runs
  * (cb_run with max_steps and no output file), the median over runs of the mean ms per
- * step, and the peak resident memory of that process (VmHWM). A solver can be capped
+ * step of steps 2..N (the steady state; the first step, which holds one-off work such as
+ * fms's and newton's first factorization, is first_step_ms), and the peak resident
+ * memory of that process (VmHWM). A solver can be capped
  * to a largest size in the cap table of bench.c; capped rows are listed as
  * "skipped". CSV, one row per (case, size, solver):
  *
  *   name,scene,solver,nx,vertices,steps,repeats,median_ms_per_step,min_ms_per_step,
- *   max_ms_per_step,peak_rss_mb,create_ms,stage_ms_per_step,status,message
+ *   max_ms_per_step,peak_rss_mb,create_ms,first_step_ms,stage_ms_per_step,status,message
  *
- * create_ms is the solver's create (prefactorization, schedules; the least of the
- * repeats); stage_ms_per_step is "name=ms;name=ms..." of the solver's named stages per
- * step, from the fastest repeat (so they add up to about min_ms_per_step).
+ * create_ms is the solver's create (schedules, symbolic work; the least of the
+ * repeats), first_step_ms the first step (least of the repeats; fms: create_ms +
+ * first_step_ms is the prefactorization of Liu et al.); stage_ms_per_step is "name=ms;name=ms..." of the solver's named stages per
+ * step over steps 2..N, from the fastest repeat (so they add up to about min_ms_per_step).
+ * Named comparison cases (pbd_bend, fms_curtain, fms_classic: one solver each, the cases
+ * of experiments/refbench/) run only when --case names them.
  */
 #ifndef CB_BENCH_H
 #define CB_BENCH_H

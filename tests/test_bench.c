@@ -28,7 +28,7 @@ static int count_solvers(void)
 }
 
 static const char *HEAD = "name,scene,solver,nx,vertices,steps,repeats,median_ms_per_step,min_ms_per_step,"
-                          "max_ms_per_step,peak_rss_mb,create_ms,stage_ms_per_step,status,message\n";
+                          "max_ms_per_step,peak_rss_mb,create_ms,first_step_ms,stage_ms_per_step,status,message\n";
 
 static void test_quick_table(void)
 {
@@ -43,11 +43,11 @@ static void test_quick_table(void)
         char name[64], scene[64], solver[64], status[32];
         int nx, steps, reps;
         long nv;
-        double med, mn, mx, mb, cms;
+        double med, mn, mx, mb, cms, fst;
         char stages[512];
-        int n = sscanf(line, "%63[^,],%63[^,],%63[^,],%d,%ld,%d,%d,%lf,%lf,%lf,%lf,%lf,%511[^,],%31[^,]", name, scene,
-                       solver, &nx, &nv, &steps, &reps, &med, &mn, &mx, &mb, &cms, stages, status);
-        CU_ASSERT_EQUAL_FATAL(n, 14);
+        int n = sscanf(line, "%63[^,],%63[^,],%63[^,],%d,%ld,%d,%d,%lf,%lf,%lf,%lf,%lf,%lf,%511[^,],%31[^,]", name,
+                       scene, solver, &nx, &nv, &steps, &reps, &med, &mn, &mx, &mb, &cms, &fst, stages, status);
+        CU_ASSERT_EQUAL_FATAL(n, 15);
         rows++;
         CU_ASSERT_STRING_EQUAL(name, "hanging");
         CU_ASSERT_EQUAL(nv, (long)nx * nx);
@@ -59,6 +59,7 @@ static void test_quick_table(void)
             CU_ASSERT(mn > 0 && mn <= med && med <= mx);
             CU_ASSERT(mb > 1.0 && mb < 4096.0); /* MB: more than nothing, less than the machine */
             CU_ASSERT(cms >= 0.0 && cms < 1e4);
+            CU_ASSERT(fst > 0.0 && fst < 1e5);
             /* stage times are "name=ms;..." of the fastest repeat: timed inside its
              * steps, so together they take no longer than its mean step (min_ms_per_step) */
             if (strcmp(stages, "-")) {
@@ -156,7 +157,32 @@ static void test_contact_tables(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "self_intersections,"));
 }
 
+/* The named comparison cases (experiments/refbench/) run only when --case names them and
+ * only for their own solver; the per-step columns are the steady state (steps 2..N) and
+ * first_step_ms the first step: for fms at 40 x 40 it holds the first factorization, so
+ * it is longer than a later step (create + first step: the prefactorization). */
+static void test_named_cases_and_first_step(void)
+{
+    CU_ASSERT_EQUAL_FATAL(cb("bench --case fms_classic --size 40 --steps 4 --repeats 1"), 0);
+    char *line = strstr(out, "\nfms_classic,hanging.yaml,fms,40,1600,4,1,");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+    double med, mn, mx, mb, cms, fst;
+    CU_ASSERT_EQUAL(sscanf(line, "\nfms_classic,hanging.yaml,fms,40,1600,4,1,%lf,%lf,%lf,%lf,%lf,%lf,", &med, &mn, &mx,
+                           &mb, &cms, &fst), 6);
+    fprintf(stderr, "  fms_classic 40 x 40: first step %.3g ms, later steps %.3g ms\n", fst, mn);
+    CU_ASSERT(fst > mn);
+    CU_ASSERT_PTR_NULL(strstr(line + 1, "\nfms_classic")); /* one row: fms only */
+    CU_ASSERT_EQUAL(cb("bench --case pbd_bend --solver fms --size 8 --steps 1 --repeats 1"), 0);
+    CU_ASSERT_PTR_NULL(strstr(out, "\npbd_bend")); /* pbd's case has no fms row */
+    CU_ASSERT_EQUAL(cb("bench --quick --solver explicit --steps 1 --repeats 1"), 0);
+    CU_ASSERT_PTR_NULL(strstr(out, "pbd_bend")); /* the default table leaves named cases out */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\ncurtain,"));
+    CU_ASSERT_EQUAL(cb_test_clothbench(out, sizeof out, 1, "bench --case nosuch"), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "pbd_bend, fms_curtain, fms_classic"));
+}
+
 CB_TEST_MAIN("bench",
+             CB_TEST(test_named_cases_and_first_step),
     CB_TEST(test_quick_table),
     CB_TEST(test_cap_and_output_file),
     CB_TEST(test_size_and_set),

@@ -243,6 +243,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
         rc = cb_solver_step(cls, solver, world, step, scene->dt, &info, err);
         double wall = info.wall_step_s;
         res->wall_s += wall;
+        if (step == 0) res->first_step_s = wall;
         /* a non-finite state (cb_solver_step's check) is logged below like one beyond the bound */
         if (rc == CB_ERR_NUMERIC && find_divergence(world, scene->bound) >= 0) rc = CB_OK;
         if (audit && !rc) {
@@ -264,6 +265,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
                 stage_seconds[nstage++] = 0.0;
             }
             stage_seconds[j] += info.stage[k].seconds;
+            if (step == 0) res->stage_first_seconds[j] += info.stage[k].seconds;
         }
         res->nstages = nstage;
         if (rc) {

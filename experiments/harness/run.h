@@ -35,6 +35,8 @@ typedef struct cb_run_result {
     long steps;                /* steps completed */
     long frames;
     double wall_s;             /* total wall time of solver steps */
+    double first_step_s;       /* wall time of the first step (fms, newton: it holds the first
+                                  factorization, the rest of the prefactorization) */
     double mean_step_ms;
     double create_s;           /* wall time of the solver's create (e.g. prefactorization) */
     double audit_s;            /* wall time of the continuous audit (0 without one) */
@@ -42,6 +44,7 @@ typedef struct cb_run_result {
     int nstages;               /* per-stage wall-time totals over the run (as in /stages) */
     const char *stage_name[32];    /* static strings owned by the solver class */
     double stage_seconds[32];
+    double stage_first_seconds[32]; /* the same stages' times in the first step alone */
 } cb_run_result;
 
 /* Runs to completion. Returns 0 when the run finished with status "ok";
