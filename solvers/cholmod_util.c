@@ -28,9 +28,13 @@ struct cb_chol {
      * block of (rp[s+1]-rp[s]) x (sup[s+1]-sup[s]) doubles at sx[s] (entries above the
      * diagonal unused). From a supernodal factor these are CHOLMOD's supernodes; from a
      * simplicial one, the fundamental supernodes (runs of columns whose patterns nest
-     * exactly, so no zero is stored). dinv = 1 / diagonal */
+     * exactly, so no zero is stored). dinv = 1 / diagonal. From a supernodal factor
+     * nothing is copied: vrow and vval point into CHOLMOD's own L->s and L->x (its
+     * layout is this one), from a simplicial one at the copy srow, sv. */
     int nsup;
     int *sup, *rp, *srow, *perm;
+    const int *vrow;         /* the rows the solves read: L->s or srow */
+    const double *vval;      /* the values the solves read: L->x or sv */
     long *sx;
     double *sv, *dinv;
     cb_v4 *w;                /* [n] permuted right-hand side / solution (x, y, z, unused) */
@@ -218,10 +222,10 @@ static int copy_factor(cb_chol *c, cb_error *err)
         for (int s = 0; s < ns; s++) {
             int nc = super[s + 1] - super[s], nr = pi[s + 1] - pi[s];
             c->sup[s] = super[s];
-            c->rp[s] = (int)nrows;
-            c->sx[s] = nvals;
-            nrows += nr;
-            nvals += (long)nr * nc;
+            c->rp[s] = pi[s];
+            c->sx[s] = px[s];
+            nrows = pi[s + 1];
+            nvals = (long)px[s] + (long)nr * nc;
             if (nr > maxrows) maxrows = nr;
         }
     } else {
@@ -248,8 +252,8 @@ static int copy_factor(cb_chol *c, cb_error *err)
     c->sx[ns] = nvals;
     c->nsup = ns;
     long tcap = c->tcap;
-    if (grow((void **)&c->srow, &c->rcap, nrows, sizeof *c->srow) ||
-        grow((void **)&c->sv, &c->vcap, nvals, sizeof *c->sv))
+    if (!L->is_super && (grow((void **)&c->srow, &c->rcap, nrows, sizeof *c->srow) ||
+                         grow((void **)&c->sv, &c->vcap, nvals, sizeof *c->sv)))
         return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for a factor of %ld entries", c->label, nvals);
     if (maxrows > c->tcap) {
         free(c->t);
@@ -259,13 +263,12 @@ static int copy_factor(cb_chol *c, cb_error *err)
         if (!c->t) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", c->label);
     }
     double dmin = 1.0;
-    if (L->is_super) {
-        const int *ls = L->s;
-        memcpy(c->srow, ls + pi[0], (size_t)nrows * sizeof *c->srow);
+    if (L->is_super) { /* read in place: the 3-15 ms copy of a 6k-vertex factor was mostly page faults */
+        c->vrow = L->s;
+        c->vval = L->x;
         for (int s = 0; s < ns; s++) {
             int k1 = c->sup[s], nc = c->sup[s + 1] - k1, nr = c->rp[s + 1] - c->rp[s];
             const double *x = (const double *)L->x + px[s];
-            memcpy(c->sv + c->sx[s], x, (size_t)nr * nc * sizeof(double));
             for (int jj = 0; jj < nc; jj++) {
                 double d = x[(long)jj * nr + jj];
                 if (!(d > 0)) dmin = d;
@@ -275,6 +278,8 @@ static int copy_factor(cb_chol *c, cb_error *err)
     } else {
         const int *p = L->p, *i = L->i, *nz = L->nz;
         const double *x = L->x;
+        c->vrow = c->srow;
+        c->vval = c->sv;
         for (int s = 0; s < ns; s++) {
             int k1 = c->sup[s], nc = c->sup[s + 1] - k1, nr = c->rp[s + 1] - c->rp[s];
             memcpy(c->srow + c->rp[s], i + p[k1], (size_t)nr * sizeof *c->srow);
@@ -436,7 +441,7 @@ int cb_chol_solve3(cb_chol *c, double (*b)[3], cb_error *err)
         const double *s = b[perm[k]];
         w[k] = (cb_v4){s[0], s[1], s[2], 0.0};
     }
-    tri_solves(c->nsup, c->sup, c->rp, c->srow, c->sx, c->sv, c->dinv, w, c->t);
+    tri_solves(c->nsup, c->sup, c->rp, c->vrow, c->sx, c->vval, c->dinv, w, c->t);
     for (int k = 0; k < n; k++) {
         double *t = b[perm[k]];
         t[0] = w[k][0];

@@ -64,14 +64,15 @@ double *cb_chol_rhs(cb_chol *c);
  * returned in *x (owned by c, valid until the next solve). */
 int cb_chol_solve(cb_chol *c, const double **x, cb_error *err);
 /* Solve A X = B for three right-hand sides stored interleaved (row-major n x 3: b[i]
- * is row i), in place, with our own triangular solves over a copy of the factor in
- * supernodes: a supernodal factor's own supernodes, or for a simplicial factor its
- * fundamental supernodes (runs of columns with nested patterns, no zero stored), each
- * a dense column-major block with one list of row indices. Both triangular solves
- * read each factor entry once for the three columns, and the fill-reducing
- * permutation is applied once on the way in and out. The copy is made by the first
- * solve after each factorization (O(nnz(L)), allocating only when the factor grows);
- * other solves allocate nothing. The same solution as cb_chol_solve up to round-off. */
+ * is row i), in place, with our own triangular solves over the factor in supernodes:
+ * a supernodal factor's own supernodes, read in place in CHOLMOD's arrays, or for a
+ * simplicial factor a copy in its fundamental supernodes (runs of columns with nested
+ * patterns, no zero stored), each a dense column-major block with one list of row
+ * indices. Both triangular solves read each factor entry once for the three columns,
+ * and the fill-reducing permutation is applied once on the way in and out. The first
+ * solve after each factorization sets up the supernode tables (O(n); the simplicial
+ * copy O(nnz(L)), allocating only when the factor grows); other solves allocate
+ * nothing. The same solution as cb_chol_solve up to round-off. */
 int cb_chol_solve3(cb_chol *c, double (*b)[3], cb_error *err);
 
 #endif

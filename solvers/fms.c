@@ -63,9 +63,10 @@
  *
  * Performance. The global step is one cb_chol_solve3 (cholmod_util.h): CHOLMOD gives
  * the fill-reducing ordering and the numeric factor, the triangular solves are our own
- * over a copy of the factor in supernodes (dense column blocks with one row list each,
- * so one index per row of a supernode instead of one per entry, and a single copy
- * serves both triangular solves), with x, y and z interleaved so each factor entry is
+ * over the factor in supernodes (CHOLMOD's supernodal factor read in place: dense
+ * column blocks with one row list each, so one index per row of a supernode instead of
+ * one per entry, serving both triangular solves; a copy was made until 2026-11-24 and
+ * cost half the prefactorization in page faults), with x, y and z interleaved so each factor entry is
  * read once per solve for the three coordinates (the solves are bound by reading the
  * factor). The local step and the right-hand side are one branch-free pass over the
  * springs sorted by their smaller end, stored as arrays (ends, their right-hand-side
