@@ -181,10 +181,31 @@ static void test_named_cases_and_first_step(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "pbd_bend, fms_curtain, fms_classic"));
 }
 
+/* experiments/refbench/run.sh (the comparison with the reference implementations, whose
+ * sources the user provides): bad arguments are refused with a message naming what is
+ * wrong, before anything is built. */
+static void test_refbench_arguments(void)
+{
+    int rc = cb_test_shell(out, sizeof out, "bash experiments/refbench/run.sh 2>&1");
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "expected two folders, PBD_SRC and FMS_SRC"));
+    rc = cb_test_shell(out, sizeof out, "bash experiments/refbench/run.sh /nonexistent-pbd data 2>&1");
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "PBD_SRC: '/nonexistent-pbd' is not a folder"));
+    /* a folder that is not the PositionBasedDynamics sources: the missing files named */
+    rc = cb_test_shell(out, sizeof out, "bash experiments/refbench/run.sh data data 2>&1");
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "PositionBasedDynamics/PositionBasedDynamics.cpp"));
+    rc = cb_test_shell(out, sizeof out, "bash experiments/refbench/run.sh data data --rounds 0 2>&1");
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "--rounds: expected a positive integer"));
+}
+
 CB_TEST_MAIN("bench",
              CB_TEST(test_named_cases_and_first_step),
     CB_TEST(test_quick_table),
     CB_TEST(test_cap_and_output_file),
     CB_TEST(test_size_and_set),
     CB_TEST(test_bad_options),
-    CB_TEST(test_contact_tables))
+    CB_TEST(test_contact_tables),
+    CB_TEST(test_refbench_arguments))
