@@ -54,6 +54,8 @@
 #include <string>
 #include <vector>
 
+#include "driver_util.h"
+
 #include "ClothApp/MassSpringSolver.h"
 
 namespace {
@@ -81,17 +83,6 @@ struct Options {
     std::exit(2);
 }
 
-double parse_num(const char *flag, const char *s)
-{
-    char *end = nullptr;
-    double v = std::strtod(s, &end);
-    if (!s[0] || *end || !std::isfinite(v)) {
-        std::fprintf(stderr, "fms: %s: not a number: '%s'\n", flag, s);
-        std::exit(2);
-    }
-    return v;
-}
-
 Options parse(int argc, char **argv)
 {
     Options o;
@@ -106,7 +97,7 @@ Options parse(int argc, char **argv)
             else usage("--pins: top or corners");
             continue;
         }
-        double v = parse_num(f.c_str(), val.c_str());
+        double v = refbench::parse_num("fms", f.c_str(), val.c_str());
         if (f == "--n") o.n = (int)v;
         else if (f == "--dt") o.dt = v;
         else if (f == "--k") o.k = v;
@@ -208,12 +199,6 @@ std::vector<float> initial_positions(const Options &o)
     return x;
 }
 
-double now_ms()
-{
-    using namespace std::chrono;
-    return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
-}
-
 struct Run {
     double construct_ms, ms_per_step;
 };
@@ -222,9 +207,9 @@ Run run(const Options &o, int steps, std::vector<float> &x)
 {
     x = initial_positions(o);
     mass_spring_system *sys = make_system(o);
-    const double t0 = now_ms();
+    const double t0 = refbench::now_ms();
     MassSpringSolver *solver = new MassSpringSolver(sys, x.data());
-    const double t1 = now_ms();
+    const double t1 = refbench::now_ms();
 
     CgRootNode root(sys, x.data());
     CgPointFixNode pins(sys, x.data());
@@ -237,12 +222,12 @@ Run run(const Options &o, int steps, std::vector<float> &x)
     root.addChild(&pins);
     CgSatisfyVisitor visitor;
 
-    const double t2 = now_ms();
+    const double t2 = refbench::now_ms();
     for (int s = 0; s < steps; s++) {
         solver->solve((unsigned)o.iterations);
         visitor.satisfy(root);
     }
-    const double t3 = now_ms();
+    const double t3 = refbench::now_ms();
     delete solver;
     delete sys;
     return Run{t1 - t0, steps ? (t3 - t2) / steps : 0.0};
@@ -266,10 +251,8 @@ int main(int argc, char **argv)
         ms.push_back(res.ms_per_step);
         cms.push_back(res.construct_ms);
     }
-    std::sort(ms.begin(), ms.end());
+    const double median = refbench::sorted_median(ms);
     std::sort(cms.begin(), cms.end());
-    const int m = o.repeats;
-    const double median = m % 2 ? ms[m / 2] : 0.5 * (ms[m / 2 - 1] + ms[m / 2]);
 
     /* sanity: the state after the last run */
     mass_spring_system *sys = make_system(o);

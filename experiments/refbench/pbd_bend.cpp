@@ -67,6 +67,8 @@
 #include <string>
 #include <vector>
 
+#include "driver_util.h"
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -120,17 +122,6 @@ struct State {
     std::exit(2);
 }
 
-double parse_num(const char *flag, const char *s)
-{
-    char *end = nullptr;
-    double v = std::strtod(s, &end);
-    if (!s[0] || *end || !std::isfinite(v)) {
-        std::fprintf(stderr, "pbd_bend: %s: not a number: '%s'\n", flag, s);
-        std::exit(2);
-    }
-    return v;
-}
-
 Options parse(int argc, char **argv)
 {
     Options o;
@@ -138,7 +129,7 @@ Options parse(int argc, char **argv)
         std::string f = argv[i];
         if (f == "-h" || f == "--help") usage(nullptr);
         if (i + 1 >= argc) usage(("missing value after " + f).c_str());
-        double v = parse_num(argv[i], argv[i + 1]);
+        double v = refbench::parse_num("pbd_bend", argv[i], argv[i + 1]);
         i++;
         if (f == "--n") o.n = (int)v;
         else if (f == "--dt") o.dt = v;
@@ -331,12 +322,6 @@ struct Cloth {
     }
 };
 
-double now_ms()
-{
-    using namespace std::chrono;
-    return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
-}
-
 } // namespace
 
 int main(int argc, char **argv)
@@ -350,14 +335,12 @@ int main(int argc, char **argv)
     std::vector<double> ms(o.repeats);
     for (int r = 0; r < o.repeats; r++) {
         s = cloth.s0;
-        const double t0 = now_ms();
+        const double t0 = refbench::now_ms();
         for (int k = 0; k < o.steps; k++) cloth.step(s);
-        ms[r] = (now_ms() - t0) / o.steps;
+        ms[r] = (refbench::now_ms() - t0) / o.steps;
     }
     std::vector<double> sorted = ms;
-    std::sort(sorted.begin(), sorted.end());
-    const int m = o.repeats;
-    const double median = m % 2 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
+    const double median = refbench::sorted_median(sorted);
 
     /* sanity (not timed): the state after the last run */
     double max_strain = 0.0, min_z = 0.0;

@@ -147,7 +147,7 @@ build() {
     shift
     local stale=0 f
     [[ -x $target ]] || stale=1
-    for f in "${inputs[@]}" "${BASH_SOURCE[0]}"; do
+    for f in "${inputs[@]}" "${BASH_SOURCE[0]}" "$script_dir/driver_util.h"; do
         if [[ $f -nt $target ]]; then stale=1; fi
     done
     if [[ $stale -eq 0 ]]; then
