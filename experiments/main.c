@@ -497,9 +497,9 @@ static int cmd_sweep(int argc, char **argv)
     if (!o.quiet && !o.index_only && o.nshards > 1) print_shard(stdout, o.dry_run ? "# " : "", o.shard, o.nshards, e->nruns);
     fflush(stdout);
     cb_sweep_stats st;
-    int made = 0, erc = 0;
+    int erc = 0;
     if (!o.dry_run && !o.index_only && !o.check)
-        erc = cb_reference_for_experiment(e, o.quiet ? NULL : stdout, &made, &err);
+        erc = cb_reference_for_experiment(e, o.quiet ? NULL : stdout, &err);
     if (!erc) erc = cb_sweep_execute(e, &o, stdout, &st, &err);
     if (erc) {
         print_error(&err);

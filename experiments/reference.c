@@ -13,6 +13,7 @@
 #include "core/world.h"
 #include "experiments/harness/reference.h"
 #include "experiments/harness/run.h"
+#include "experiments/harness/runlog.h"
 #include "experiments/sweep.h"
 
 static int put_attr(hid_t f, const char *name, const char *value)
@@ -104,12 +105,7 @@ int cb_reference_make(const cb_reference_def *d, FILE *out, double *difference, 
     rc = cb_reference_open(d->output, (int)dims[1], &ref, err);
     if (!rc) rc = cb_reference_compare_file(ref, check, &D, &nf, err);
     cb_reference_free(&ref);
-    remove(check);
-    size_t cn = strlen(check);
-    if (cn > 3) {
-        memcpy(check + cn - 3, ".xdmf", 6); /* its sidecar: X.check.h5 -> X.check.xdmf */
-        remove(check);
-    }
+    cb_runlog_remove(check);
     free(check);
     if (rc) return rc;
     char method[256], sdt[64], txt[512];
@@ -149,11 +145,9 @@ static int experiment_scene_sets(const cb_experiment *e, const char ***sets, int
     return CB_OK;
 }
 
-int cb_reference_for_experiment(const cb_experiment *e, FILE *out, int *made, cb_error *err)
+int cb_reference_for_experiment(const cb_experiment *e, FILE *out, cb_error *err)
 {
-    if (!e || !made) return CB_FAIL(err, CB_ERR_INPUT, "%s:%d: cb_reference_for_experiment: NULL argument",
-                                    __FILE__, __LINE__);
-    *made = 0;
+    if (!e) return CB_FAIL(err, CB_ERR_INPUT, "%s:%d: cb_reference_for_experiment: NULL argument", __FILE__, __LINE__);
     if (!e->reference || cb_reference_usable(e->reference)) return CB_OK;
     const char **sets = NULL;
     int nsets = 0;
@@ -178,13 +172,11 @@ int cb_reference_for_experiment(const cb_experiment *e, FILE *out, int *made, cb
     rc = cb_reference_make(&d, NULL, &D, err);
     if (!rc && rename(tmp, e->reference))
         rc = CB_FAIL(err, CB_ERR_IO, "%s: cannot rename %s to it: %s", e->reference, tmp, strerror(errno));
-    if (rc) remove(tmp);
-    size_t tn = strlen(tmp);
-    memcpy(tmp + tn - 3, ".xdmf", 6); /* its sidecar names the temporary file: not kept */
-    remove(tmp);
+    /* what is left under the temporary name: its sidecar (it names the temporary file),
+     * and the file itself when it was not renamed */
+    cb_runlog_remove(tmp);
     free(tmp);
     free(sets);
     if (!rc && out) fprintf(out, "sweep %s: reference made; the same at half its step differs by %.3g m\n", e->name, D);
-    if (!rc) *made = 1;
     return rc;
 }

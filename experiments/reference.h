@@ -39,7 +39,7 @@ struct cb_experiment;
  * `clothbench sweep X.yaml` is one command: from its only scene with its fixed scene
  * overrides (not the solvers' ones, at the scene's dt: a grid over dt is allowed, any
  * other scene key in the grid is an error, as are several scenes). Written under a
- * temporary name and renamed. *made is 1 when it was made, 0 when it was there. */
-int cb_reference_for_experiment(const struct cb_experiment *e, FILE *out, int *made, cb_error *err);
+ * temporary name and renamed; what it does goes to out (NULL: quiet). */
+int cb_reference_for_experiment(const struct cb_experiment *e, FILE *out, cb_error *err);
 
 #endif

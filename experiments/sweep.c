@@ -171,6 +171,15 @@ static void clear_progress(void)
     fflush(stderr);
 }
 
+/* Count a finished run of this shard by its index status: ok, diverged (a result with
+ * expect_diverged), else failed. */
+static void tally(const cb_experiment *e, cb_sweep_stats *stats, const char *status)
+{
+    if (!strcmp(status, "ok")) stats->ok++;
+    else if (e->expect_diverged && !strcmp(status, "diverged")) stats->diverged++;
+    else stats->failed++;
+}
+
 int cb_sweep_execute(const cb_experiment *e, const cb_sweep_options *o, FILE *out, cb_sweep_stats *stats,
                      cb_error *err)
 {
@@ -197,9 +206,7 @@ int cb_sweep_execute(const cb_experiment *e, const cb_sweep_options *o, FILE *ou
             if (i % o->nshards != o->shard) continue;
             stats->selected++;
             const char *status = cb_sweep_row_status(&states[i]);
-            if (!strcmp(status, "ok")) stats->ok++;
-            else if (e->expect_diverged && !strcmp(status, "diverged")) stats->diverged++;
-            else if (strcmp(status, "running")) stats->failed++; /* another shard's run in progress is no failure */
+            if (strcmp(status, "running")) tally(e, stats, status); /* another shard's run in progress is no failure */
         }
         goto out;
     }
@@ -221,8 +228,7 @@ int cb_sweep_execute(const cb_experiment *e, const cb_sweep_options *o, FILE *ou
                              : (states[i].file_exists || states[i].has_note) ? "rerun" : "run";
         if (done) {
             stats->skipped++;
-            if (!strcmp(cb_sweep_row_status(&states[i]), "diverged")) stats->diverged++; /* expect_diverged */
-            else stats->ok++;
+            tally(e, stats, cb_sweep_row_status(&states[i])); /* ok, or diverged with expect_diverged */
         } else {
             todo[ntodo++] = i;
         }
@@ -327,8 +333,8 @@ int cb_sweep_execute(const cb_experiment *e, const cb_sweep_options *o, FILE *ou
                                       : cb_sweep_row_status(&states[i]);
         if (o->check && !(WIFEXITED(wst) && WEXITSTATUS(wst) <= 1)) status = "error";
         stats->ran++;
-        if (!strcmp(status, o->check ? "identical" : "ok")) stats->ok++;
-        else if (!o->check && e->expect_diverged && !strcmp(status, "diverged")) stats->diverged++;
+        if (!o->check) tally(e, stats, status);
+        else if (!strcmp(status, "identical")) stats->ok++;
         else stats->failed++;
         cb_error ie;
         /* shards share the folder: read every run again under the index lock, so the last

@@ -40,6 +40,19 @@ static long read_doubles(hid_t f, const char *name, double **out, hsize_t dims[3
     return n;
 }
 
+/* The tolerance that matches a time to a frame time: 1e-9 of the frame spacing of t[n]. */
+static double time_tol(const double *t, long n)
+{
+    double spacing = n > 1 ? (t[n - 1] - t[0]) / (double)(n - 1) : 1.0;
+    return 1e-9 * (spacing > 0 ? spacing : 1.0);
+}
+
+/* 1 when the open file's status attribute is "ok" (into status[64] either way). */
+static int status_ok(hid_t f, char status[64])
+{
+    return !cb_h5_read_string_attr(f, "status", status, 64) && !strcmp(status, "ok");
+}
+
 /* r->e: the series total_energy at each frame's time (series rows at frame steps exist by
  * the run loop's rule; a reference without /series, or a frame without its row, has NaN). */
 static int frame_energies(hid_t f, cb_reference *r, long nt, const char *path, cb_error *err)
@@ -55,8 +68,8 @@ static int frame_energies(hid_t f, cb_reference *r, long nt, const char *path, c
         long ne = ns < 1 ? -1 : read_doubles(f, "/series/total_energy", &se, d2, &r2);
         if (ns >= 1 && ne == ns) {
             long j = 0;
+            const double tol = time_tol(r->t, nt);
             for (long k = 0; k < nt; k++) {
-                double tol = 1e-9 * (nt > 1 ? (r->t[nt - 1] - r->t[0]) / (double)(nt - 1) : 1.0);
                 while (j < ns && st[j] < r->t[k] - tol) j++;
                 if (j < ns && fabs(st[j] - r->t[k]) <= tol) r->e[k] = se[j];
             }
@@ -75,7 +88,7 @@ int cb_reference_open(const char *path, int nv, cb_reference **out, cb_error *er
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return CB_FAIL(err, CB_ERR_INPUT, "%s: cannot open the reference (not an HDF5 run file?)", path);
     char status[64];
-    if (cb_h5_read_string_attr(f, "status", status, sizeof status) || strcmp(status, "ok")) {
+    if (!status_ok(f, status)) {
         H5Fclose(f);
         return CB_FAIL(err, CB_ERR_INPUT, "%s: status '%s', not ok: not a finished reference (make it again with "
                        "clothbench reference)", path, status);
@@ -112,8 +125,7 @@ int cb_reference_usable(const char *path)
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return 0;
     char status[64];
-    int ok = !cb_h5_read_string_attr(f, "status", status, sizeof status) && !strcmp(status, "ok") &&
-             H5Lexists(f, "/frames", H5P_DEFAULT) > 0;
+    int ok = status_ok(f, status) && H5Lexists(f, "/frames", H5P_DEFAULT) > 0;
     H5Fclose(f);
     return ok;
 }
@@ -137,8 +149,7 @@ static long frame_at(const cb_reference *r, double t)
         if (r->t[mid] < t) lo = mid + 1;
         else hi = mid;
     }
-    double spacing = r->nframes > 1 ? (r->t[r->nframes - 1] - r->t[0]) / (double)(r->nframes - 1) : 1.0;
-    double tol = 1e-9 * (spacing > 0 ? spacing : 1.0);
+    double tol = time_tol(r->t, r->nframes);
     for (long k = lo - 1; k <= lo; k++)
         if (k >= 0 && k < r->nframes && fabs(r->t[k] - t) <= tol) return k;
     return -1;

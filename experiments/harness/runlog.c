@@ -153,6 +153,16 @@ static char *xdmf_path_of(const char *path)
     return out;
 }
 
+int cb_runlog_remove(const char *path)
+{
+    if (!path) return -1;
+    char *x = xdmf_path_of(path);
+    int rc = remove(path);
+    if (x) remove(x);
+    free(x);
+    return rc;
+}
+
 static char *xml_escape(const char *s)
 {
     size_t n = 0;

@@ -49,6 +49,9 @@ int cb_runlog_status(cb_runlog *log, const char *status, const char *message, cb
  * analysis scripts measure an energy rise in) and health_breaches (one line per breach,
  * "" when none). */
 int cb_runlog_health(cb_runlog *log, const char *rule, double energy_ref, const char *breaches, cb_error *err);
+/* Remove a run file and its XDMF sidecar (either may be missing); remove()'s result for
+ * the file. For run files that are not kept (a reference's check run, a temporary one). */
+int cb_runlog_remove(const char *path);
 /* Close (flushes). *log is set to NULL. */
 int cb_runlog_close(cb_runlog **log, cb_error *err);
 
