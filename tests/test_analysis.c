@@ -33,21 +33,33 @@ static int exists(const char *dir, const char *name)
     return stat(path, &st) == 0 && st.st_size > 0;
 }
 
+/* Writes the experiment `text` as <tmp>/<name>.yaml and sweeps it quietly into
+ * <tmp>/<name>_out (its path into dir[n]); the sweep's output is printed when it fails.
+ * Returns the sweep's exit status. */
+static int sweep_into(const char *name, const char *text, char *dir, size_t n)
+{
+    char file[256];
+    snprintf(file, sizeof file, "%s.yaml", name);
+    const char *e = cb_test_write_tmp(file, text);
+    snprintf(dir, n, "%s/%s_out", cb_test_tmpdir(), name);
+    int rc = sh("%s sweep %s -o %s -q", cb_test_program(), e, dir);
+    if (rc) fprintf(stderr, "%s\n", out);
+    return rc;
+}
+
 static char sweep_dir[1024];
 
 static const char *tiny_sweep(void)
 {
     if (sweep_dir[0]) return sweep_dir;
-    const char *e = cb_test_write_tmp("tiny.yaml",
-                                      "name: tiny\n"
-                                      "scenes: [data/scenes/drape_sphere.yaml]\n"
-                                      "solvers: [explicit]\n"
-                                      "set: {duration: 0.1, cloth.grid.nx: 6, cloth.grid.ny: 6, "
-                                      "cloth.grid.origin: [-0.5, -0.5, 0.805], audit: true}\n"
-                                      "grid: {solvers.explicit.damping: [0.1, 0.5, 2.0]}\n");
-    snprintf(sweep_dir, sizeof sweep_dir, "%s/tiny_out", cb_test_tmpdir());
-    int rc = sh("%s sweep %s -o %s -q", cb_test_program(), e, sweep_dir);
-    if (rc) fprintf(stderr, "%s\n", out);
+    int rc = sweep_into("tiny",
+                        "name: tiny\n"
+                        "scenes: [data/scenes/drape_sphere.yaml]\n"
+                        "solvers: [explicit]\n"
+                        "set: {duration: 0.1, cloth.grid.nx: 6, cloth.grid.ny: 6, "
+                        "cloth.grid.origin: [-0.5, -0.5, 0.805], audit: true}\n"
+                        "grid: {solvers.explicit.damping: [0.1, 0.5, 2.0]}\n",
+                        sweep_dir, sizeof sweep_dir);
     CU_ASSERT_EQUAL(rc, 0);
     return sweep_dir;
 }
@@ -251,21 +263,19 @@ static void test_missing_and_unfinished(void)
 static void test_fms_convergence_figure(void)
 {
     if (!py()) return;
-    const char *e = cb_test_write_tmp("conv.yaml",
-                                      "name: fms_convergence\n"
-                                      "scenes: [data/scenes/curtain.yaml]\n"
-                                      "solvers: [fms, newton]\n"
-                                      "set: {duration: 0.03333333333333333, cloth.grid.nx: 8, cloth.grid.ny: 8, "
-                                      "solvers.fms.self_collision: false, solvers.newton.self_collision: false, "
-                                      "solvers.newton.tolerance: 1.0e-12}\n"
-                                      "grid:\n"
-                                      "  solvers.fms.iterations: [1, 10, 100]\n"
-                                      "  solvers.newton.max_iterations: [1, 2, 30]\n"
-                                      "repeats: 2\n");
     char d[1024];
-    snprintf(d, sizeof d, "%s/conv_out", cb_test_tmpdir());
-    int rc = sh("%s sweep %s -o %s -q", cb_test_program(), e, d);
-    if (rc) fprintf(stderr, "%s\n", out);
+    int rc = sweep_into("conv",
+                        "name: fms_convergence\n"
+                        "scenes: [data/scenes/curtain.yaml]\n"
+                        "solvers: [fms, newton]\n"
+                        "set: {duration: 0.03333333333333333, cloth.grid.nx: 8, cloth.grid.ny: 8, "
+                        "solvers.fms.self_collision: false, solvers.newton.self_collision: false, "
+                        "solvers.newton.tolerance: 1.0e-12}\n"
+                        "grid:\n"
+                        "  solvers.fms.iterations: [1, 10, 100]\n"
+                        "  solvers.newton.max_iterations: [1, 2, 30]\n"
+                        "repeats: 2\n",
+                        d, sizeof d);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     CU_ASSERT_EQUAL_FATAL(sh("%s analysis/figures/fms_convergence.py %s", py(), d), 0);
     CU_ASSERT(exists(d, "fms_convergence.csv"));
@@ -296,18 +306,16 @@ static char iter_dir[1024];
 static const char *iterations_sweep(void)
 {
     if (iter_dir[0]) return iter_dir;
-    const char *e = cb_test_write_tmp("iter.yaml",
-                                      "name: iter\n"
-                                      "scenes: [data/scenes/hanging.yaml]\n"
-                                      "solvers: [pbd, xpbd]\n"
-                                      "set: {duration: 0.05, cloth.grid.nx: 6, cloth.grid.ny: 6, "
-                                      "solvers.pbd.stepping: paper, solvers.xpbd.stepping: paper}\n"
-                                      "grid:\n"
-                                      "  solvers.pbd.iterations: [1, 5]\n"
-                                      "  solvers.xpbd.iterations: [2, 10]\n");
-    snprintf(iter_dir, sizeof iter_dir, "%s/iter_out", cb_test_tmpdir());
-    int rc = sh("%s sweep %s -o %s -q", cb_test_program(), e, iter_dir);
-    if (rc) fprintf(stderr, "%s\n", out);
+    int rc = sweep_into("iter",
+                        "name: iter\n"
+                        "scenes: [data/scenes/hanging.yaml]\n"
+                        "solvers: [pbd, xpbd]\n"
+                        "set: {duration: 0.05, cloth.grid.nx: 6, cloth.grid.ny: 6, "
+                        "solvers.pbd.stepping: paper, solvers.xpbd.stepping: paper}\n"
+                        "grid:\n"
+                        "  solvers.pbd.iterations: [1, 5]\n"
+                        "  solvers.xpbd.iterations: [2, 10]\n",
+                        iter_dir, sizeof iter_dir);
     CU_ASSERT_EQUAL(rc, 0);
     return iter_dir;
 }
@@ -333,21 +341,19 @@ static char *slurp(const char *dir, const char *name)
 static void test_stability_map_figure(void)
 {
     if (!py()) return;
-    const char *e = cb_test_write_tmp("smap.yaml",
-                                      "name: stability_map\n"
-                                      "expect_diverged: true\n"
-                                      "scenes: [data/scenes/hanging.yaml]\n"
-                                      "solvers: [explicit, fms]\n"
-                                      "set: {duration: 0.3, frame_rate: 30, cloth.grid.nx: 6, cloth.grid.ny: 6, "
-                                      "cloth.grid.plane: xy, solvers.explicit.substeps: 1, solvers.explicit.damping: 0, "
-                                      "solvers.fms.self_collision: false}\n"
-                                      "grid:\n"
-                                      "  cloth.stretch: [100.0, 100000.0]\n"
-                                      "  dt: [0.033333333333333333, 0.00033333333333333335]\n");
     char d[1024];
-    snprintf(d, sizeof d, "%s/smap_out", cb_test_tmpdir());
-    int rc = sh("%s sweep %s -o %s -q", cb_test_program(), e, d);
-    if (rc) fprintf(stderr, "%s\n", out);
+    int rc = sweep_into("smap",
+                        "name: stability_map\n"
+                        "expect_diverged: true\n"
+                        "scenes: [data/scenes/hanging.yaml]\n"
+                        "solvers: [explicit, fms]\n"
+                        "set: {duration: 0.3, frame_rate: 30, cloth.grid.nx: 6, cloth.grid.ny: 6, "
+                        "cloth.grid.plane: xy, solvers.explicit.substeps: 1, solvers.explicit.damping: 0, "
+                        "solvers.fms.self_collision: false}\n"
+                        "grid:\n"
+                        "  cloth.stretch: [100.0, 100000.0]\n"
+                        "  dt: [0.033333333333333333, 0.00033333333333333335]\n",
+                        d, sizeof d);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     rc = sh("%s analysis/figures/stability_map.py %s", py(), d);
     if (rc) fprintf(stderr, "%s\n", out);
