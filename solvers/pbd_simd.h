@@ -1,0 +1,69 @@
+/* solvers/pbd_simd.h — the pbd/xpbd constraint projections four constraints at a time
+ * (AVX2 + FMA, chosen at run time), for the colour-by-colour sweeps of solvers/pbd.c.
+ *
+ * Within a colour, constraints touch disjoint free vertices, so four of them can be
+ * projected side by side, one per lane, with the result of each lane exactly what the
+ * lane would compute alone: which constraints share a batch, and which thread runs it,
+ * does not change the result. The batches are made at create from the constraints of a
+ * colour whose vertices are all free (a constraint with a pinned vertex also counts the
+ * attachment's impulse: it stays on the scalar path); the last batch of a colour is
+ * padded with empty lanes (w = 0, c = -1) that are never written.
+ *
+ * What a lane computes is the scalar kernel's formula (solvers/pbd_constraints.h) with
+ * two differences, both round-off:
+ *   - the angle is cb_pbd_simd_atan2 below, a polynomial with its own range reduction
+ *     (relative error within 2 ulp of the exact atan2 in tests/test_pbd.c), instead of
+ *     libm's atan2 (dihedral) and acos (paper bending). The paper's angle acos(n1.n2/
+ *     (|n1||n2|)) is evaluated as atan2(|det| |e|, n1.n2), the same angle
+ *     (|n1 x n2| = |det| |e|), which unlike acos keeps its accuracy near flat;
+ *   - sums of squares and dot products are fused (FMA), and |g_j|^2 is expanded as
+ *     u^2 |n1|^2 + 2uv n1.n2 + v^2 |n2|^2.
+ * The scalar path stays (parameter `simd: off`, and every CPU without AVX2); the tests
+ * run both and bound their difference. */
+#ifndef CB_PBD_SIMD_H
+#define CB_PBD_SIMD_H
+
+/* Four stretch constraints: lane l joins v[0][l] and v[1][l], with inverse masses
+ * w[.][l] > 0, rest length rest[l]; c[l] is the constraint's index in the solver's
+ * arrays (xpbd: its compliance and multiplier), -1 for an empty lane. */
+typedef struct cb_pbd_batch2 {
+    int v[2][4];
+    int c[4];
+    double w[2][4];
+    double rest[4];
+} cb_pbd_batch2;
+
+/* Four hinges (p0, p1; p2, p3) = v[0..3][l], as cb_pbd_batch2. */
+typedef struct cb_pbd_batch4 {
+    int v[4][4];
+    int c[4];
+    double w[4][4];
+    double rest[4];
+} cb_pbd_batch4;
+
+/* 1 when this CPU runs the kernels below (x86-64 with AVX2 and FMA), else 0: then
+ * nothing below may be called. */
+int cb_pbd_simd_available(void);
+
+/* The kernels' atan2 over n values: out[i] = atan2(y[i], x[i]) (for the tests; returns -1
+ * and writes nothing when the CPU has no AVX2). */
+int cb_pbd_simd_atan2(int n, const double *y, const double *x, double *out);
+
+/* The kernels project nb batches b[0..nb-1] of one colour. */
+
+/* Stretch, pbd (lambda == NULL: stiffness k) or xpbd (at = alpha[c] * ih2, multipliers
+ * lambda[c]). */
+void cb_pbd_simd_stretch(double (*p)[3], const cb_pbd_batch2 *b, int nb, double k, const double *alpha, double ih2,
+                         double *lambda);
+
+/* The shared model's signed dihedral angle, pbd (lambda == NULL: stiffness k, step cap)
+ * or xpbd (alpha, ih2, lambda). A degenerate hinge (a zero-area wing or edge) is
+ * projected by the scalar kernel. */
+void cb_pbd_simd_bend_dihedral(double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap,
+                               const double *alpha, double ih2, double *lambda);
+
+/* The paper's bending constraint acos(n1 . n2) - phi0 with pbd stiffness k and step cap
+ * (the cases the scalar kernel skips are skipped here). */
+void cb_pbd_simd_bend_paper(double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap);
+
+#endif
