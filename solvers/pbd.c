@@ -1049,13 +1049,13 @@ static void sweep_block(pbd_solver *s, double (*p)[3], const block *bl)
     } else if (!s->xpbd && s->bending == 0) {
         double k = s->k_bend, cap = s->bend_cap;
         CB_OMP_FOR_NOWAIT
-        for (int i = bl->b0; i < bl->b1; i++) cb_pbd_simd_bend_paper(p, &s->bbat[i], 1, k, cap);
+        for (int i = bl->b0; i < bl->b1; i += 2) cb_pbd_simd_bend_paper(p, &s->bbat[i], bl->b1 - i < 2 ? 1 : 2, k, cap);
     } else {
         double *lambda = s->xpbd ? s->blambda : NULL, k = s->xpbd ? 1.0 : s->k_bend;
         double cap = s->xpbd ? INFINITY : s->bend_cap;
         CB_OMP_FOR_NOWAIT
-        for (int i = bl->b0; i < bl->b1; i++)
-            cb_pbd_simd_bend_dihedral(p, &s->bbat[i], 1, k, cap, s->balpha, ih2, lambda);
+        for (int i = bl->b0; i < bl->b1; i += 2)
+            cb_pbd_simd_bend_dihedral(p, &s->bbat[i], bl->b1 - i < 2 ? 1 : 2, k, cap, s->balpha, ih2, lambda);
     }
     block rest = *bl;
     rest.begin = bl->mid;

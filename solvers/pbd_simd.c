@@ -174,9 +174,14 @@ static inline AVX2 void scatter_lambda(const int c[4], v4 lam, int mask, double 
         if (mask >> j & 1) lambda[c[j]] = l[j];
 }
 
-/* ---- the kernels: load / evaluate / store, one batch after the other. (Evaluating two
- * batches side by side, to overlap their chains of dependent operations, measured no
- * faster: the out-of-order core already overlaps consecutive batches.) */
+/* ---- the kernels: load / evaluate / store. A bending batch is one long chain of
+ * dependent operations (cross products, the atan2 division and polynomial, the
+ * correction's division) that leaves the core waiting; the bending drivers load two
+ * batches, evaluate both (inlined: the compiler places both chains in one stretch of
+ * code, which the out-of-order core overlaps) and store both. A colour's batches touch
+ * disjoint points, so the second's loads may come before the first's stores. On
+ * points in L1 this took the dihedral kernel from 14.7 to 12.5 ns per hinge here. */
+#define EVAL AVX2 __attribute__((always_inline))
 
 typedef struct stretch4 {
     v4x3 p0, p1;
@@ -283,7 +288,7 @@ static inline AVX2 v4 clamp(v4 kc, double cap)
 
 /* The dihedral projection of the lanes of h; returns the lanes to store. The degenerate
  * lanes (mask *degenerate) are left to the scalar kernel. */
-static inline AVX2 int dihedral_eval(const cb_pbd_batch4 *b, double k, double cap, const double *alpha, double ih2,
+static inline EVAL int dihedral_eval(const cb_pbd_batch4 *b, double k, double cap, const double *alpha, double ih2,
                                      double *lambda, hinge4 *h, int *degenerate)
 {
     v4x3 e = vsub(h->p[1], h->p[0]), a = vsub(h->p[2], h->p[0]), bb = vsub(h->p[3], h->p[0]);
@@ -329,21 +334,30 @@ static void dihedral_scalar(double (*p)[3], const cb_pbd_batch4 *b, int l, doubl
                                  lambda ? alpha[c] * ih2 : -1.0, lambda ? &lambda[c] : NULL, cap);
 }
 
-AVX2 void cb_pbd_simd_bend_dihedral(double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap,
-                                    const double *alpha, double ih2, double *lambda)
+/* n = 1 or 2 batches */
+static inline AVX2 void dihedral_n(double (*p)[3], const cb_pbd_batch4 *b, int n, double k, double cap,
+                                   const double *alpha, double ih2, double *lambda)
 {
-    for (int i = 0; i < nb; i++) {
-        hinge4 h;
-        int degenerate;
-        hinge_load(p, &b[i], &h);
-        int mask = dihedral_eval(&b[i], k, cap, alpha, ih2, lambda, &h, &degenerate);
-        hinge_store(p, &b[i], &h, mask);
-        for (int l = 0; degenerate && l < 4; l++)
-            if (degenerate >> l & 1) dihedral_scalar(p, &b[i], l, k, cap, alpha, ih2, lambda);
+    hinge4 h[2];
+    int mask[2], degenerate[2];
+    for (int j = 0; j < n; j++) hinge_load(p, &b[j], &h[j]);
+    for (int j = 0; j < n; j++) mask[j] = dihedral_eval(&b[j], k, cap, alpha, ih2, lambda, &h[j], &degenerate[j]);
+    for (int j = 0; j < n; j++) {
+        hinge_store(p, &b[j], &h[j], mask[j]);
+        for (int l = 0; degenerate[j] && l < 4; l++)
+            if (degenerate[j] >> l & 1) dihedral_scalar(p, &b[j], l, k, cap, alpha, ih2, lambda);
     }
 }
 
-static inline AVX2 int paper_eval(const cb_pbd_batch4 *b, double k, double cap, hinge4 *h)
+AVX2 void cb_pbd_simd_bend_dihedral(double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap,
+                                    const double *alpha, double ih2, double *lambda)
+{
+    int i = 0;
+    for (; i + 2 <= nb; i += 2) dihedral_n(p, b + i, 2, k, cap, alpha, ih2, lambda);
+    if (i < nb) dihedral_n(p, b + i, 1, k, cap, alpha, ih2, lambda);
+}
+
+static inline EVAL int paper_eval(const cb_pbd_batch4 *b, double k, double cap, hinge4 *h)
 {
     v4x3 e = vsub(h->p[1], h->p[0]), a = vsub(h->p[2], h->p[0]), bb = vsub(h->p[3], h->p[0]);
     v4x3 n1 = vcross(e, a), n2 = vcross(e, bb);
@@ -366,14 +380,20 @@ static inline AVX2 int paper_eval(const cb_pbd_batch4 *b, double k, double cap, 
     return _mm256_movemask_pd(ok);
 }
 
+static inline AVX2 void paper_n(double (*p)[3], const cb_pbd_batch4 *b, int n, double k, double cap)
+{
+    hinge4 h[2];
+    int mask[2];
+    for (int j = 0; j < n; j++) hinge_load(p, &b[j], &h[j]);
+    for (int j = 0; j < n; j++) mask[j] = paper_eval(&b[j], k, cap, &h[j]);
+    for (int j = 0; j < n; j++) hinge_store(p, &b[j], &h[j], mask[j]);
+}
+
 AVX2 void cb_pbd_simd_bend_paper(double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap)
 {
-    for (int i = 0; i < nb; i++) {
-        hinge4 h;
-        hinge_load(p, &b[i], &h);
-        int mask = paper_eval(&b[i], k, cap, &h);
-        hinge_store(p, &b[i], &h, mask);
-    }
+    int i = 0;
+    for (; i + 2 <= nb; i += 2) paper_n(p, b + i, 2, k, cap);
+    if (i < nb) paper_n(p, b + i, 1, k, cap);
 }
 
 #else /* no x86-64: the scalar path only */

@@ -49,7 +49,9 @@ int cb_pbd_simd_available(void);
  * and writes nothing when the CPU has no AVX2). */
 int cb_pbd_simd_atan2(int n, const double *y, const double *x, double *out);
 
-/* The kernels project nb batches b[0..nb-1] of one colour. */
+/* The kernels project nb batches b[0..nb-1] of one colour (bending: two at a time, so a
+ * caller splitting a colour among threads passes pairs; the pairs do not change the
+ * result, only the speed). */
 
 /* Stretch, pbd (lambda == NULL: stiffness k) or xpbd (at = alpha[c] * ih2, multipliers
  * lambda[c]). */
