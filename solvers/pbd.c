@@ -88,11 +88,19 @@
  * constraints touch disjoint free vertices, so projecting a colour in parallel (OpenMP)
  * gives bitwise the same result as doing it serially: results do not depend on the
  * number of threads. Contact and pressure constraints are projected serially.
+ * Mesh parts (`parts`, 2; only where the sweeps go parallel, see create_common): the
+ * vertices fall in `parts` bands of their index, a constraint whose free vertices are all
+ * in one band belongs to it, the others to the boundary. A sweep runs the bands side by
+ * side, each one's colours in order on one thread with no barrier between them, then the
+ * boundary's colours on one thread: 2 barriers per sweep instead of one per colour (26 on
+ * a 60 x 60 cloth). It is a sweep order of its own (the results differ from parts: 1 as
+ * another Gauss-Seidel order does), the same with any number of threads; with more
+ * threads than parts the extra ones wait. A mesh whose vertex order is not banded (over a
+ * quarter of the constraints on the boundary) keeps a barrier per colour.
  * Layout for speed: constraints are compact records (indices, gathered inverse masses,
  * rest value), sorted by vertex index within a colour; one loop per constraint kind and
  * colour running a fused projection of solvers/pbd_constraints.h (no gradient arrays,
- * nothing done for a zero correction); one parallel region per substep with a barrier
- * after each colour only.
+ * nothing done for a zero correction); one parallel region per substep.
  * SIMD (`simd: auto`, the default, on a CPU with AVX2 + FMA; solvers/pbd_simd.h): within
  * each colour the stretch and bending constraints whose vertices are all free are
  * projected four at a time, one per lane, the rest (a pinned vertex: the attachment's
@@ -135,7 +143,8 @@
  *   default self_thickness: extra search distance), pressure (overpressure factor,
  *   0 = off, needs a closed mesh), order (colour|mesh: `mesh` sweeps serially in mesh
  *   order without colouring — the paper's plain Gauss-Seidel, for comparison; no SIMD),
- *   simd (auto|off, auto: the AVX2 batches where the CPU has them);
+ *   simd (auto|off, auto: the AVX2 batches where the CPU has them), parts (1..64, 2: mesh
+ *   parts swept side by side; 1: a barrier after every colour);
  *   pbd only: stretch_stiffness (1), bend_stiffness (0.1), volume_stiffness (1),
  *   bending (paper|dihedral), bend_max_step (rad, 0.5; 0 = unlimited, the paper);
  *   xpbd only: volume_compliance (>= 0, 0).
@@ -210,6 +219,10 @@ typedef struct pbd_solver {
     int parallel;
     int mesh_order;                         /* 1: serial sweeps in mesh order, no colouring */
     int simd;                               /* 1: batches of 4 (solvers/pbd_simd.h) */
+    int parts;                              /* the parameter: mesh parts swept without barriers */
+    int nparts;                             /* parts in use (1: a barrier after every colour) */
+    int *part_block;                        /* [nparts + 1]: part q is blocks part_block[q..q+1),
+                                             * the boundary blocks part_block[nparts..nblocks) */
     const cb_mesh *mesh;
     int nv;
     const double *w;                        /* inverse masses (the world's) */
@@ -451,6 +464,7 @@ static void pbd_destroy(void *self)
     free(s->bd); free(s->balpha); free(s->blambda);
     free(s->te); free(s->talpha); free(s->tlambda);
     free(s->blocks);
+    free(s->part_block);
     free(s->sbat);
     free(s->bbat);
     free(s->p); free(s->vpred);
@@ -545,6 +559,9 @@ static int read_parameters(pbd_solver *s, const cb_world *w, const cb_params *pr
     int simd_off = 0;
     if (!rc) rc = cb_params_choice(&q, "simd", simd_names, 0, &simd_off,
                                    "auto: stretch and bending four at a time where the CPU has AVX2; off: scalar", err);
+    if (!rc) rc = cb_params_int(&q, "parts", 2, 1, 64, &s->parts,
+                                "parallel sweeps: mesh parts swept side by side without a barrier per colour "
+                                "(1: a barrier after every colour)", err);
     if (!xpbd) {
         if (!rc) rc = cb_params_double(&q, "stretch_stiffness", 1.0, 0.0, 1.0, &k->ks,
                                        "dimensionless stretch stiffness k", err);
@@ -711,6 +728,106 @@ static inline int attached(const double *w, int n)
     return 0;
 }
 
+/* Stage 4a (parallel sweeps, `parts` > 1): the vertices fall in `parts` ranges of their
+ * index (bands of a grid); a constraint whose free vertices all lie in part q belongs to
+ * it, any other to the boundary. Every colour block is reordered part by part (stably)
+ * and the blocks regrouped: part 0's (in their colour order), part 1's, ..., then the
+ * boundary's. A sweep then runs the parts side by side, each part's colours one after the
+ * other on one thread with no barrier between them (two parts share no free vertex),
+ * then the boundary on one thread: two barriers per sweep instead of one per colour, and
+ * the same order, so the same result, with any number of threads. A mesh whose vertex
+ * order is not banded (more than a quarter of the constraints on the boundary) keeps the
+ * barrier per colour. */
+static int part_of(const pbd_solver *s, const int *v, const double *w, int arity, int K)
+{
+    int q = -1;
+    for (int j = 0; j < arity; j++) {
+        if (w[j] == 0.0) continue;
+        int r = (int)((long long)v[j] * K / s->nv);
+        if (q < 0) q = r;
+        else if (q != r) return K;
+    }
+    return q < 0 ? 0 : q;
+}
+
+static int con_part(const pbd_solver *s, int type, int c, int K)
+{
+    if (type == T_STRETCH) return part_of(s, s->st[c].v, s->st[c].w, 2, K);
+    const qcon *q = type == T_BEND ? &s->bd[c] : &s->te[c];
+    return part_of(s, q->v, q->w, 4, K);
+}
+
+static int split_parts(pbd_solver *s, cb_error *err)
+{
+    int K = s->parts, n = s->ns + s->nb + s->nt, nboundary = 0, big = 1;
+    s->nparts = 1;
+    if (K < 2 || s->mesh_order || !s->parallel) return CB_OK;
+    for (int b = 0; b < s->nblocks; b++) {
+        const block *bl = &s->blocks[b];
+        big = bl->end - bl->begin > big ? bl->end - bl->begin : big;
+        for (int c = bl->begin; c < bl->end; c++) nboundary += con_part(s, bl->type, c, K) == K;
+    }
+    if (4 * nboundary > n) return CB_OK;
+    block *nb = cb_calloc((size_t)s->nblocks * (size_t)(K + 1), sizeof *nb);
+    int *sub = cb_calloc((size_t)s->nblocks * (size_t)(K + 2), sizeof *sub); /* block b, part q: its start */
+    int *pid = cb_calloc((size_t)big, sizeof *pid);
+    qcon *tq = cb_calloc((size_t)big, sizeof *tq);
+    scon *ts = cb_calloc((size_t)big, sizeof *ts);
+    double *ta = cb_calloc((size_t)big, sizeof *ta);
+    s->part_block = cb_calloc((size_t)K + 2, sizeof *s->part_block);
+    int rc = CB_OK;
+    if (!nb || !sub || !pid || !tq || !ts || !ta || !s->part_block) {
+        rc = CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for %d mesh parts", K);
+        goto done;
+    }
+    for (int b = 0; b < s->nblocks; b++) {
+        const block *bl = &s->blocks[b];
+        int m = bl->end - bl->begin, *start = sub + (size_t)b * (K + 2);
+        scon *st = s->st + bl->begin;
+        qcon *qc = (bl->type == T_BEND ? s->bd : s->te) + bl->begin;
+        double *al = (bl->type == T_STRETCH ? s->salpha : bl->type == T_BEND ? s->balpha : s->talpha) + bl->begin;
+        for (int i = 0; i < m; i++) {
+            pid[i] = con_part(s, bl->type, bl->begin + i, K);
+            start[pid[i] + 1]++;
+        }
+        for (int q = 0; q <= K; q++) start[q + 1] += start[q];
+        int fill[66];
+        memcpy(fill, start, (size_t)(K + 2) * sizeof *fill);
+        if (bl->type == T_STRETCH) memcpy(ts, st, (size_t)m * sizeof *ts);
+        else memcpy(tq, qc, (size_t)m * sizeof *tq);
+        memcpy(ta, al, (size_t)m * sizeof *ta);
+        for (int i = 0; i < m; i++) {
+            int d = fill[pid[i]]++;
+            if (bl->type == T_STRETCH) st[d] = ts[i];
+            else qc[d] = tq[i];
+            al[d] = ta[i];
+        }
+    }
+    int nn = 0;
+    for (int q = 0; q <= K; q++) {
+        s->part_block[q] = nn;
+        for (int b = 0; b < s->nblocks; b++) {
+            const int *start = sub + (size_t)b * (K + 2);
+            int begin = s->blocks[b].begin + start[q], end = s->blocks[b].begin + start[q + 1];
+            if (end > begin) nb[nn++] = (block){s->blocks[b].type, begin, end, end, 0, 0};
+        }
+    }
+    s->part_block[K + 1] = nn;
+    free(s->blocks);
+    s->blocks = nb;
+    nb = NULL;
+    s->nblocks = nn;
+    s->nparts = K;
+done:
+    free(nb);
+    free(sub);
+    free(pid);
+    free(tq);
+    free(ts);
+    free(ta);
+    return rc;
+}
+
 /* Stage 4b (SIMD path): within each colour of stretch and bending constraints, the
  * constraints whose vertices are all free first (a stable partition: the order of a
  * colour does not change the result), then their batches of four, the last one padded
@@ -830,8 +947,15 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
     if (!rc) rc = allocate(s, w, &b, err);
     if (!rc) {
         build_constraints(s, w, &k, &b);
+        /* small_steps runs 20x the sweeps of a step, each of them a parallel region with
+         * a barrier per colour: with one sweep per substep a colour of a 40 x 40 cloth is
+         * too little work to share (2 threads on a loaded 2-core machine: 1.4 s per step
+         * instead of 38 ms), so it goes parallel at 16x the size only */
+        int par_min = s->stepping == STEP_PAPER ? 4096 : 65536;
+        s->parallel = !s->mesh_order && s->ns + s->nb + s->nt >= par_min;
         rc = colour_and_pack(s, w, &b, err);
     }
+    if (!rc) rc = split_parts(s, err);
     if (!rc && s->simd) rc = make_batches(s, err);
     free_build_arrays(&b);
     if (!rc) rc = contact_parts(s, w, err);
@@ -839,12 +963,6 @@ static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void
         pbd_destroy(s);
         return rc;
     }
-    /* small_steps runs 20x the sweeps of a step, each of them a parallel region with
-     * a barrier per colour: with one sweep per substep a colour of a 40 x 40 cloth is
-     * too little work to share (2 threads on a loaded 2-core machine: 1.4 s per step
-     * instead of 38 ms), so it goes parallel at 16x the size only */
-    int par_min = s->stepping == STEP_PAPER ? 4096 : 65536;
-    s->parallel = !s->mesh_order && s->ns + s->nb + s->nt >= par_min;
     *self = s;
     return CB_OK;
 }
@@ -942,26 +1060,36 @@ static void project_contacts(pbd_solver *s, double (*p)[3])
     }
 }
 
+/* [*lo, *hi): this thread's share of [begin, end) (contiguous, as a static schedule),
+ * or all of it when `serial` (one thread sweeps a mesh part) or outside a parallel
+ * region. */
+static inline void share(int serial, int begin, int end, int *lo, int *hi)
+{
+    *lo = begin;
+    *hi = end;
 #ifdef _OPENMP
-#define CB_OMP_FOR _Pragma("omp for schedule(static)")
-#define CB_OMP_FOR_NOWAIT _Pragma("omp for schedule(static) nowait")
+    int nt = omp_get_num_threads();
+    if (serial || nt <= 1 || end <= begin) return;
+    int t = omp_get_thread_num(), chunk = (end - begin + nt - 1) / nt;
+    *lo = begin + chunk * t < end ? begin + chunk * t : end;
+    *hi = *lo + chunk < end ? *lo + chunk : end;
 #else
-#define CB_OMP_FOR
-#define CB_OMP_FOR_NOWAIT
+    (void)serial;
 #endif
+}
 
 
 /* One colour (or the whole type in `order: mesh`) of one constraint type: one loop per
  * kind, no branch on the type inside. Called by every thread of the team: the
  * iterations are split statically and the loop ends with the barrier between colours. */
-static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl)
+static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl, int serial)
 {
-    int begin = bl->begin, end = bl->end;
+    int begin, end;
+    share(serial, bl->begin, bl->end, &begin, &end);
     double *acc = thread_acc(s), b[4][3];
     if (bl->type == T_STRETCH && !s->xpbd) {
         const scon *st = s->st;
         double k = s->k_stretch;
-        CB_OMP_FOR
         for (int c = begin; c < end; c++) {
             int a = attached(st[c].w, 2);
             if (a) keep(p, st[c].v, 2, b);
@@ -972,7 +1100,6 @@ static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl)
         const scon *st = s->st;
         const double *alpha = s->salpha, ih2 = s->inv_h2;
         double *lambda = s->slambda;
-        CB_OMP_FOR
         for (int c = begin; c < end; c++) {
             int a = attached(st[c].w, 2);
             if (a) keep(p, st[c].v, 2, b);
@@ -983,7 +1110,6 @@ static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl)
     } else if (bl->type == T_BEND && s->bending == 0) {
         const qcon *q = s->bd;
         double k = s->k_bend, cap = s->bend_cap;
-        CB_OMP_FOR
         for (int c = begin; c < end; c++) {
             int a = attached(q[c].w, 4);
             if (a) keep(p, q[c].v, 4, b);
@@ -995,7 +1121,6 @@ static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl)
         const qcon *q = s->bd;
         const double *alpha = s->balpha, ih2 = s->inv_h2;
         double *lambda = s->blambda;
-        CB_OMP_FOR
         for (int c = begin; c < end; c++) {
             int a = attached(q[c].w, 4);
             if (a) keep(p, q[c].v, 4, b);
@@ -1006,7 +1131,6 @@ static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl)
     } else if (bl->type == T_BEND) {
         const qcon *q = s->bd;
         double k = s->k_bend, cap = s->bend_cap;
-        CB_OMP_FOR
         for (int c = begin; c < end; c++) {
             int a = attached(q[c].w, 4);
             if (a) keep(p, q[c].v, 4, b);
@@ -1019,7 +1143,6 @@ static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl)
         const double *alpha = s->talpha, ih2 = s->inv_h2;
         double *lambda = s->tlambda, k = s->k_volume;
         int x = s->xpbd;
-        CB_OMP_FOR
         for (int c = begin; c < end; c++) {
             double *p0 = p[q[c].v[0]], *p1 = p[q[c].v[1]], *p2 = p[q[c].v[2]], *p3 = p[q[c].v[3]], g[4][3];
             int a = attached(q[c].w, 4);
@@ -1032,34 +1155,46 @@ static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl)
     }
 }
 
-/* The same with the SIMD path: the batches of the colour, with no barrier after them (the
- * constraints with a pinned vertex touch other free vertices), then those on the scalar
- * path, and the barrier. */
-static void sweep_block(pbd_solver *s, double (*p)[3], const block *bl)
+/* The same with the SIMD path: the batches of the colour, then (no barrier between them:
+ * the constraints with a pinned vertex touch other free vertices) those on the scalar
+ * path. */
+static void sweep_simd(pbd_solver *s, double (*p)[3], const block *bl, int serial)
 {
-    if (!s->simd || bl->type == T_TET) {
-        sweep_scalar(s, p, bl);
-        return;
-    }
     const double ih2 = s->inv_h2;
+    int lo, hi;
     if (bl->type == T_STRETCH) {
         double *lambda = s->xpbd ? s->slambda : NULL, k = s->k_stretch;
-        CB_OMP_FOR_NOWAIT
-        for (int i = bl->b0; i < bl->b1; i++) cb_pbd_simd_stretch(p, &s->sbat[i], 1, k, s->salpha, ih2, lambda);
-    } else if (!s->xpbd && s->bending == 0) {
-        double k = s->k_bend, cap = s->bend_cap;
-        CB_OMP_FOR_NOWAIT
-        for (int i = bl->b0; i < bl->b1; i += 2) cb_pbd_simd_bend_paper(p, &s->bbat[i], bl->b1 - i < 2 ? 1 : 2, k, cap);
+        share(serial, bl->b0, bl->b1, &lo, &hi);
+        cb_pbd_simd_stretch(p, &s->sbat[lo], hi - lo, k, s->salpha, ih2, lambda);
     } else {
-        double *lambda = s->xpbd ? s->blambda : NULL, k = s->xpbd ? 1.0 : s->k_bend;
-        double cap = s->xpbd ? INFINITY : s->bend_cap;
-        CB_OMP_FOR_NOWAIT
-        for (int i = bl->b0; i < bl->b1; i += 2)
-            cb_pbd_simd_bend_dihedral(p, &s->bbat[i], bl->b1 - i < 2 ? 1 : 2, k, cap, s->balpha, ih2, lambda);
+        /* bending: the pairs of batches are shared (their grouping is fixed) */
+        share(serial, 0, (bl->b1 - bl->b0 + 1) / 2, &lo, &hi);
+        lo = bl->b0 + 2 * lo;
+        hi = bl->b0 + 2 * hi < bl->b1 ? bl->b0 + 2 * hi : bl->b1;
+        if (!s->xpbd && s->bending == 0) {
+            cb_pbd_simd_bend_paper(p, &s->bbat[lo], hi - lo, s->k_bend, s->bend_cap);
+        } else {
+            double *lambda = s->xpbd ? s->blambda : NULL, k = s->xpbd ? 1.0 : s->k_bend;
+            double cap = s->xpbd ? INFINITY : s->bend_cap;
+            cb_pbd_simd_bend_dihedral(p, &s->bbat[lo], hi - lo, k, cap, s->balpha, ih2, lambda);
+        }
     }
     block rest = *bl;
     rest.begin = bl->mid;
-    sweep_scalar(s, p, &rest);
+    sweep_scalar(s, p, &rest, serial);
+}
+
+/* One block, by this thread alone (`serial`) or shared by the team, ending with the
+ * team's barrier. */
+static void sweep_block(pbd_solver *s, double (*p)[3], const block *bl, int serial)
+{
+    if (s->simd && bl->type != T_TET) sweep_simd(s, p, bl, serial);
+    else sweep_scalar(s, p, bl, serial);
+#ifdef _OPENMP
+    if (!serial) {
+#pragma omp barrier
+    }
+#endif
 }
 
 static void solve(pbd_solver *s)
@@ -1073,7 +1208,19 @@ static void solve(pbd_solver *s)
 #endif
     {
         for (int it = 0; it < s->iterations; it++) {
-            for (int b = 0; b < s->nblocks; b++) sweep_block(s, p, &s->blocks[b]);
+            if (s->nparts > 1) { /* the parts side by side, then the boundary on one thread */
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+                for (int q = 0; q < s->nparts; q++)
+                    for (int b = s->part_block[q]; b < s->part_block[q + 1]; b++) sweep_block(s, p, &s->blocks[b], 1);
+#ifdef _OPENMP
+#pragma omp single
+#endif
+                for (int b = s->part_block[s->nparts]; b < s->nblocks; b++) sweep_block(s, p, &s->blocks[b], 1);
+            } else {
+                for (int b = 0; b < s->nblocks; b++) sweep_block(s, p, &s->blocks[b], 0);
+            }
             if (contacts) {
 #ifdef _OPENMP
 #pragma omp single
