@@ -101,10 +101,11 @@
  * rest value), sorted by vertex index within a colour; one loop per constraint kind and
  * colour running a fused projection of solvers/pbd_constraints.h (no gradient arrays,
  * nothing done for a zero correction); one parallel region per substep.
- * SIMD (`simd: auto`, the default, on a CPU with AVX2 + FMA; solvers/pbd_simd.h): within
- * each colour the stretch and bending constraints whose vertices are all free are
- * projected four at a time, one per lane, the rest (a pinned vertex: the attachment's
- * impulse is counted) by the scalar kernels. Lanes are independent, so results still do
+ * SIMD (`simd: auto`, the default: 8 lanes with AVX-512, 4 with AVX2 + FMA; `avx2`: at
+ * most 4; solvers/pbd_simd.h): within each colour the stretch and bending constraints
+ * whose vertices are all free are projected four or eight at a time, one per lane, the
+ * rest (a pinned vertex: the attachment's impulse is counted) by the scalar kernels; both
+ * widths give the same bits. Lanes are independent, so results still do
  * not depend on the thread count; they differ from `simd: off` by round-off (an atan2
  * of our own instead of libm's atan2/acos, fused multiply-adds): 1e-12 m after 0.5 s of
  * the swinging cloth (tests/test_pbd.c). On pbd_bend (60 x 60, 10 sweeps) the SIMD path
@@ -143,7 +144,7 @@
  *   default self_thickness: extra search distance), pressure (overpressure factor,
  *   0 = off, needs a closed mesh), order (colour|mesh: `mesh` sweeps serially in mesh
  *   order without colouring — the paper's plain Gauss-Seidel, for comparison; no SIMD),
- *   simd (auto|off, auto: the AVX2 batches where the CPU has them), parts (1..64, 2: mesh
+ *   simd (auto|avx2|off, auto: the widest the CPU has), parts (1..64, 2: mesh
  *   parts swept side by side; 1: a barrier after every colour);
  *   pbd only: stretch_stiffness (1), bend_stiffness (0.1), volume_stiffness (1),
  *   bending (paper|dihedral), bend_max_step (rad, 0.5; 0 = unlimited, the paper);
@@ -218,7 +219,7 @@ typedef struct pbd_solver {
     double pressure;
     int parallel;
     int mesh_order;                         /* 1: serial sweeps in mesh order, no colouring */
-    int simd;                               /* 1: batches of 4 (solvers/pbd_simd.h) */
+    int simd;                               /* the SIMD width (solvers/pbd_simd.h): 8, 4, 0 = off */
     int parts;                              /* the parameter: mesh parts swept without barriers */
     int nparts;                             /* parts in use (1: a barrier after every colour) */
     int *part_block;                        /* [nparts + 1]: part q is blocks part_block[q..q+1),
@@ -258,7 +259,7 @@ typedef struct pbd_solver {
 static const char *const bending_names[] = {"paper", "dihedral", NULL};
 static const char *const order_names[] = {"colour", "mesh", NULL};
 static const char *const stepping_names[] = {"small_steps", "paper", NULL};
-static const char *const simd_names[] = {"auto", "off", NULL};
+static const char *const simd_names[] = {"auto", "avx2", "off", NULL};
 
 /* ------------------------------------------------------------ helpers */
 
@@ -556,9 +557,10 @@ static int read_parameters(pbd_solver *s, const cb_world *w, const cb_params *pr
                                    "overpressure factor of a closed mesh (0: off)", err);
     if (!rc) rc = cb_params_choice(&q, "order", order_names, 0, &s->mesh_order,
                                    "sweep order: colour (parallel colours) or mesh (serial, the paper's)", err);
-    int simd_off = 0;
-    if (!rc) rc = cb_params_choice(&q, "simd", simd_names, 0, &simd_off,
-                                   "auto: stretch and bending four at a time where the CPU has AVX2; off: scalar", err);
+    int simd_choice = 0;
+    if (!rc) rc = cb_params_choice(&q, "simd", simd_names, 0, &simd_choice,
+                                   "auto: stretch and bending 8 (AVX-512) or 4 (AVX2) at a time, as the CPU allows; "
+                                   "avx2: at most 4; off: scalar", err);
     if (!rc) rc = cb_params_int(&q, "parts", 2, 1, 64, &s->parts,
                                 "parallel sweeps: mesh parts swept side by side without a barrier per colour "
                                 "(1: a barrier after every colour)", err);
@@ -580,7 +582,8 @@ static int read_parameters(pbd_solver *s, const cb_world *w, const cb_params *pr
     }
     rc = cb_params_end(prm, &q, rc, err);
     if (rc) return rc;
-    s->simd = !simd_off && !s->mesh_order && cb_pbd_simd_available();
+    int width = cb_pbd_simd_width();
+    s->simd = s->mesh_order || simd_choice == 2 ? 0 : simd_choice == 1 && width > 4 ? 4 : width;
     s->ks_raw = k->ks;
     s->kb_raw = k->kb;
     s->kv_raw = k->kv;
@@ -1165,18 +1168,18 @@ static void sweep_simd(pbd_solver *s, double (*p)[3], const block *bl, int seria
     if (bl->type == T_STRETCH) {
         double *lambda = s->xpbd ? s->slambda : NULL, k = s->k_stretch;
         share(serial, bl->b0, bl->b1, &lo, &hi);
-        cb_pbd_simd_stretch(p, &s->sbat[lo], hi - lo, k, s->salpha, ih2, lambda);
+        cb_pbd_simd_stretch(s->simd, p, &s->sbat[lo], hi - lo, k, s->salpha, ih2, lambda);
     } else {
         /* bending: the pairs of batches are shared (their grouping is fixed) */
         share(serial, 0, (bl->b1 - bl->b0 + 1) / 2, &lo, &hi);
         lo = bl->b0 + 2 * lo;
         hi = bl->b0 + 2 * hi < bl->b1 ? bl->b0 + 2 * hi : bl->b1;
         if (!s->xpbd && s->bending == 0) {
-            cb_pbd_simd_bend_paper(p, &s->bbat[lo], hi - lo, s->k_bend, s->bend_cap);
+            cb_pbd_simd_bend_paper(s->simd, p, &s->bbat[lo], hi - lo, s->k_bend, s->bend_cap);
         } else {
             double *lambda = s->xpbd ? s->blambda : NULL, k = s->xpbd ? 1.0 : s->k_bend;
             double cap = s->xpbd ? INFINITY : s->bend_cap;
-            cb_pbd_simd_bend_dihedral(p, &s->bbat[lo], hi - lo, k, cap, s->balpha, ih2, lambda);
+            cb_pbd_simd_bend_dihedral(s->simd, p, &s->bbat[lo], hi - lo, k, cap, s->balpha, ih2, lambda);
         }
     }
     block rest = *bl;

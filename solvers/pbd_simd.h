@@ -1,8 +1,9 @@
-/* solvers/pbd_simd.h — the pbd/xpbd constraint projections four constraints at a time
- * (AVX2 + FMA, chosen at run time), for the colour-by-colour sweeps of solvers/pbd.c.
+/* solvers/pbd_simd.h — the pbd/xpbd constraint projections four or eight constraints at
+ * a time (AVX2 + FMA, or AVX-512, chosen at run time), for the colour-by-colour sweeps of
+ * solvers/pbd.c (kernels: solvers/pbd_simd_eval.h, written once for both widths).
  *
- * Within a colour, constraints touch disjoint free vertices, so four of them can be
- * projected side by side, one per lane, with the result of each lane exactly what the
+ * Within a colour, constraints touch disjoint free vertices, so four (a batch) or eight
+ * (two batches) of them can be projected side by side, one per lane, with the result of each lane exactly what the
  * lane would compute alone: which constraints share a batch, and which thread runs it,
  * does not change the result. The batches are made at create from the constraints of a
  * colour whose vertices are all free (a constraint with a pinned vertex also counts the
@@ -18,8 +19,12 @@
  *     (|n1 x n2| = |det| |e|), which unlike acos keeps its accuracy near flat;
  *   - sums of squares and dot products are fused (FMA), and |g_j|^2 is expanded as
  *     u^2 |n1|^2 + 2uv n1.n2 + v^2 |n2|^2.
- * The scalar path stays (parameter `simd: off`, and every CPU without AVX2); the tests
- * run both and bound their difference. */
+ * The two widths give bitwise the same results (the same operations per lane). The
+ * scalar path stays (parameter `simd: off`, and every CPU without AVX2); the tests run
+ * both and bound their difference.
+ * Speed (tests aside, a loop over the same batches on points in L1, this machine: AMD
+ * EPYC with AVX-512): a dihedral or paper hinge 13.1 ns at 4 lanes, 9.3 ns at 8; a
+ * stretch constraint 2.8 ns (stretch stays at 4 lanes: 8 measured slower). */
 #ifndef CB_PBD_SIMD_H
 #define CB_PBD_SIMD_H
 
@@ -41,31 +46,32 @@ typedef struct cb_pbd_batch4 {
     double rest[4];
 } cb_pbd_batch4;
 
-/* 1 when this CPU runs the kernels below (x86-64 with AVX2 and FMA), else 0: then
- * nothing below may be called. */
-int cb_pbd_simd_available(void);
+/* The widest vectors this CPU runs the kernels with: 8 lanes (AVX-512F and DQ), 4 (AVX2
+ * and FMA) or 0 (neither: nothing below may be called). Every kernel takes its width
+ * (4 or 8, at most this); both widths give bitwise the same results. */
+int cb_pbd_simd_width(void);
 
 /* The kernels' atan2 over n values: out[i] = atan2(y[i], x[i]) (for the tests; returns -1
- * and writes nothing when the CPU has no AVX2). */
-int cb_pbd_simd_atan2(int n, const double *y, const double *x, double *out);
+ * and writes nothing when the CPU lacks the width). */
+int cb_pbd_simd_atan2(int width, int n, const double *y, const double *x, double *out);
 
-/* The kernels project nb batches b[0..nb-1] of one colour (bending: two at a time, so a
- * caller splitting a colour among threads passes pairs; the pairs do not change the
- * result, only the speed). */
+/* The kernels project nb batches b[0..nb-1] of one colour (bending: two at a time at
+ * either width, so a caller splitting a colour among threads passes pairs; the pairs
+ * do not change the result, only the speed). */
 
 /* Stretch, pbd (lambda == NULL: stiffness k) or xpbd (at = alpha[c] * ih2, multipliers
  * lambda[c]). */
-void cb_pbd_simd_stretch(double (*p)[3], const cb_pbd_batch2 *b, int nb, double k, const double *alpha, double ih2,
-                         double *lambda);
+void cb_pbd_simd_stretch(int width, double (*p)[3], const cb_pbd_batch2 *b, int nb, double k, const double *alpha,
+                         double ih2, double *lambda);
 
 /* The shared model's signed dihedral angle, pbd (lambda == NULL: stiffness k, step cap)
  * or xpbd (alpha, ih2, lambda). A degenerate hinge (a zero-area wing or edge) is
  * projected by the scalar kernel. */
-void cb_pbd_simd_bend_dihedral(double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap,
+void cb_pbd_simd_bend_dihedral(int width, double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap,
                                const double *alpha, double ih2, double *lambda);
 
 /* The paper's bending constraint acos(n1 . n2) - phi0 with pbd stiffness k and step cap
  * (the cases the scalar kernel skips are skipped here). */
-void cb_pbd_simd_bend_paper(double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap);
+void cb_pbd_simd_bend_paper(int width, double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap);
 
 #endif
