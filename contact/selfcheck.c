@@ -100,17 +100,66 @@ typedef struct isect_ctx {
     long count;
 } isect_ctx;
 
-/* Edges owned by ta, sharing no vertex with tb, that intersect tb. */
-static long edges_vs_triangle(const isect_ctx *c, int ta, int tb)
+/* Bit k set when edge k of triangle f (f[k], f[k+1]) is owned (own, bit 3 + k) and
+ * shares no vertex with triangle g: the edges of f counted against g. */
+static inline unsigned candidate_edges(const int *f, unsigned own, const int *g)
 {
-    const int *fa = c->s->m->f[ta], *fb = c->s->m->f[tb];
-    const unsigned o = c->s->own[ta];
+    const int g0 = g[0], g1 = g[1], g2 = g[2];
+    /* bit k: f[k] is a vertex of g (branch-free: most visited pairs share a vertex) */
+    const unsigned in = (unsigned)((f[0] == g0) | (f[0] == g1) | (f[0] == g2)) |
+                        (unsigned)((f[1] == g0) | (f[1] == g1) | (f[1] == g2)) << 1 |
+                        (unsigned)((f[2] == g0) | (f[2] == g1) | (f[2] == g2)) << 2;
+    const unsigned next = (in >> 1 | in << 2) & 7u;   /* bit k: f[k + 1] is a vertex of g */
+    return (own >> 3) & 7u & ~in & ~next;
+}
+
+/* The number of edges k in `edges` of triangle f that intersect triangle g: exactly
+ * cb_segment_triangle_intersect(x[f[k]], x[f[k+1]], x[g0], x[g1], x[g2]) != 0 summed,
+ * with the plane test shared between the edges.
+ * An edge whose bounding box is apart from g's along an axis misses g (comparisons of
+ * coordinates are exact; most visited edges end here).
+ * The signs of f's vertices against g's plane (cb_orient3d(g0, g1, g2, v), as that
+ * function computes them) are found once per vertex instead of once per edge end; an
+ * edge strictly on one side of the plane misses g. An edge with an end strictly off
+ * the plane proves g is not degenerate (for collinear g0, g1, g2 every such orient3d
+ * is exactly 0) and that the segment meets the plane in one point, so the rest of the
+ * test is the three orientations of the segment against g's edges, as in
+ * cb_segment_triangle_intersect; only an edge lying in the plane (both signs 0, or a
+ * degenerate g) goes to the full function. All signs are exact, so the count is the
+ * one the full function gives. */
+static inline long edges_vs_triangle(const double (*x)[3], const int *f, unsigned edges, const int *g)
+{
+    const double *a = x[g[0]], *b = x[g[1]], *c = x[g[2]];
+    double glo[3], ghi[3];   /* g's bounding box */
+    for (int d = 0; d < 3; d++) {
+        const double lo = a[d] < b[d] ? a[d] : b[d], hi = a[d] > b[d] ? a[d] : b[d];
+        glo[d] = lo < c[d] ? lo : c[d];
+        ghi[d] = hi > c[d] ? hi : c[d];
+    }
+    int sv[3] = {2, 2, 2};   /* 2: not computed yet */
     long n = 0;
     for (int k = 0; k < 3; k++) {
-        if (!(o >> (3 + k) & 1u)) continue;
-        int p = fa[k], q = fa[(k + 1) % 3];
-        if (p == fb[0] || p == fb[1] || p == fb[2] || q == fb[0] || q == fb[1] || q == fb[2]) continue;
-        n += cb_segment_triangle_intersect(c->x[p], c->x[q], c->x[fb[0]], c->x[fb[1]], c->x[fb[2]]) != 0;
+        if (!(edges >> k & 1u)) continue;
+        const int k1 = (k + 1) % 3;
+        {   /* boxes apart along an axis (exact comparisons): the closed sets are disjoint */
+            const double *p = x[f[k]], *q = x[f[k1]];
+            int apart = 0;
+            for (int d = 0; d < 3; d++)
+                apart |= ((p[d] > q[d] ? p[d] : q[d]) < glo[d]) | ((p[d] < q[d] ? p[d] : q[d]) > ghi[d]);
+            if (apart) continue;
+        }
+        if (sv[k] == 2) sv[k] = cb_orient3d_sign(a, b, c, x[f[k]]);
+        if (sv[k1] == 2) sv[k1] = cb_orient3d_sign(a, b, c, x[f[k1]]);
+        if (sv[k] * sv[k1] > 0) continue;
+        const double *p = x[f[k]], *q = x[f[k1]];
+        if (sv[k] == 0 && sv[k1] == 0) {
+            n += cb_segment_triangle_intersect(p, q, a, b, c) != 0;
+            continue;
+        }
+        const int s1 = cb_orient3d_sign(p, q, a, b), s2 = cb_orient3d_sign(p, q, b, c);
+        const int s3 = cb_orient3d_sign(p, q, c, a);
+        const int pos = s1 > 0 || s2 > 0 || s3 > 0, neg = s1 < 0 || s2 < 0 || s3 < 0;
+        n += !(pos && neg);
     }
     return n;
 }
@@ -119,7 +168,10 @@ static int isect_visit(void *ctx, int ta, int tb, double *radius)
 {
     (void)radius;
     isect_ctx *c = ctx;
-    c->count += edges_vs_triangle(c, ta, tb) + edges_vs_triangle(c, tb, ta);
+    const int *fa = c->s->m->f[ta], *fb = c->s->m->f[tb];
+    const unsigned ea = candidate_edges(fa, c->s->own[ta], fb), eb = candidate_edges(fb, c->s->own[tb], fa);
+    if (ea) c->count += edges_vs_triangle(c->x, fa, ea, fb);
+    if (eb) c->count += edges_vs_triangle(c->x, fb, eb, fa);
     return 0;
 }
 
