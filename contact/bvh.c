@@ -140,7 +140,7 @@ struct cb_bvh {
     int *vowner, *eowner;         /* [nv], [ne] */
     int (*tedge)[3];              /* [nf] */
     double *vlo, *vhi;            /* [nv][ns] vertex projections (min/max over a sweep) */
-    double (*cent)[3];            /* [nf] build workspace */
+    double (*cent)[3];            /* [nf] build workspace: centroids in slot order */
 };
 
 /* The volume of the triangle in slot s as lo[ns], hi[ns]. */
@@ -438,22 +438,35 @@ int cb_bvh_refit_swept(cb_bvh *b, const double (*x0)[3], const double (*x1)[3], 
     return 0;
 }
 
+/* Swap slots i and j of perm and of the slot-ordered centroids. */
+static inline void swap_slots(int *perm, double (*cent)[3], int i, int j)
+{
+    int t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+    for (int k = 0; k < 3; k++) {
+        double c = cent[i][k];
+        cent[i][k] = cent[j][k];
+        cent[j][k] = c;
+    }
+}
+
 /* Partial sort of perm[lo, hi) so that perm[k] has the key it would have if sorted
- * (key = centroid coordinate `axis`), smaller keys before, larger after. */
-static void select_kth(int *perm, const double (*cent)[3], int axis, int lo, int hi, int k)
+ * (key = centroid coordinate `axis`), smaller keys before, larger after. cent is in
+ * slot order (cent[s] is the centroid of triangle perm[s]) and moves along with perm,
+ * so the scans read memory in order. */
+static void select_kth(int *perm, double (*cent)[3], int axis, int lo, int hi, int k)
 {
     while (hi - lo > 2) {
         int mid = lo + (hi - lo) / 2;
-        double a = cent[perm[lo]][axis], b = cent[perm[mid]][axis], c = cent[perm[hi - 1]][axis];
+        double a = cent[lo][axis], b = cent[mid][axis], c = cent[hi - 1][axis];
         double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
         int i = lo, j = hi - 1;
         while (i <= j) {
-            while (cent[perm[i]][axis] < piv) i++;
-            while (cent[perm[j]][axis] > piv) j--;
+            while (cent[i][axis] < piv) i++;
+            while (cent[j][axis] > piv) j--;
             if (i <= j) {
-                int t = perm[i];
-                perm[i] = perm[j];
-                perm[j] = t;
+                swap_slots(perm, cent, i, j);
                 i++;
                 j--;
             }
@@ -463,11 +476,7 @@ static void select_kth(int *perm, const double (*cent)[3], int axis, int lo, int
         else if (k >= i) lo = i;
         else return;
     }
-    if (hi - lo == 2 && cent[perm[lo]][axis] > cent[perm[lo + 1]][axis]) {
-        int t = perm[lo];
-        perm[lo] = perm[lo + 1];
-        perm[lo + 1] = t;
-    }
+    if (hi - lo == 2 && cent[lo][axis] > cent[lo + 1][axis]) swap_slots(perm, cent, lo, lo + 1);
 }
 
 static int build_rec(cb_bvh *b, int lo, int hi)
@@ -484,7 +493,7 @@ static int build_rec(cb_bvh *b, int lo, int hi)
     }
     double cmin[3] = {INFINITY, INFINITY, INFINITY}, cmax[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (int s = lo; s < hi; s++) {
-        const double *c = b->cent[b->perm[s]];
+        const double *c = b->cent[s];
         for (int k = 0; k < 3; k++) {
             if (c[k] < cmin[k]) cmin[k] = c[k];
             if (c[k] > cmax[k]) cmax[k] = c[k];
@@ -494,7 +503,7 @@ static int build_rec(cb_bvh *b, int lo, int hi)
     for (int k = 1; k < 3; k++)
         if (cmax[k] - cmin[k] > cmax[axis] - cmin[axis]) axis = k;
     int mid = lo + split_left(hi - lo);
-    select_kth(b->perm, (const double (*)[3])b->cent, axis, lo, hi, mid);
+    select_kth(b->perm, b->cent, axis, lo, hi, mid);
     build_rec(b, lo, mid);
     n->right = build_rec(b, mid, hi);
     return idx;
@@ -780,12 +789,10 @@ CB_BVH_INLINE void traverse(trav *t, const int ns, const int self, const int use
         }
         const bvh_node *nk = &B->node[k];
         if (ni->right < 0 && nk->right < 0) {
-            /* the lanes of k near leaf i's volume, then each triangle of i against them
-             * (a pair near at radius r is also near the other's leaf volume, which
-             * contains its triangle's, so the prefilter drops no pair) */
+            /* each triangle of i against the lanes of k (a prefilter of k's lanes by
+             * i's leaf volume cost more than it saved: the leaves passed as a pair) */
             const double *bi = A->lbv + (size_t)ni->leaf * w * LANES, *bk = B->lbv + (size_t)nk->leaf * w * LANES;
-            const unsigned mk = near4(A->nbv + (size_t)i * w, 1, bk, ns, r, use_r) & ((1u << nk->ntri) - 1u);
-            if (!mk) continue;
+            const unsigned mk = (1u << nk->ntri) - 1u;
             for (int l = 0; l < ni->ntri; l++) {
                 unsigned m = near4(bi + l, LANES, bk, ns, r, use_r) & mk;
                 if (tt && m) m &= ~shared4(A->sv[ni->first + l], B->lvid[nk->leaf]);
