@@ -137,6 +137,7 @@ struct cb_bvh {
     int (*sv)[3];                 /* slot -> its triangle's vertices */
     int (*sedge)[3];              /* slot -> its triangle's edges */
     unsigned char *sown;          /* slot -> owned vertices (bit k) and edges (bit 3 + k) */
+    unsigned char *town;          /* the same per triangle */
     int *vowner, *eowner;         /* [nv], [ne] */
     int (*tedge)[3];              /* [nf] */
     double *vlo, *vhi;            /* [nv][ns] vertex projections (min/max over a sweep) */
@@ -165,6 +166,7 @@ void cb_bvh_free(cb_bvh **bp)
     free(b->sv);
     free(b->sedge);
     free(b->sown);
+    free(b->town);
     free(b->vowner);
     free(b->eowner);
     free(b->tedge);
@@ -237,13 +239,14 @@ int cb_bvh_create(const cb_mesh *m, cb_bv_kind kind, cb_bvh **out, cb_error *err
     b->sv = cb_calloc(nf, sizeof *b->sv);
     b->sedge = cb_calloc(nf, sizeof *b->sedge);
     b->sown = cb_calloc(nf, 1);
+    b->town = cb_calloc(nf, 1);
     b->vowner = cb_calloc(nv, sizeof(int));
     b->eowner = cb_calloc((size_t)(b->ne > 0 ? b->ne : 1), sizeof(int));
     b->tedge = cb_calloc(nf, sizeof *b->tedge);
     b->vlo = cb_calloc(nv * (size_t)ns, sizeof(double));
     b->vhi = cb_calloc(nv * (size_t)ns, sizeof(double));
     b->cent = cb_calloc(nf, sizeof *b->cent);
-    if (!b->node || !b->nbv || !b->lbv || !b->spos || !b->lvid || !b->perm || !b->slot || !b->sv || !b->sedge || !b->sown ||
+    if (!b->node || !b->nbv || !b->lbv || !b->spos || !b->lvid || !b->perm || !b->slot || !b->sv || !b->sedge || !b->sown || !b->town ||
         !b->vowner || !b->eowner || !b->tedge || !b->vlo || !b->vhi || !b->cent) {
         cb_bvh_free(&b);
         return CB_FAIL(err, CB_ERR_NOMEM, "out of memory allocating a BVH over %d triangles", m->nf);
@@ -266,6 +269,14 @@ int cb_bvh_create(const cb_mesh *m, cb_bv_kind kind, cb_bvh **out, cb_error *err
             b->tedge[t][k] = e;
             if (b->eowner[e] < 0) b->eowner[e] = t;
         }
+    }
+    for (int t = 0; t < m->nf; t++) {
+        unsigned char own = 0;
+        for (int k = 0; k < 3; k++) {
+            if (b->vowner[m->f[t][k]] == t) own |= (unsigned char)(1u << k);
+            if (b->eowner[b->tedge[t][k]] == t) own |= (unsigned char)(8u << k);
+        }
+        b->town[t] = own;
     }
     *out = b;
     return 0;
@@ -454,21 +465,47 @@ static inline void swap_slots(int *perm, double (*cent)[3], int i, int j)
 /* Partial sort of perm[lo, hi) so that perm[k] has the key it would have if sorted
  * (key = centroid coordinate `axis`), smaller keys before, larger after. cent is in
  * slot order (cent[s] is the centroid of triangle perm[s]) and moves along with perm,
- * so the scans read memory in order. */
-static void select_kth(int *perm, double (*cent)[3], int axis, int lo, int hi, int k)
+ * so the scans read memory in order.
+ *
+ * Each round is Hoare's partition around the median of three,
+ *     i = lo, j = hi - 1;
+ *     while (i <= j) { while (key[i] < piv) i++; while (key[j] > piv) j--;
+ *                      if (i <= j) swap(i++, j--); }
+ * whose scans stop at unpredictable places (a branch miss per stop). The same swaps
+ * and the same final i, j are found from two lists made without data-dependent
+ * branches, over the keys as they are before the round: L, the positions with
+ * key >= piv in increasing order, and R, those with key <= piv in decreasing order.
+ * Between the scans the loop only touched positions it has passed, so its s-th swap is
+ * (L[s], R[s]) as long as L[s] <= R[s]; when they cross, the scans stop at
+ * i = min(L[s], R[s-1]) and j = max(R[s], L[s-1]) (the elements swapped last are the
+ * sentinels). wl, wr: workspace of hi - lo ints each. */
+static void select_kth(int *perm, double (*cent)[3], int axis, int lo, int hi, int k, int *wl, int *wr)
 {
     while (hi - lo > 2) {
         int mid = lo + (hi - lo) / 2;
         double a = cent[lo][axis], b = cent[mid][axis], c = cent[hi - 1][axis];
         double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-        int i = lo, j = hi - 1;
-        while (i <= j) {
-            while (cent[i][axis] < piv) i++;
-            while (cent[j][axis] > piv) j--;
-            if (i <= j) {
-                swap_slots(perm, cent, i, j);
-                i++;
-                j--;
+        int nl = 0, nr = 0;
+        for (int p = lo; p < hi; p++) {
+            wl[nl] = p;
+            nl += cent[p][axis] >= piv;
+        }
+        for (int p = hi - 1; p >= lo; p--) {
+            wr[nr] = p;
+            nr += cent[p][axis] <= piv;
+        }
+        int i, j;
+        for (int s = 0;; s++) {   /* nl, nr >= 1: piv is one of the keys */
+            const int l = s < nl ? wl[s] : hi, r = s < nr ? wr[s] : lo - 1;
+            if (l <= r) {
+                swap_slots(perm, cent, l, r);
+                i = l + 1;
+                j = r - 1;
+                if (i > j) break;
+            } else {
+                i = s > 0 && wr[s - 1] < l ? wr[s - 1] : l;
+                j = s > 0 && wl[s - 1] > r ? wl[s - 1] : r;
+                break;
             }
         }
         /* [lo, j] <= piv, (j, i) == piv, [i, hi) >= piv */
@@ -494,16 +531,17 @@ static int build_rec(cb_bvh *b, int lo, int hi)
     double cmin[3] = {INFINITY, INFINITY, INFINITY}, cmax[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (int s = lo; s < hi; s++) {
         const double *c = b->cent[s];
-        for (int k = 0; k < 3; k++) {
-            if (c[k] < cmin[k]) cmin[k] = c[k];
-            if (c[k] > cmax[k]) cmax[k] = c[k];
+        for (int k = 0; k < 3; k++) {   /* branch-free min / max (finite keys) */
+            cmin[k] = c[k] < cmin[k] ? c[k] : cmin[k];
+            cmax[k] = c[k] > cmax[k] ? c[k] : cmax[k];
         }
     }
     int axis = 0;
     for (int k = 1; k < 3; k++)
         if (cmax[k] - cmin[k] > cmax[axis] - cmin[axis]) axis = k;
     int mid = lo + split_left(hi - lo);
-    select_kth(b->perm, b->cent, axis, lo, hi, mid);
+    /* slot and spos are written after the build: here they are select's workspace */
+    select_kth(b->perm, b->cent, axis, lo, hi, mid, b->slot, b->spos);
     build_rec(b, lo, mid);
     n->right = build_rec(b, mid, hi);
     return idx;
@@ -529,14 +567,11 @@ int cb_bvh_build(cb_bvh *b, const double (*x)[3], double margin, cb_error *err)
     for (int s = 0; s < b->nf; s++) {
         int t = b->perm[s];
         b->slot[t] = s;
-        unsigned char own = 0;
         for (int k = 0; k < 3; k++) {
             b->sv[s][k] = f[t][k];
             b->sedge[s][k] = b->tedge[t][k];
-            if (b->vowner[f[t][k]] == t) own |= (unsigned char)(1u << k);
-            if (b->eowner[b->tedge[t][k]] == t) own |= (unsigned char)(8u << k);
         }
-        b->sown[s] = own;
+        b->sown[s] = b->town[t];
     }
     for (int i = 0; i < b->nnodes; i++) {
         const bvh_node *n = &b->node[i];
