@@ -348,29 +348,28 @@ static int project_vertices(const cb_bvh *b, const double (*x)[3], double *out, 
     return 0;
 }
 
-/* Triangle volumes (slot order) from vertex bounds lo/hi ([nv][ns]), then node volumes
- * bottom-up (reverse pre-order: children before parents). */
+/* Volumes bottom-up (reverse pre-order: children before parents), a leaf's triangle
+ * volumes from the vertex bounds lo/hi ([nv][ns]) as the leaf comes up. */
 CB_BVH_INLINE void refit_k(cb_bvh *b, const double *lo, const double *hi, const double *mj, const int ns)
 {
     const int w = 2 * ns;
-    for (int s = 0; s < b->nf; s++) {
-        const int *t = b->sv[s];
-        const double *l0 = lo + (size_t)t[0] * ns, *l1 = lo + (size_t)t[1] * ns, *l2 = lo + (size_t)t[2] * ns;
-        const double *h0 = hi + (size_t)t[0] * ns, *h1 = hi + (size_t)t[1] * ns, *h2 = hi + (size_t)t[2] * ns;
-        const int pos = b->spos[s];
-        double *bv = b->lbv + (size_t)(pos / LANES) * w * LANES + pos % LANES;
-        for (int j = 0; j < ns; j++) {
-            double a = l0[j] < l1[j] ? l0[j] : l1[j];
-            bv[j * LANES] = (a < l2[j] ? a : l2[j]) - mj[j];
-            double c = h0[j] > h1[j] ? h0[j] : h1[j];
-            bv[(ns + j) * LANES] = (c > h2[j] ? c : h2[j]) + mj[j];
-        }
-    }
     for (int i = b->nnodes - 1; i >= 0; i--) {
         const bvh_node *n = &b->node[i];
         double *bv = b->nbv + (size_t)i * w;
         if (n->right < 0) {
-            const double *a = b->lbv + (size_t)n->leaf * w * LANES;
+            /* the leaf's triangle volumes into its block, then their union */
+            double *a = b->lbv + (size_t)n->leaf * w * LANES;
+            for (int l = 0; l < n->ntri; l++) {
+                const int *t = b->sv[n->first + l];
+                const double *l0 = lo + (size_t)t[0] * ns, *l1 = lo + (size_t)t[1] * ns, *l2 = lo + (size_t)t[2] * ns;
+                const double *h0 = hi + (size_t)t[0] * ns, *h1 = hi + (size_t)t[1] * ns, *h2 = hi + (size_t)t[2] * ns;
+                for (int j = 0; j < ns; j++) {
+                    double p = l0[j] < l1[j] ? l0[j] : l1[j];
+                    a[j * LANES + l] = (p < l2[j] ? p : l2[j]) - mj[j];
+                    double c = h0[j] > h1[j] ? h0[j] : h1[j];
+                    a[(ns + j) * LANES + l] = (c > h2[j] ? c : h2[j]) + mj[j];
+                }
+            }
             for (int j = 0; j < w; j++) bv[j] = a[j * LANES];
             for (int l = 1; l < n->ntri; l++)
                 for (int j = 0; j < ns; j++) {
