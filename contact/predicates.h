@@ -45,11 +45,12 @@ static inline int cb_orient3d_sign(const double a[3], const double b[3], const d
     const double det = adz * (bc1 - bc2) + bdz * (ca1 - ca2) + cdz * (ab1 - ab2);
     const double perm = (fabs(bc1) + fabs(bc2)) * fabs(adz) + (fabs(ca1) + fabs(ca2)) * fabs(bdz) +
                         (fabs(ab1) + fabs(ab2)) * fabs(cdz);
-    const double bound = CB_ORIENT3D_FILTER * perm;
-    if (det > bound) return 1;
-    if (-det > bound) return -1;
-    const double e = cb_orient3d(a, b, c, d);
-    return (e > 0.0) - (e < 0.0);
+    int s = (det > 0.0) - (det < 0.0);
+    if (__builtin_expect(!(fabs(det) > CB_ORIENT3D_FILTER * perm), 0)) {   /* undecided, or NaN */
+        const double e = cb_orient3d(a, b, c, d);
+        s = (e > 0.0) - (e < 0.0);
+    }
+    return s;
 }
 
 /* Sign of det[a-c; b-c]: positive when a, b, c are counter-clockwise. Exact sign;

@@ -114,19 +114,17 @@ static inline unsigned candidate_edges(const int *f, unsigned own, const int *g)
 }
 
 /* The number of edges k in `edges` of triangle f that intersect triangle g: exactly
- * cb_segment_triangle_intersect(x[f[k]], x[f[k+1]], x[g0], x[g1], x[g2]) != 0 summed,
- * with the plane test shared between the edges.
+ * cb_segment_triangle_intersect(x[f[k]], x[f[k+1]], x[g0], x[g1], x[g2]) != 0 summed.
  * An edge whose bounding box is apart from g's along an axis misses g (comparisons of
- * coordinates are exact; most visited edges end here).
- * The signs of f's vertices against g's plane (cb_orient3d(g0, g1, g2, v), as that
- * function computes them) are found once per vertex instead of once per edge end; an
- * edge strictly on one side of the plane misses g. An edge with an end strictly off
- * the plane proves g is not degenerate (for collinear g0, g1, g2 every such orient3d
- * is exactly 0) and that the segment meets the plane in one point, so the rest of the
- * test is the three orientations of the segment against g's edges, as in
- * cb_segment_triangle_intersect; only an edge lying in the plane (both signs 0, or a
- * degenerate g) goes to the full function. All signs are exact, so the count is the
- * one the full function gives. */
+ * coordinates are exact; most visited edges end here). Then the signs of its ends
+ * against g's plane (cb_orient3d(g0, g1, g2, end), as that function computes them): an
+ * edge strictly on one side misses g. An edge with an end strictly off the plane proves
+ * g is not degenerate (for collinear g0, g1, g2 every such orient3d is exactly 0) and
+ * that the segment meets the plane in one point, so the rest of the test is the three
+ * orientations of the segment against g's edges, as in cb_segment_triangle_intersect;
+ * only an edge lying in the plane (both signs 0, or a degenerate g) goes to the full
+ * function. All signs are exact (cb_orient3d_sign), so the count is the one the full
+ * function gives. */
 static inline long edges_vs_triangle(const double (*x)[3], const int *f, unsigned edges, const int *g)
 {
     const double *a = x[g[0]], *b = x[g[1]], *c = x[g[2]];
@@ -136,30 +134,25 @@ static inline long edges_vs_triangle(const double (*x)[3], const int *f, unsigne
         glo[d] = lo < c[d] ? lo : c[d];
         ghi[d] = hi > c[d] ? hi : c[d];
     }
-    int sv[3] = {2, 2, 2};   /* 2: not computed yet */
     long n = 0;
-    for (int k = 0; k < 3; k++) {
-        if (!(edges >> k & 1u)) continue;
-        const int k1 = (k + 1) % 3;
-        {   /* boxes apart along an axis (exact comparisons): the closed sets are disjoint */
-            const double *p = x[f[k]], *q = x[f[k1]];
-            int apart = 0;
-            for (int d = 0; d < 3; d++)
-                apart |= ((p[d] > q[d] ? p[d] : q[d]) < glo[d]) | ((p[d] < q[d] ? p[d] : q[d]) > ghi[d]);
-            if (apart) continue;
-        }
-        if (sv[k] == 2) sv[k] = cb_orient3d_sign(a, b, c, x[f[k]]);
-        if (sv[k1] == 2) sv[k1] = cb_orient3d_sign(a, b, c, x[f[k1]]);
-        if (sv[k] * sv[k1] > 0) continue;
-        const double *p = x[f[k]], *q = x[f[k1]];
-        if (sv[k] == 0 && sv[k1] == 0) {
+    while (edges) {
+        const int k = __builtin_ctz(edges);
+        edges &= edges - 1;
+        const double *p = x[f[k]], *q = x[f[k == 2 ? 0 : k + 1]];
+        int apart = 0;
+        for (int d = 0; d < 3; d++)
+            apart |= ((p[d] > q[d] ? p[d] : q[d]) < glo[d]) | ((p[d] < q[d] ? p[d] : q[d]) > ghi[d]);
+        if (apart) continue;
+        const int sp = cb_orient3d_sign(a, b, c, p), sq = cb_orient3d_sign(a, b, c, q);
+        if (sp * sq > 0) continue;
+        if (sp == 0 && sq == 0) {
             n += cb_segment_triangle_intersect(p, q, a, b, c) != 0;
             continue;
         }
         const int s1 = cb_orient3d_sign(p, q, a, b), s2 = cb_orient3d_sign(p, q, b, c);
         const int s3 = cb_orient3d_sign(p, q, c, a);
-        const int pos = s1 > 0 || s2 > 0 || s3 > 0, neg = s1 < 0 || s2 < 0 || s3 < 0;
-        n += !(pos && neg);
+        const int pos = (s1 > 0) | (s2 > 0) | (s3 > 0), neg = (s1 < 0) | (s2 < 0) | (s3 < 0);
+        n += !(pos & neg);
     }
     return n;
 }
