@@ -100,16 +100,22 @@ typedef struct isect_ctx {
     long count;
 } isect_ctx;
 
-/* Bit k set when edge k of triangle f (f[k], f[k+1]) is owned (own, bit 3 + k) and
- * shares no vertex with triangle g: the edges of f counted against g. */
-static inline unsigned candidate_edges(const int *f, unsigned own, const int *g)
+/* Bit k set when vertex f[k] is a vertex of triangle g (branch-free: most visited pairs
+ * share a vertex). */
+static inline unsigned vertices_in(const int *f, const int *g)
 {
     const int g0 = g[0], g1 = g[1], g2 = g[2];
-    /* bit k: f[k] is a vertex of g (branch-free: most visited pairs share a vertex) */
-    const unsigned in = (unsigned)((f[0] == g0) | (f[0] == g1) | (f[0] == g2)) |
-                        (unsigned)((f[1] == g0) | (f[1] == g1) | (f[1] == g2)) << 1 |
-                        (unsigned)((f[2] == g0) | (f[2] == g1) | (f[2] == g2)) << 2;
-    const unsigned next = (in >> 1 | in << 2) & 7u;   /* bit k: f[k + 1] is a vertex of g */
+    return (unsigned)((f[0] == g0) | (f[0] == g1) | (f[0] == g2)) |
+           (unsigned)((f[1] == g0) | (f[1] == g1) | (f[1] == g2)) << 1 |
+           (unsigned)((f[2] == g0) | (f[2] == g1) | (f[2] == g2)) << 2;
+}
+
+/* Bit k set when edge k (f[k], f[k+1]) of a triangle is owned (own, bit 3 + k) and
+ * shares no vertex with the other triangle (in: its vertices_in mask): the edges of
+ * the triangle counted against the other. */
+static inline unsigned candidate_edges(unsigned own, unsigned in)
+{
+    const unsigned next = (in >> 1 | in << 2) & 7u;   /* bit k: f[k + 1] is shared */
     return (own >> 3) & 7u & ~in & ~next;
 }
 
@@ -157,14 +163,67 @@ static inline long edges_vs_triangle(const double (*x)[3], const int *f, unsigne
     return n;
 }
 
+/* The edges in `edges` of triangle f against triangle g = (a, b, c), given the exact
+ * signs sv[k] = cb_orient3d(a, b, c, x[f[k]]): the same steps as edges_vs_triangle
+ * after its box test. */
+static inline long edges_vs_triangle_signs(const double (*x)[3], const int *f, unsigned edges, const int *sv,
+                                           const double *a, const double *b, const double *c)
+{
+    long n = 0;
+    while (edges) {
+        const int k = __builtin_ctz(edges), k1 = k == 2 ? 0 : k + 1;
+        edges &= edges - 1;
+        if (sv[k] * sv[k1] > 0) continue;
+        const double *p = x[f[k]], *q = x[f[k1]];
+        if (sv[k] == 0 && sv[k1] == 0) {
+            n += cb_segment_triangle_intersect(p, q, a, b, c) != 0;
+            continue;
+        }
+        const int s1 = cb_orient3d_sign(p, q, a, b), s2 = cb_orient3d_sign(p, q, b, c);
+        const int s3 = cb_orient3d_sign(p, q, c, a);
+        const int pos = (s1 > 0) | (s2 > 0) | (s3 > 0), neg = (s1 < 0) | (s2 < 0) | (s3 < 0);
+        n += !(pos & neg);
+    }
+    return n;
+}
+
+/* Triangles with all three corners strictly on one side of the other's plane are
+ * disjoint, and so are all their edges: 1 then. */
+static inline int one_side(const int *s)
+{
+    return (s[0] > 0 && s[1] > 0 && s[2] > 0) || (s[0] < 0 && s[1] < 0 && s[2] < 0);
+}
+
 static int isect_visit(void *ctx, int ta, int tb, double *radius)
 {
     (void)radius;
     isect_ctx *c = ctx;
     const int *fa = c->s->m->f[ta], *fb = c->s->m->f[tb];
-    const unsigned ea = candidate_edges(fa, c->s->own[ta], fb), eb = candidate_edges(fb, c->s->own[tb], fa);
-    if (ea) c->count += edges_vs_triangle(c->x, fa, ea, fb);
-    if (eb) c->count += edges_vs_triangle(c->x, fb, eb, fa);
+    const unsigned ina = vertices_in(fa, fb), inb = vertices_in(fb, fa);
+    const unsigned ea = candidate_edges(c->s->own[ta], ina), eb = candidate_edges(c->s->own[tb], inb);
+    if (!(ea | eb)) return 0;
+    if (ina) {
+        /* neighbours (most visits): only an edge opposite the shared vertex can meet the
+         * other triangle, and the box test rejects ~90% of those */
+        if (ea) c->count += edges_vs_triangle(c->x, fa, ea, fb);
+        if (eb) c->count += edges_vs_triangle(c->x, fb, eb, fa);
+        return 0;
+    }
+    /* apart in the mesh: the plane test of whole triangles first (the boxes of their
+     * edges mostly overlap), then the edges with the signs already known; tb's signs
+     * only when tb has edges to test (if tb is on one side of ta's plane, the count
+     * of ta's edges just made is 0 too) */
+    const double (*x)[3] = c->x;
+    const double *a0 = x[fa[0]], *a1 = x[fa[1]], *a2 = x[fa[2]];
+    const double *b0 = x[fb[0]], *b1 = x[fb[1]], *b2 = x[fb[2]];
+    const int sa[3] = {cb_orient3d_sign(b0, b1, b2, a0), cb_orient3d_sign(b0, b1, b2, a1),
+                       cb_orient3d_sign(b0, b1, b2, a2)};
+    if (one_side(sa)) return 0;
+    if (ea) c->count += edges_vs_triangle_signs(x, fa, ea, sa, b0, b1, b2);
+    if (!eb) return 0;
+    const int sb[3] = {cb_orient3d_sign(a0, a1, a2, b0), cb_orient3d_sign(a0, a1, a2, b1),
+                       cb_orient3d_sign(a0, a1, a2, b2)};
+    if (!one_side(sb)) c->count += edges_vs_triangle_signs(x, fb, eb, sb, a0, a1, a2);
     return 0;
 }
 
