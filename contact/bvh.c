@@ -106,7 +106,15 @@ typedef struct bvh_node {
     int first;   /* first slot of the node's triangles (contiguous in slot order) */
     int ntri;    /* number of triangles below */
     int right;   /* right child (the left child is node index + 1); -1 for a leaf */
+    int leaf;    /* a leaf's block in lbv / lvid (leaves numbered in pre-order); -1 inside */
 } bvh_node;
+
+/* Triangle volumes are stored per leaf, structure of arrays: block L holds
+ * lbv[L][j][lane] for j < 2 ns (lo slabs, then hi slabs) and lane < 4 (the leaf's
+ * triangles in slot order; unused lanes hold the empty volume lo = +inf, hi = -inf and
+ * are masked out anyway). One triangle is then tested against a whole leaf in a few
+ * vector compares, without a branch per pair. */
+#define LANES CB_BVH_LEAF_SIZE
 
 struct cb_bvh {
     const cb_mesh *m;
@@ -119,17 +127,30 @@ struct cb_bvh {
     double margin;
     bvh_node *node;               /* [2 nf] pre-order */
     double *nbv;                  /* [2 nf][2 ns] node volumes: lo[ns], hi[ns] */
-    double *tbv;                  /* [nf][2 ns] triangle volumes, slot order */
+    double *lbv;                  /* [nleaf][2 ns][4] triangle volumes per leaf (see above) */
+    int nleaf;                    /* leaves of the tree (a function of nf only) */
+    int nleaf_built;              /* build counter */
+    int *spos;                    /* slot -> LANES * leaf + lane */
+    int (*lvid)[3][LANES];        /* [nleaf] vertices of each leaf's triangles (-1: unused lane) */
     int *perm;                    /* slot -> triangle */
     int *slot;                    /* triangle -> slot */
     int (*sv)[3];                 /* slot -> its triangle's vertices */
     int (*sedge)[3];              /* slot -> its triangle's edges */
     unsigned char *sown;          /* slot -> owned vertices (bit k) and edges (bit 3 + k) */
+    unsigned char *town;          /* the same per triangle */
     int *vowner, *eowner;         /* [nv], [ne] */
     int (*tedge)[3];              /* [nf] */
     double *vlo, *vhi;            /* [nv][ns] vertex projections (min/max over a sweep) */
-    double (*cent)[3];            /* [nf] build workspace */
+    double (*cent)[3];            /* [nf] build workspace: centroids in slot order */
 };
+
+/* The volume of the triangle in slot s as lo[ns], hi[ns]. */
+static void slot_volume(const cb_bvh *b, int s, double *out)
+{
+    const int pos = b->spos[s], w = 2 * b->ns;
+    const double *bv = b->lbv + (size_t)(pos / LANES) * w * LANES + pos % LANES;
+    for (int j = 0; j < w; j++) out[j] = bv[j * LANES];
+}
 
 void cb_bvh_free(cb_bvh **bp)
 {
@@ -137,12 +158,15 @@ void cb_bvh_free(cb_bvh **bp)
     cb_bvh *b = *bp;
     free(b->node);
     free(b->nbv);
-    free(b->tbv);
+    free(b->lbv);
+    free(b->spos);
+    free(b->lvid);
     free(b->perm);
     free(b->slot);
     free(b->sv);
     free(b->sedge);
     free(b->sown);
+    free(b->town);
     free(b->vowner);
     free(b->eowner);
     free(b->tedge);
@@ -151,6 +175,25 @@ void cb_bvh_free(cb_bvh **bp)
     free(b->cent);
     free(b);
     *bp = NULL;
+}
+
+/* The size of the left part when a node of n > CB_BVH_LEAF_SIZE triangles is split: the
+ * median, rounded up to a whole number of leaves so that leaves come out full. */
+static int split_left(int n)
+{
+    int half = (n + 1) / 2;
+    half = (half + CB_BVH_LEAF_SIZE - 1) / CB_BVH_LEAF_SIZE * CB_BVH_LEAF_SIZE;
+    if (half >= n) half = n / 2;
+    return half;
+}
+
+/* The number of leaves of a tree over n triangles: the shape of the median split
+ * depends on the counts only, not on the positions. */
+static int count_leaves(int n)
+{
+    if (n <= CB_BVH_LEAF_SIZE) return 1;
+    int h = split_left(n);
+    return count_leaves(h) + count_leaves(n - h);
 }
 
 int cb_bvh_create(const cb_mesh *m, cb_bv_kind kind, cb_bvh **out, cb_error *err)
@@ -187,19 +230,23 @@ int cb_bvh_create(const cb_mesh *m, cb_bv_kind kind, cb_bvh **out, cb_error *err
     size_t nf = (size_t)m->nf, nv = (size_t)m->nv;
     b->node = cb_calloc(2 * nf, sizeof *b->node);
     b->nbv = cb_calloc(2 * nf * 2 * (size_t)ns, sizeof(double));
-    b->tbv = cb_calloc(nf * 2 * (size_t)ns, sizeof(double));
+    b->nleaf = count_leaves(m->nf);
+    b->lbv = cb_calloc((size_t)b->nleaf * 2 * (size_t)ns * LANES, sizeof(double));
+    b->spos = cb_calloc(nf, sizeof(int));
+    b->lvid = cb_calloc((size_t)b->nleaf, sizeof *b->lvid);
     b->perm = cb_calloc(nf, sizeof(int));
     b->slot = cb_calloc(nf, sizeof(int));
     b->sv = cb_calloc(nf, sizeof *b->sv);
     b->sedge = cb_calloc(nf, sizeof *b->sedge);
     b->sown = cb_calloc(nf, 1);
+    b->town = cb_calloc(nf, 1);
     b->vowner = cb_calloc(nv, sizeof(int));
     b->eowner = cb_calloc((size_t)(b->ne > 0 ? b->ne : 1), sizeof(int));
     b->tedge = cb_calloc(nf, sizeof *b->tedge);
     b->vlo = cb_calloc(nv * (size_t)ns, sizeof(double));
     b->vhi = cb_calloc(nv * (size_t)ns, sizeof(double));
     b->cent = cb_calloc(nf, sizeof *b->cent);
-    if (!b->node || !b->nbv || !b->tbv || !b->perm || !b->slot || !b->sv || !b->sedge || !b->sown ||
+    if (!b->node || !b->nbv || !b->lbv || !b->spos || !b->lvid || !b->perm || !b->slot || !b->sv || !b->sedge || !b->sown || !b->town ||
         !b->vowner || !b->eowner || !b->tedge || !b->vlo || !b->vhi || !b->cent) {
         cb_bvh_free(&b);
         return CB_FAIL(err, CB_ERR_NOMEM, "out of memory allocating a BVH over %d triangles", m->nf);
@@ -222,6 +269,14 @@ int cb_bvh_create(const cb_mesh *m, cb_bv_kind kind, cb_bvh **out, cb_error *err
             b->tedge[t][k] = e;
             if (b->eowner[e] < 0) b->eowner[e] = t;
         }
+    }
+    for (int t = 0; t < m->nf; t++) {
+        unsigned char own = 0;
+        for (int k = 0; k < 3; k++) {
+            if (b->vowner[m->f[t][k]] == t) own |= (unsigned char)(1u << k);
+            if (b->eowner[b->tedge[t][k]] == t) own |= (unsigned char)(8u << k);
+        }
+        b->town[t] = own;
     }
     *out = b;
     return 0;
@@ -293,36 +348,35 @@ static int project_vertices(const cb_bvh *b, const double (*x)[3], double *out, 
     return 0;
 }
 
-/* Triangle volumes (slot order) from vertex bounds lo/hi ([nv][ns]), then node volumes
- * bottom-up (reverse pre-order: children before parents). */
+/* Volumes bottom-up (reverse pre-order: children before parents), a leaf's triangle
+ * volumes from the vertex bounds lo/hi ([nv][ns]) as the leaf comes up. */
 CB_BVH_INLINE void refit_k(cb_bvh *b, const double *lo, const double *hi, const double *mj, const int ns)
 {
     const int w = 2 * ns;
-    for (int s = 0; s < b->nf; s++) {
-        const int *t = b->sv[s];
-        const double *l0 = lo + (size_t)t[0] * ns, *l1 = lo + (size_t)t[1] * ns, *l2 = lo + (size_t)t[2] * ns;
-        const double *h0 = hi + (size_t)t[0] * ns, *h1 = hi + (size_t)t[1] * ns, *h2 = hi + (size_t)t[2] * ns;
-        double *bv = b->tbv + (size_t)s * w;
-        for (int j = 0; j < ns; j++) {
-            double a = l0[j] < l1[j] ? l0[j] : l1[j];
-            bv[j] = (a < l2[j] ? a : l2[j]) - mj[j];
-            double c = h0[j] > h1[j] ? h0[j] : h1[j];
-            bv[ns + j] = (c > h2[j] ? c : h2[j]) + mj[j];
-        }
-    }
     for (int i = b->nnodes - 1; i >= 0; i--) {
         const bvh_node *n = &b->node[i];
         double *bv = b->nbv + (size_t)i * w;
         if (n->right < 0) {
-            const double *a = b->tbv + (size_t)n->first * w;
-            for (int j = 0; j < w; j++) bv[j] = a[j];
-            for (int s = n->first + 1; s < n->first + n->ntri; s++) {
-                const double *c = b->tbv + (size_t)s * w;
+            /* the leaf's triangle volumes into its block, then their union */
+            double *a = b->lbv + (size_t)n->leaf * w * LANES;
+            for (int l = 0; l < n->ntri; l++) {
+                const int *t = b->sv[n->first + l];
+                const double *l0 = lo + (size_t)t[0] * ns, *l1 = lo + (size_t)t[1] * ns, *l2 = lo + (size_t)t[2] * ns;
+                const double *h0 = hi + (size_t)t[0] * ns, *h1 = hi + (size_t)t[1] * ns, *h2 = hi + (size_t)t[2] * ns;
                 for (int j = 0; j < ns; j++) {
-                    bv[j] = c[j] < bv[j] ? c[j] : bv[j];
-                    bv[ns + j] = c[ns + j] > bv[ns + j] ? c[ns + j] : bv[ns + j];
+                    double p = l0[j] < l1[j] ? l0[j] : l1[j];
+                    a[j * LANES + l] = (p < l2[j] ? p : l2[j]) - mj[j];
+                    double c = h0[j] > h1[j] ? h0[j] : h1[j];
+                    a[(ns + j) * LANES + l] = (c > h2[j] ? c : h2[j]) + mj[j];
                 }
             }
+            for (int j = 0; j < w; j++) bv[j] = a[j * LANES];
+            for (int l = 1; l < n->ntri; l++)
+                for (int j = 0; j < ns; j++) {
+                    const double cl = a[j * LANES + l], ch = a[(ns + j) * LANES + l];
+                    bv[j] = cl < bv[j] ? cl : bv[j];
+                    bv[ns + j] = ch > bv[ns + j] ? ch : bv[ns + j];
+                }
         } else {
             const double *a = b->nbv + (size_t)(i + 1) * w, *c = b->nbv + (size_t)n->right * w;
             for (int j = 0; j < ns; j++) {
@@ -394,24 +448,63 @@ int cb_bvh_refit_swept(cb_bvh *b, const double (*x0)[3], const double (*x1)[3], 
     return 0;
 }
 
+/* Swap slots i and j of perm and of the slot-ordered centroids. */
+static inline void swap_slots(int *perm, double (*cent)[3], int i, int j)
+{
+    int t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+    for (int k = 0; k < 3; k++) {
+        double c = cent[i][k];
+        cent[i][k] = cent[j][k];
+        cent[j][k] = c;
+    }
+}
+
 /* Partial sort of perm[lo, hi) so that perm[k] has the key it would have if sorted
- * (key = centroid coordinate `axis`), smaller keys before, larger after. */
-static void select_kth(int *perm, const double (*cent)[3], int axis, int lo, int hi, int k)
+ * (key = centroid coordinate `axis`), smaller keys before, larger after. cent is in
+ * slot order (cent[s] is the centroid of triangle perm[s]) and moves along with perm,
+ * so the scans read memory in order.
+ *
+ * Each round is Hoare's partition around the median of three,
+ *     i = lo, j = hi - 1;
+ *     while (i <= j) { while (key[i] < piv) i++; while (key[j] > piv) j--;
+ *                      if (i <= j) swap(i++, j--); }
+ * whose scans stop at unpredictable places (a branch miss per stop). The same swaps
+ * and the same final i, j are found from two lists made without data-dependent
+ * branches, over the keys as they are before the round: L, the positions with
+ * key >= piv in increasing order, and R, those with key <= piv in decreasing order.
+ * Between the scans the loop only touched positions it has passed, so its s-th swap is
+ * (L[s], R[s]) as long as L[s] <= R[s]; when they cross, the scans stop at
+ * i = min(L[s], R[s-1]) and j = max(R[s], L[s-1]) (the elements swapped last are the
+ * sentinels). wl, wr: workspace of hi - lo ints each. */
+static void select_kth(int *perm, double (*cent)[3], int axis, int lo, int hi, int k, int *wl, int *wr)
 {
     while (hi - lo > 2) {
         int mid = lo + (hi - lo) / 2;
-        double a = cent[perm[lo]][axis], b = cent[perm[mid]][axis], c = cent[perm[hi - 1]][axis];
+        double a = cent[lo][axis], b = cent[mid][axis], c = cent[hi - 1][axis];
         double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-        int i = lo, j = hi - 1;
-        while (i <= j) {
-            while (cent[perm[i]][axis] < piv) i++;
-            while (cent[perm[j]][axis] > piv) j--;
-            if (i <= j) {
-                int t = perm[i];
-                perm[i] = perm[j];
-                perm[j] = t;
-                i++;
-                j--;
+        int nl = 0, nr = 0;
+        for (int p = lo; p < hi; p++) {
+            wl[nl] = p;
+            nl += cent[p][axis] >= piv;
+        }
+        for (int p = hi - 1; p >= lo; p--) {
+            wr[nr] = p;
+            nr += cent[p][axis] <= piv;
+        }
+        int i, j;
+        for (int s = 0;; s++) {   /* nl, nr >= 1: piv is one of the keys */
+            const int l = s < nl ? wl[s] : hi, r = s < nr ? wr[s] : lo - 1;
+            if (l <= r) {
+                swap_slots(perm, cent, l, r);
+                i = l + 1;
+                j = r - 1;
+                if (i > j) break;
+            } else {
+                i = s > 0 && wr[s - 1] < l ? wr[s - 1] : l;
+                j = s > 0 && wl[s - 1] > r ? wl[s - 1] : r;
+                break;
             }
         }
         /* [lo, j] <= piv, (j, i) == piv, [i, hi) >= piv */
@@ -419,11 +512,7 @@ static void select_kth(int *perm, const double (*cent)[3], int axis, int lo, int
         else if (k >= i) lo = i;
         else return;
     }
-    if (hi - lo == 2 && cent[perm[lo]][axis] > cent[perm[lo + 1]][axis]) {
-        int t = perm[lo];
-        perm[lo] = perm[lo + 1];
-        perm[lo + 1] = t;
-    }
+    if (hi - lo == 2 && cent[lo][axis] > cent[lo + 1][axis]) swap_slots(perm, cent, lo, lo + 1);
 }
 
 static int build_rec(cb_bvh *b, int lo, int hi)
@@ -433,24 +522,25 @@ static int build_rec(cb_bvh *b, int lo, int hi)
     n->first = lo;
     n->ntri = hi - lo;
     n->right = -1;
-    if (hi - lo <= CB_BVH_LEAF_SIZE) return idx;
+    n->leaf = -1;
+    if (hi - lo <= CB_BVH_LEAF_SIZE) {
+        n->leaf = b->nleaf_built++;
+        return idx;
+    }
     double cmin[3] = {INFINITY, INFINITY, INFINITY}, cmax[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (int s = lo; s < hi; s++) {
-        const double *c = b->cent[b->perm[s]];
-        for (int k = 0; k < 3; k++) {
-            if (c[k] < cmin[k]) cmin[k] = c[k];
-            if (c[k] > cmax[k]) cmax[k] = c[k];
+        const double *c = b->cent[s];
+        for (int k = 0; k < 3; k++) {   /* branch-free min / max (finite keys) */
+            cmin[k] = c[k] < cmin[k] ? c[k] : cmin[k];
+            cmax[k] = c[k] > cmax[k] ? c[k] : cmax[k];
         }
     }
     int axis = 0;
     for (int k = 1; k < 3; k++)
         if (cmax[k] - cmin[k] > cmax[axis] - cmin[axis]) axis = k;
-    /* median, rounded up to a whole number of leaves so that leaves come out full */
-    int half = (hi - lo + 1) / 2;
-    half = (half + CB_BVH_LEAF_SIZE - 1) / CB_BVH_LEAF_SIZE * CB_BVH_LEAF_SIZE;
-    if (half >= hi - lo) half = (hi - lo) / 2;
-    int mid = lo + half;
-    select_kth(b->perm, (const double (*)[3])b->cent, axis, lo, hi, mid);
+    int mid = lo + split_left(hi - lo);
+    /* slot and spos are written after the build: here they are select's workspace */
+    select_kth(b->perm, b->cent, axis, lo, hi, mid, b->slot, b->spos);
     build_rec(b, lo, mid);
     n->right = build_rec(b, mid, hi);
     return idx;
@@ -470,19 +560,30 @@ int cb_bvh_build(cb_bvh *b, const double (*x)[3], double margin, cb_error *err)
         b->perm[t] = t;
     }
     b->nnodes = 0;
+    b->nleaf_built = 0;
     build_rec(b, 0, b->nf);
-    CB_ASSERT(b->nnodes <= 2 * b->nf);
+    CB_ASSERT(b->nnodes <= 2 * b->nf && b->nleaf_built == b->nleaf);
     for (int s = 0; s < b->nf; s++) {
         int t = b->perm[s];
         b->slot[t] = s;
-        unsigned char own = 0;
         for (int k = 0; k < 3; k++) {
             b->sv[s][k] = f[t][k];
             b->sedge[s][k] = b->tedge[t][k];
-            if (b->vowner[f[t][k]] == t) own |= (unsigned char)(1u << k);
-            if (b->eowner[b->tedge[t][k]] == t) own |= (unsigned char)(8u << k);
         }
-        b->sown[s] = own;
+        b->sown[s] = b->town[t];
+    }
+    for (int i = 0; i < b->nnodes; i++) {
+        const bvh_node *n = &b->node[i];
+        if (n->right >= 0) continue;
+        for (int l = 0; l < LANES; l++)
+            for (int k = 0; k < 3; k++) b->lvid[n->leaf][k][l] = l < n->ntri ? b->sv[n->first + l][k] : -1;
+        for (int l = 0; l < n->ntri; l++) b->spos[n->first + l] = LANES * n->leaf + l;
+        double *blk = b->lbv + (size_t)n->leaf * 2 * b->ns * LANES;
+        for (int l = n->ntri; l < LANES; l++)
+            for (int j = 0; j < b->ns; j++) {
+                blk[j * LANES + l] = INFINITY;
+                blk[(b->ns + j) * LANES + l] = -INFINITY;
+            }
     }
     b->built = 1;
     refit_volumes(b, b->vlo, b->vlo, margin);
@@ -507,7 +608,8 @@ int cb_bvh_triangle_volume(const cb_bvh *b, int t, double *lo, double *hi, cb_er
     if (!b->built || t < 0 || t >= b->nf)
         return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_triangle_volume: triangle %d not in [0, %d) or tree not built",
                        t, b->nf);
-    const double *bv = b->tbv + (size_t)b->slot[t] * 2 * b->ns;
+    double bv[2 * CB_BV_MAX_SLABS];
+    slot_volume(b, b->slot[t], bv);
     memcpy(lo, bv, (size_t)b->ns * sizeof(double));
     memcpy(hi, bv + b->ns, (size_t)b->ns * sizeof(double));
     return 0;
@@ -538,10 +640,13 @@ int cb_bvh_check(const cb_bvh *b, cb_error *err)
         if (n->right < 0) {
             if (n->ntri < 1 || n->ntri > CB_BVH_LEAF_SIZE)
                 return CB_FAIL(err, CB_ERR_INTERNAL, "BVH: leaf %d holds %d triangles", i, n->ntri);
-            for (int s = n->first; s < n->first + n->ntri; s++)
-                if (!contains(bv, b->tbv + (size_t)s * w, b->ns))
+            for (int s = n->first; s < n->first + n->ntri; s++) {
+                double tv[2 * CB_BV_MAX_SLABS];
+                slot_volume(b, s, tv);
+                if (!contains(bv, tv, b->ns))
                     return CB_FAIL(err, CB_ERR_INTERNAL, "BVH: leaf %d does not contain triangle %d", i,
                                    b->perm[s]);
+            }
         } else {
             const bvh_node *l = &b->node[i + 1], *r;
             if (n->right <= i + 1 || n->right >= b->nnodes)
@@ -613,9 +718,72 @@ CB_BVH_INLINE int near(const double *p, const double *q, const int ns, const dou
     return 1;
 }
 
+/* Two lanes at once (GCC/Clang vector extensions: one SSE2 register on x86-64); a leaf
+ * block's four lanes are two of them. */
+typedef double v2d __attribute__((vector_size(2 * sizeof(double))));
+typedef long long v2l __attribute__((vector_size(2 * sizeof(double))));
+typedef int v4i __attribute__((vector_size(4 * sizeof(int))));
+
+CB_BVH_INLINE v2d load2(const double *p)
+{
+    v2d v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* near() of one volume p (element j at p[j * ps]) against the four lanes of a leaf
+ * block q ([2 ns][4]): bit l set when p and lane l come within r. The same expressions
+ * as near(p, q_l), so the same answers, lane by lane. */
+CB_BVH_INLINE unsigned near4(const double *p, const int ps, const double *q, const int ns, const double *r,
+                             const int use_r)
+{
+    v2l ok0 = {-1, -1}, ok1 = {-1, -1};
+    for (int j = 0; j < ns; j++) {
+        if (j == 3 && ns > 3 && !((ok0[0] | ok0[1]) | (ok1[0] | ok1[1]))) return 0;
+        const double rj = use_r ? r[j] : 0.0;
+        const double plo = use_r ? p[j * ps] - rj : p[j * ps], phi = p[(ns + j) * ps];
+        const double *ql = q + j * LANES, *qh = q + (ns + j) * LANES;
+        const v2d ql0 = use_r ? load2(ql) - rj : load2(ql), ql1 = use_r ? load2(ql + 2) - rj : load2(ql + 2);
+        ok0 &= (plo <= load2(qh)) & (ql0 <= phi);
+        ok1 &= (plo <= load2(qh + 2)) & (ql1 <= phi);
+    }
+    return (unsigned)((ok0[0] & 1) | (ok0[1] & 2) | (ok1[0] & 4) | (ok1[1] & 8));
+}
+
+/* Bit l set when lane l of leaf block lv shares a vertex with triangle v. */
+CB_BVH_INLINE unsigned shared4(const int *v, const int (*lv)[LANES])
+{
+    v4i l0, l1, l2;
+    memcpy(&l0, lv[0], sizeof l0);
+    memcpy(&l1, lv[1], sizeof l1);
+    memcpy(&l2, lv[2], sizeof l2);
+    v4i sh = (l0 == v[0]) | (l0 == v[1]) | (l0 == v[2]) | (l1 == v[0]) | (l1 == v[1]) | (l1 == v[2]) |
+             (l2 == v[0]) | (l2 == v[1]) | (l2 == v[2]);
+    return (unsigned)((sh[0] & 1) | (sh[1] & 2) | (sh[2] & 4) | (sh[3] & 8));
+}
+
+/* The triangle pairs (s, lane of leaf block k) of one row, in lane order: m holds the
+ * lanes that passed near4 at the current radius. When the leaf action lowers the radius
+ * the rest of the row is tested again, so that a pair is visited exactly when its
+ * volumes are near at the radius current when it comes up (as the scalar loop did). */
+#define TRAV_ROW(sa_, first_b_, m_, retest_) do { \
+        unsigned mm_ = (m_); \
+        while (mm_) { \
+            const int u_ = __builtin_ctz(mm_); \
+            mm_ &= mm_ - 1; \
+            const double rad_ = t->radius; \
+            int rc_ = leaf(t, (sa_), (first_b_) + u_); \
+            if (rc_) { t->stop = rc_; return; } \
+            if (use_r && t->radius != rad_) mm_ &= (retest_); \
+        } \
+    } while (0)
+
 /* Node pairs on the stack have already passed the volume test (except the root's
- * self entry); a pushed pair (i, i) in a self traversal means all pairs below i. */
-CB_BVH_INLINE void traverse(trav *t, const int ns, const int self, const int use_r, trav_leaf_fn leaf)
+ * self entry); a pushed pair (i, i) in a self traversal means all pairs below i.
+ * With tt set (self only) the pairs of triangles sharing a vertex are dropped before
+ * the leaf action. */
+CB_BVH_INLINE void traverse(trav *t, const int ns, const int self, const int use_r, const int tt,
+                            trav_leaf_fn leaf)
 {
     const cb_bvh *A = t->a, *B = t->b;
     const int w = 2 * ns;
@@ -638,14 +806,14 @@ CB_BVH_INLINE void traverse(trav *t, const int ns, const int self, const int use
         const bvh_node *ni = &A->node[i];
         if (self && i == k) {
             if (ni->right < 0) {
-                const int end = ni->first + ni->ntri;
-                for (int s = ni->first; s < end; s++)
-                    for (int u = s + 1; u < end; u++) {
-                        if (!near(A->tbv + (size_t)s * w, A->tbv + (size_t)u * w, ns, r, use_r)) continue;
-                        int rc = leaf(t, s, u);
-                        if (rc) { t->stop = rc; return; }
-                        r = t->r;
-                    }
+                const double *bi = A->lbv + (size_t)ni->leaf * w * LANES;
+                const unsigned valid = (1u << ni->ntri) - 1u;
+                for (int l = 0; l + 1 < ni->ntri; l++) {
+                    const unsigned later = valid & ~((2u << l) - 1u);
+                    unsigned m = near4(bi + l, LANES, bi, ns, r, use_r) & later;
+                    if (tt && m) m &= ~shared4(A->sv[ni->first + l], A->lvid[ni->leaf]);
+                    TRAV_ROW(ni->first + l, ni->first, m, near4(bi + l, LANES, bi, ns, r, use_r));
+                }
             } else {
                 TRAV_TEST_PUSH(i + 1, ni->right);
                 TRAV_PUSH(ni->right, ni->right);
@@ -655,21 +823,14 @@ CB_BVH_INLINE void traverse(trav *t, const int ns, const int self, const int use
         }
         const bvh_node *nk = &B->node[k];
         if (ni->right < 0 && nk->right < 0) {
-            /* filter each side by the other leaf's volume, then test triangle pairs */
-            const double *vi = A->nbv + (size_t)i * w, *vk = B->nbv + (size_t)k * w;
-            unsigned mk = 0;
-            for (int u = 0; u < nk->ntri; u++)
-                if (near(vi, B->tbv + (size_t)(nk->first + u) * w, ns, r, use_r)) mk |= 1u << u;
-            if (!mk) continue;
-            for (int s = ni->first; s < ni->first + ni->ntri; s++) {
-                const double *bs = A->tbv + (size_t)s * w;
-                if (!near(bs, vk, ns, r, use_r)) continue;
-                for (int u = 0; u < nk->ntri; u++) {
-                    if (!(mk >> u & 1u) || !near(bs, B->tbv + (size_t)(nk->first + u) * w, ns, r, use_r)) continue;
-                    int rc = leaf(t, s, nk->first + u);
-                    if (rc) { t->stop = rc; return; }
-                    r = t->r;
-                }
+            /* each triangle of i against the lanes of k (a prefilter of k's lanes by
+             * i's leaf volume cost more than it saved: the leaves passed as a pair) */
+            const double *bi = A->lbv + (size_t)ni->leaf * w * LANES, *bk = B->lbv + (size_t)nk->leaf * w * LANES;
+            const unsigned mk = (1u << nk->ntri) - 1u;
+            for (int l = 0; l < ni->ntri; l++) {
+                unsigned m = near4(bi + l, LANES, bk, ns, r, use_r) & mk;
+                if (tt && m) m &= ~shared4(A->sv[ni->first + l], B->lvid[nk->leaf]);
+                TRAV_ROW(ni->first + l, nk->first, m, near4(bi + l, LANES, bk, ns, r, use_r));
             }
         } else if (nk->right < 0 || (ni->right >= 0 && ni->ntri >= nk->ntri)) {
             TRAV_TEST_PUSH(ni->right, k);
@@ -683,12 +844,12 @@ CB_BVH_INLINE void traverse(trav *t, const int ns, const int self, const int use
 #undef TRAV_TEST_PUSH
 }
 
-#define TRAVERSE(t, self, use_r, leaf) do { \
+#define TRAVERSE(t, self, use_r, tt, leaf) do { \
         switch ((t)->ns) { \
-        case 3: traverse((t), 3, (self), (use_r), (leaf)); break; \
-        case 7: traverse((t), 7, (self), (use_r), (leaf)); break; \
-        case 9: traverse((t), 9, (self), (use_r), (leaf)); break; \
-        default: traverse((t), 13, (self), (use_r), (leaf)); break; \
+        case 3: traverse((t), 3, (self), (use_r), (tt), (leaf)); break; \
+        case 7: traverse((t), 7, (self), (use_r), (tt), (leaf)); break; \
+        case 9: traverse((t), 9, (self), (use_r), (tt), (leaf)); break; \
+        default: traverse((t), 13, (self), (use_r), (tt), (leaf)); break; \
         } \
     } while (0)
 
@@ -698,6 +859,14 @@ typedef struct qctx {
     unsigned what;
     cb_bvh_result *r;
 } qctx;
+
+/* Triangle pairs only, the shared-vertex pairs already dropped by the traversal. */
+CB_BVH_INLINE int emit_tt(trav *t, int sa, int sb)
+{
+    const qctx *q = t->ctx;
+    const int ta = t->a->perm[sa], tb = t->a->perm[sb];
+    return cb_pair_list_push(&q->r->tt, ta < tb ? ta : tb, ta < tb ? tb : ta);
+}
 
 CB_BVH_INLINE int emit_self(trav *t, int sa, int sb)
 {
@@ -780,7 +949,8 @@ int cb_bvh_self_query(const cb_bvh *b, unsigned what, cb_bvh_result *r, cb_error
     qctx q = {what, r};
     trav t = {.a = b, .b = b, .ns = b->ns, .ctx = &q};
     trav_set_radius(&t, 0.0);
-    TRAVERSE(&t, 1, 0, emit_self);
+    if (what == CB_BVH_TT) TRAVERSE(&t, 1, 0, 1, emit_tt);
+    else TRAVERSE(&t, 1, 0, 0, emit_self);
     if (t.stop == TRAV_OVERFLOW) return CB_FAIL(err, CB_ERR_INTERNAL, "BVH self query: traversal stack overflow");
     if (t.stop) return CB_FAIL(err, CB_ERR_NOMEM, "BVH self query: out of memory growing the result lists");
     return 0;
@@ -808,7 +978,7 @@ int cb_bvh_pair_query(const cb_bvh *a, const cb_bvh *b, unsigned what, cb_bvh_re
     qctx q = {what, r};
     trav t = {.a = a, .b = b, .ns = a->ns, .ctx = &q};
     trav_set_radius(&t, 0.0);
-    TRAVERSE(&t, 0, 0, emit_pair);
+    TRAVERSE(&t, 0, 0, 0, emit_pair);
     if (t.stop == TRAV_OVERFLOW) return CB_FAIL(err, CB_ERR_INTERNAL, "BVH pair query: traversal stack overflow");
     if (t.stop) return CB_FAIL(err, CB_ERR_NOMEM, "BVH pair query: out of memory growing the result lists");
     return 0;
@@ -847,7 +1017,7 @@ int cb_bvh_self_visit(const cb_bvh *b, double radius, cb_bvh_visit_fn fn, void *
     vwrap w = {fn, ctx};
     trav t = {.a = b, .b = b, .ns = b->ns, .ctx = &w};
     trav_set_radius(&t, radius);
-    TRAVERSE(&t, 1, 1, visit_leaf);
+    TRAVERSE(&t, 1, 1, 0, visit_leaf);
     if (t.stop == TRAV_OVERFLOW) return CB_FAIL(err, CB_ERR_INTERNAL, "BVH self visit: traversal stack overflow");
     return t.stop;
 }
@@ -863,7 +1033,7 @@ int cb_bvh_pair_visit(const cb_bvh *a, const cb_bvh *b, double radius, cb_bvh_vi
     vwrap w = {fn, ctx};
     trav t = {.a = a, .b = b, .ns = a->ns, .ctx = &w};
     trav_set_radius(&t, radius);
-    TRAVERSE(&t, 0, 1, visit_leaf);
+    TRAVERSE(&t, 0, 1, 0, visit_leaf);
     if (t.stop == TRAV_OVERFLOW) return CB_FAIL(err, CB_ERR_INTERNAL, "BVH pair visit: traversal stack overflow");
     return t.stop;
 }
@@ -912,7 +1082,9 @@ static void closest_node(cctx *c, int i)
     const bvh_node *n = &b->node[i];
     if (n->right < 0) {
         for (int s = n->first; s < n->first + n->ntri; s++) {
-            if (volume_dist2(c, b->tbv + (size_t)s * w) > c->best2) continue;
+            double tv[2 * CB_BV_MAX_SLABS];
+            slot_volume(b, s, tv);
+            if (volume_dist2(c, tv) > c->best2) continue;
             const int *v = b->sv[s];
             if (v[0] == c->exclude || v[1] == c->exclude || v[2] == c->exclude) continue;
             double cp[3];

@@ -13,7 +13,7 @@
 
 /* Static filter bounds: |computed - exact| <= bound * permanent. */
 #define CB_O2D_BOUND ((3.0 + 16.0 * CB_EPS) * CB_EPS)
-#define CB_O3D_BOUND ((7.0 + 56.0 * CB_EPS) * CB_EPS)
+#define CB_O3D_BOUND CB_ORIENT3D_FILTER
 
 /* x + y == a + b exactly, x = fl(a + b). */
 static inline void two_sum(double a, double b, double *x, double *y)
@@ -311,6 +311,11 @@ int cb_segment_triangle_intersect(const double p[3], const double q[3],
 {
     const double *pts[5] = {p, q, a, b, c};
     if (!all_finite(pts, 5)) return 1;
+    /* The plane test first (most calls end here): when p and q are strictly on one side
+     * of abc's plane, abc is not degenerate (for collinear a, b, c every orient3d(a, b,
+     * c, .) is exactly 0), so the answer is 0 whichever branch below would be taken. */
+    int sp = cb_orient3d_sign(a, b, c, p), sq = cb_orient3d_sign(a, b, c, q);
+    if (sp * sq > 0) return 0;
     double A[3][2], B[3][2], C[3][2];
     int drop = -1;
     for (int k = 0; k < 3; k++) {
@@ -322,8 +327,6 @@ int cb_segment_triangle_intersect(const double p[3], const double q[3],
     if (drop < 0) /* degenerate triangle: the union of its edges */
         return cb_segment_segment_intersect(p, q, a, b) || cb_segment_segment_intersect(p, q, b, c) ||
                cb_segment_segment_intersect(p, q, c, a);
-    int sp = sgn(cb_orient3d(a, b, c, p)), sq = sgn(cb_orient3d(a, b, c, q));
-    if (sp * sq > 0) return 0;
     if (sp == 0 && sq == 0) { /* coplanar: 2D test in a projection where abc is not flat */
         double P[2], Q[2];
         project(p, drop, P);

@@ -17,11 +17,41 @@
 #ifndef CB_PREDICATES_H
 #define CB_PREDICATES_H
 
+#include <float.h>
+#include <math.h>
+
 /* Sign of det[a-d; b-d; c-d]: positive when d lies below the plane of a, b, c, where
  * "below" is the side from which a, b, c do NOT appear counter-clockwise (seen from
  * above they are counter-clockwise). The sign is exact; the magnitude approximates
  * 6 x the signed volume of the tetrahedron. */
 double cb_orient3d(const double a[3], const double b[3], const double c[3], const double d[3]);
+
+/* The static filter of cb_orient3d: |computed det - exact det| <= this * permanent
+ * (Shewchuk's bound (7 + 56 u) u for the a-d, b-d, c-d evaluation, u = 2^-53). */
+#define CB_ORIENT3D_FILTER ((7.0 + 56.0 * (DBL_EPSILON * 0.5)) * (DBL_EPSILON * 0.5))
+
+/* The sign (-1, 0, +1) of cb_orient3d(a, b, c, d), always the exact one: the same double
+ * evaluation and error bound as cb_orient3d's filter, inlined into hot loops; when the
+ * bound cannot decide (or the input is not finite) it calls cb_orient3d, so the answer
+ * is cb_orient3d's in every case. */
+static inline int cb_orient3d_sign(const double a[3], const double b[3], const double c[3], const double d[3])
+{
+    const double adx = a[0] - d[0], ady = a[1] - d[1], adz = a[2] - d[2];
+    const double bdx = b[0] - d[0], bdy = b[1] - d[1], bdz = b[2] - d[2];
+    const double cdx = c[0] - d[0], cdy = c[1] - d[1], cdz = c[2] - d[2];
+    const double bc1 = bdx * cdy, bc2 = bdy * cdx;
+    const double ca1 = cdx * ady, ca2 = cdy * adx;
+    const double ab1 = adx * bdy, ab2 = ady * bdx;
+    const double det = adz * (bc1 - bc2) + bdz * (ca1 - ca2) + cdz * (ab1 - ab2);
+    const double perm = (fabs(bc1) + fabs(bc2)) * fabs(adz) + (fabs(ca1) + fabs(ca2)) * fabs(bdz) +
+                        (fabs(ab1) + fabs(ab2)) * fabs(cdz);
+    int s = (det > 0.0) - (det < 0.0);
+    if (__builtin_expect(!(fabs(det) > CB_ORIENT3D_FILTER * perm), 0)) {   /* undecided, or NaN */
+        const double e = cb_orient3d(a, b, c, d);
+        s = (e > 0.0) - (e < 0.0);
+    }
+    return s;
+}
 
 /* Sign of det[a-c; b-c]: positive when a, b, c are counter-clockwise. Exact sign;
  * magnitude approximates twice the signed area. */

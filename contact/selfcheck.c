@@ -100,26 +100,130 @@ typedef struct isect_ctx {
     long count;
 } isect_ctx;
 
-/* Edges owned by ta, sharing no vertex with tb, that intersect tb. */
-static long edges_vs_triangle(const isect_ctx *c, int ta, int tb)
+/* Bit k set when vertex f[k] is a vertex of triangle g (branch-free: most visited pairs
+ * share a vertex). */
+static inline unsigned vertices_in(const int *f, const int *g)
 {
-    const int *fa = c->s->m->f[ta], *fb = c->s->m->f[tb];
-    const unsigned o = c->s->own[ta];
+    const int g0 = g[0], g1 = g[1], g2 = g[2];
+    return (unsigned)((f[0] == g0) | (f[0] == g1) | (f[0] == g2)) |
+           (unsigned)((f[1] == g0) | (f[1] == g1) | (f[1] == g2)) << 1 |
+           (unsigned)((f[2] == g0) | (f[2] == g1) | (f[2] == g2)) << 2;
+}
+
+/* Bit k set when edge k (f[k], f[k+1]) of a triangle is owned (own, bit 3 + k) and
+ * shares no vertex with the other triangle (in: its vertices_in mask): the edges of
+ * the triangle counted against the other. */
+static inline unsigned candidate_edges(unsigned own, unsigned in)
+{
+    const unsigned next = (in >> 1 | in << 2) & 7u;   /* bit k: f[k + 1] is shared */
+    return (own >> 3) & 7u & ~in & ~next;
+}
+
+/* The number of edges k in `edges` of triangle f that intersect triangle g: exactly
+ * cb_segment_triangle_intersect(x[f[k]], x[f[k+1]], x[g0], x[g1], x[g2]) != 0 summed.
+ * An edge whose bounding box is apart from g's along an axis misses g (comparisons of
+ * coordinates are exact; most visited edges end here). Then the signs of its ends
+ * against g's plane (cb_orient3d(g0, g1, g2, end), as that function computes them): an
+ * edge strictly on one side misses g. An edge with an end strictly off the plane proves
+ * g is not degenerate (for collinear g0, g1, g2 every such orient3d is exactly 0) and
+ * that the segment meets the plane in one point, so the rest of the test is the three
+ * orientations of the segment against g's edges, as in cb_segment_triangle_intersect;
+ * only an edge lying in the plane (both signs 0, or a degenerate g) goes to the full
+ * function. All signs are exact (cb_orient3d_sign), so the count is the one the full
+ * function gives. */
+static inline long edges_vs_triangle(const double (*x)[3], const int *f, unsigned edges, const int *g)
+{
+    const double *a = x[g[0]], *b = x[g[1]], *c = x[g[2]];
+    double glo[3], ghi[3];   /* g's bounding box */
+    for (int d = 0; d < 3; d++) {
+        const double lo = a[d] < b[d] ? a[d] : b[d], hi = a[d] > b[d] ? a[d] : b[d];
+        glo[d] = lo < c[d] ? lo : c[d];
+        ghi[d] = hi > c[d] ? hi : c[d];
+    }
     long n = 0;
-    for (int k = 0; k < 3; k++) {
-        if (!(o >> (3 + k) & 1u)) continue;
-        int p = fa[k], q = fa[(k + 1) % 3];
-        if (p == fb[0] || p == fb[1] || p == fb[2] || q == fb[0] || q == fb[1] || q == fb[2]) continue;
-        n += cb_segment_triangle_intersect(c->x[p], c->x[q], c->x[fb[0]], c->x[fb[1]], c->x[fb[2]]) != 0;
+    while (edges) {
+        const int k = __builtin_ctz(edges);
+        edges &= edges - 1;
+        const double *p = x[f[k]], *q = x[f[k == 2 ? 0 : k + 1]];
+        int apart = 0;
+        for (int d = 0; d < 3; d++)
+            apart |= ((p[d] > q[d] ? p[d] : q[d]) < glo[d]) | ((p[d] < q[d] ? p[d] : q[d]) > ghi[d]);
+        if (apart) continue;
+        const int sp = cb_orient3d_sign(a, b, c, p), sq = cb_orient3d_sign(a, b, c, q);
+        if (sp * sq > 0) continue;
+        if (sp == 0 && sq == 0) {
+            n += cb_segment_triangle_intersect(p, q, a, b, c) != 0;
+            continue;
+        }
+        const int s1 = cb_orient3d_sign(p, q, a, b), s2 = cb_orient3d_sign(p, q, b, c);
+        const int s3 = cb_orient3d_sign(p, q, c, a);
+        const int pos = (s1 > 0) | (s2 > 0) | (s3 > 0), neg = (s1 < 0) | (s2 < 0) | (s3 < 0);
+        n += !(pos & neg);
     }
     return n;
+}
+
+/* The edges in `edges` of triangle f against triangle g = (a, b, c), given the exact
+ * signs sv[k] = cb_orient3d(a, b, c, x[f[k]]): the same steps as edges_vs_triangle
+ * after its box test. */
+static inline long edges_vs_triangle_signs(const double (*x)[3], const int *f, unsigned edges, const int *sv,
+                                           const double *a, const double *b, const double *c)
+{
+    long n = 0;
+    while (edges) {
+        const int k = __builtin_ctz(edges), k1 = k == 2 ? 0 : k + 1;
+        edges &= edges - 1;
+        if (sv[k] * sv[k1] > 0) continue;
+        const double *p = x[f[k]], *q = x[f[k1]];
+        if (sv[k] == 0 && sv[k1] == 0) {
+            n += cb_segment_triangle_intersect(p, q, a, b, c) != 0;
+            continue;
+        }
+        const int s1 = cb_orient3d_sign(p, q, a, b), s2 = cb_orient3d_sign(p, q, b, c);
+        const int s3 = cb_orient3d_sign(p, q, c, a);
+        const int pos = (s1 > 0) | (s2 > 0) | (s3 > 0), neg = (s1 < 0) | (s2 < 0) | (s3 < 0);
+        n += !(pos & neg);
+    }
+    return n;
+}
+
+/* Triangles with all three corners strictly on one side of the other's plane are
+ * disjoint, and so are all their edges: 1 then. */
+static inline int one_side(const int *s)
+{
+    return (s[0] > 0 && s[1] > 0 && s[2] > 0) || (s[0] < 0 && s[1] < 0 && s[2] < 0);
 }
 
 static int isect_visit(void *ctx, int ta, int tb, double *radius)
 {
     (void)radius;
     isect_ctx *c = ctx;
-    c->count += edges_vs_triangle(c, ta, tb) + edges_vs_triangle(c, tb, ta);
+    const int *fa = c->s->m->f[ta], *fb = c->s->m->f[tb];
+    const unsigned ina = vertices_in(fa, fb), inb = vertices_in(fb, fa);
+    const unsigned ea = candidate_edges(c->s->own[ta], ina), eb = candidate_edges(c->s->own[tb], inb);
+    if (!(ea | eb)) return 0;
+    if (ina) {
+        /* neighbours (most visits): only an edge opposite the shared vertex can meet the
+         * other triangle, and the box test rejects ~90% of those */
+        if (ea) c->count += edges_vs_triangle(c->x, fa, ea, fb);
+        if (eb) c->count += edges_vs_triangle(c->x, fb, eb, fa);
+        return 0;
+    }
+    /* apart in the mesh: the plane test of whole triangles first (the boxes of their
+     * edges mostly overlap), then the edges with the signs already known; tb's signs
+     * only when tb has edges to test (if tb is on one side of ta's plane, the count
+     * of ta's edges just made is 0 too) */
+    const double (*x)[3] = c->x;
+    const double *a0 = x[fa[0]], *a1 = x[fa[1]], *a2 = x[fa[2]];
+    const double *b0 = x[fb[0]], *b1 = x[fb[1]], *b2 = x[fb[2]];
+    const int sa[3] = {cb_orient3d_sign(b0, b1, b2, a0), cb_orient3d_sign(b0, b1, b2, a1),
+                       cb_orient3d_sign(b0, b1, b2, a2)};
+    if (one_side(sa)) return 0;
+    if (ea) c->count += edges_vs_triangle_signs(x, fa, ea, sa, b0, b1, b2);
+    if (!eb) return 0;
+    const int sb[3] = {cb_orient3d_sign(a0, a1, a2, b0), cb_orient3d_sign(a0, a1, a2, b1),
+                       cb_orient3d_sign(a0, a1, a2, b2)};
+    if (!one_side(sb)) c->count += edges_vs_triangle_signs(x, fb, eb, sb, a0, a1, a2);
     return 0;
 }
 

@@ -783,6 +783,87 @@ static void test_bad_input(void)
     cb_mesh_free(&m);
 }
 
+/* ---- the order of the results ----
+ * Callers depend on the order of the candidate lists and of the visits (ACM creates
+ * its pairs in list order, min_separation keeps the first of equal distances), so the
+ * build's slot order and the traversal order are part of the contract. The hashes
+ * below were produced by the original scalar implementation (commit 7485832) on a
+ * crumpled 40 x 40 grid; a faster build or traversal must reproduce them exactly. */
+
+static uint64_t fnv_pairs(const cb_pair_list *l, uint64_t h)
+{
+    for (long i = 0; i < l->n; i++)
+        for (int k = 0; k < 2; k++)
+            for (int b = 0; b < 4; b++) {
+                h ^= ((uint32_t)l->p[i][k] >> (8 * b)) & 0xffu;
+                h *= 1099511628211ull;
+            }
+    return h;
+}
+
+typedef struct order_visit {
+    uint64_t h;
+    long n;
+} order_visit;
+
+/* Hash the visits; lower the radius every 50 visits (branch and bound). */
+static int order_visit_fn(void *ctx, int ta, int tb, double *radius)
+{
+    order_visit *v = ctx;
+    const uint32_t w[2] = {(uint32_t)ta, (uint32_t)tb};
+    for (int k = 0; k < 2; k++)
+        for (int b = 0; b < 4; b++) {
+            v->h ^= (w[k] >> (8 * b)) & 0xffu;
+            v->h *= 1099511628211ull;
+        }
+    if (++v->n % 50 == 0) *radius *= 0.98;
+    return 0;
+}
+
+static void test_result_order(void)
+{
+    static const struct {
+        long ntt;
+        uint64_t htt;
+        long nvt, nee;
+        uint64_t hall;
+        long nvisit;
+        uint64_t hvisit;
+    } want[4] = {
+        {16186, 0x8051a358561c0b6dull, 30363, 59997, 0x3b4a5abe9c7b6329ull, 38077, 0xcfaeb085c212662cull},
+        {8621, 0x5bde89b59205772full, 22583, 42605, 0x476a756be4c07bcaull, 30450, 0xd9d02cff9df9655eull},
+        {7348, 0xb1d982ffd5d96cd9ull, 21252, 39676, 0xd6ea9f73b6deec6eull, 29169, 0xa1626eeca2c242a6ull},
+        {6140, 0xc93620c27539aaffull, 20018, 36898, 0x6eb41a635f689c71ull, 27940, 0x3895962e15442700ull},
+    };
+    const uint64_t h0 = 14695981039346656037ull;
+    cb_mesh *m = NULL;
+    double (*x)[3] = NULL;
+    uint64_t st = cb_testmesh_seed(7);
+    CU_ASSERT_FATAL(cb_testmesh_grid(40, 40, 1.0, CB_DIAG_ALTERNATE, &m, NULL) == 0);
+    CU_ASSERT_FATAL(cb_testmesh_crumple(m, 0.12, &st, &x, NULL) == 0);
+    for (int ki = 0; ki < 4; ki++) {
+        cb_bvh *b = NULL;
+        cb_bvh_result *r = NULL;
+        CU_ASSERT_FATAL(cb_bvh_create(m, kinds[ki], &b, NULL) == 0);
+        CU_ASSERT_FATAL(cb_bvh_result_create(&r, NULL) == 0);
+        CU_ASSERT_FATAL(cb_bvh_build(b, (const double (*)[3])x, 0.004, NULL) == 0);
+        CU_ASSERT(cb_bvh_self_query(b, CB_BVH_TT, r, NULL) == 0);
+        CU_ASSERT(r->tt.n == want[ki].ntt);
+        CU_ASSERT(fnv_pairs(&r->tt, h0) == want[ki].htt);
+        CU_ASSERT(cb_bvh_self_query(b, CB_BVH_TT | CB_BVH_VT | CB_BVH_EE, r, NULL) == 0);
+        CU_ASSERT(r->tt.n == want[ki].ntt && r->vt.n == want[ki].nvt && r->ee.n == want[ki].nee);
+        CU_ASSERT(fnv_pairs(&r->ee, fnv_pairs(&r->vt, fnv_pairs(&r->tt, h0))) == want[ki].hall);
+        order_visit v = {h0, 0};
+        CU_ASSERT(cb_bvh_self_visit(b, 0.02, order_visit_fn, &v, NULL) == 0);
+        CU_ASSERT(v.n == want[ki].nvisit);
+        CU_ASSERT(v.h == want[ki].hvisit);
+        cb_bvh_result_free(&r);
+        cb_bvh_free(&b);
+    }
+    free(x);
+    cb_mesh_free(&m);
+}
+
 CB_TEST_MAIN("bvh",
     CB_TEST(test_self_query_soup_disjoint),
     CB_TEST(test_self_query_soup_shared),
@@ -794,4 +875,5 @@ CB_TEST_MAIN("bvh",
     CB_TEST(test_visit_radius),
     CB_TEST(test_closest),
     CB_TEST(test_build_structure),
+    CB_TEST(test_result_order),
     CB_TEST(test_bad_input))

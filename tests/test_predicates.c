@@ -162,6 +162,48 @@ static void test_orient3d_near_degenerate(void)
     CU_ASSERT_EQUAL(ours_wrong, 0);
 }
 
+/* cb_orient3d_sign (the inlined filter) gives the sign of cb_orient3d: on the
+ * near-degenerate points above, where the filter is often undecided and falls back, on
+ * exactly coplanar lattice points (sign 0) and on generic points. */
+static void test_orient3d_sign_inline(void)
+{
+    int wrong = 0, zeros = 0;
+    for (int it = 0; it < 60000; it++) {
+        double a[3], b[3], c[3], d[3];
+        for (int k = 0; k < 3; k++) {
+            a[k] = 0.25 + 3.5 * rng_uniform();
+            b[k] = 0.25 + 3.5 * rng_uniform();
+            c[k] = 0.25 + 3.5 * rng_uniform();
+        }
+        double s = rng_uniform(), t = rng_uniform() * (1.0 - s);
+        if (it % 3 == 2) { /* lattice points: many exactly coplanar quadruples */
+            for (int k = 0; k < 3; k++) {
+                a[k] = rng_int(-3, 3) * 0.125;
+                b[k] = rng_int(-3, 3) * 0.125;
+                c[k] = rng_int(-3, 3) * 0.125;
+                d[k] = rng_int(-3, 3) * 0.125;
+            }
+        } else {
+            for (int k = 0; k < 3; k++) {
+                d[k] = a[k] + s * (b[k] - a[k]) + t * (c[k] - a[k]);
+                if (it % 3 == 1) d[k] += rng_uniform() - 0.5;   /* generic */
+                int ulps = rng_int(-2, 2);
+                for (; ulps > 0; ulps--) d[k] = nextafter(d[k], INFINITY);
+                for (; ulps < 0; ulps++) d[k] = nextafter(d[k], -INFINITY);
+            }
+        }
+        int ref = sgn(cb_orient3d(a, b, c, d));
+        zeros += ref == 0;
+        wrong += cb_orient3d_sign(a, b, c, d) != ref;
+        wrong += cb_orient3d_sign(b, a, c, d) != -ref;
+    }
+    double inf[3] = {INFINITY, 0, 0}, nan[3] = {NAN, 0, 0}, o[3] = {0, 0, 0}, e1[3] = {1, 0, 0}, e2[3] = {0, 1, 0};
+    wrong += cb_orient3d_sign(o, e1, e2, inf) != 0;   /* non-finite: cb_orient3d gives NaN */
+    wrong += cb_orient3d_sign(o, e1, e2, nan) != 0;
+    CU_ASSERT(zeros > 1000);
+    CU_ASSERT_EQUAL(wrong, 0);
+}
+
 /* The 2D grid around a degenerate line (0.5 + k 2^-52, ...) against far points. */
 static void test_orient2d_near_degenerate(void)
 {
@@ -371,4 +413,5 @@ CB_TEST_MAIN("predicates",
     CB_TEST(test_orient2d_near_degenerate),
     CB_TEST(test_segment_triangle_known),
     CB_TEST(test_segment_triangle_random),
-    CB_TEST(test_segment_triangle_scaled))
+    CB_TEST(test_segment_triangle_scaled),
+    CB_TEST(test_orient3d_sign_inline))
