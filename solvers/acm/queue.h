@@ -1,4 +1,4 @@
-/* solvers/acm/queue.h — the event queue of the asynchronous solver: an indexed binary
+/* solvers/acm/queue.h — the event queue of the asynchronous solver: an indexed 4-ary
  * min-heap of event ids keyed by (time, rank, index). Ties in time are broken by the
  * event kind's rank and then by the element index, so the processing order is a pure
  * function of the event times (deterministic). Each id is in the queue at most once;
