@@ -87,8 +87,8 @@
  * other stages, so it includes the queue and the allowance checks after elastic kicks;
  * the reschedule after an elastic event happens only when a vertex left its allowance, and
  * one in 16 of those is timed (the first of each step among them), the stage getting
- * their time scaled by the count: two clock reads cost about as much as a reschedule. events = events processed; contacts = pairs with an active
- * layer at the end of the step.
+ * their time scaled by the count: two clock reads cost about as much as a reschedule.
+ * events = events processed; contacts = pairs with an active layer at the end of the step.
  *
  * Parameters (solvers.acm): safety (elastic clocks, default 0.5), penalty_safety (0.5),
  * eta (m, default thickness), stiffness (r(1), N/m, default k_stretch or 1000),
