@@ -147,6 +147,9 @@ typedef struct acm_solver {
     double (*Vref)[3];             /* velocity the vertex's certificates were computed with */
     double (*center)[3];
     double *proj;                  /* [nv][ndir] d_j . center, for the candidate filter (rebuild) */
+    double cmax;                   /* largest |coordinate| of the centres */
+    double (*box_x)[3], *box_t;    /* position and time of the last box exit renewal */
+    unsigned char *box_pending;    /* 1: the box exit of that renewal is not computed yet */
     uint64_t *vstamp;
     int *touched, ntouched;
     /* clocks */
@@ -302,14 +305,62 @@ static double pair_step_inv_mass(const acm_solver *s, const acm_pair *p)
 static inline int id_cert(const acm_solver *s, int p) { return s->base_pair + 2 * p; }
 static inline int id_layer(const acm_solver *s, int p) { return s->base_pair + 2 * p + 1; }
 
+/* Box exits and certificates are renewed after nearly every kick in contact, long before
+ * they are due: they go into the queue with cb_acm_queue_defer (queue.h), which moves
+ * the heap entry only when the new time is earlier. run_until (due_check) moves an entry
+ * that comes up before its due time to that time; the events and their order are those
+ * of setting every time exactly.
+ * A box exit is not even computed at a renewal: the vertex stays in its box at least
+ * until it can have left the ball of radius rho around the centre, which the box
+ * contains, so (rho - |x - c|) / (|v_ref| + slack) (shortened by a relative 1e-6, far
+ * beyond the rounding of both computations) is due first; the position and time are
+ * kept, and the exact exit (cb_acm_box_exit with the same arguments as at the renewal,
+ * so bitwise the same time) is computed only when that bound comes up. Near the box's
+ * boundary (within 1e-3 rho), or when the coordinates dwarf rho, it is computed at once. */
 static void schedule_box(acm_solver *s, int i, double t)
 {
-    double x[3];
+    double x[3], dc[3];
     pos_at(s, i, t, x);
-    double ds = cb_acm_box_exit(s->dirs, s->dirlen, s->ndir, s->center[i], s->rho, x, s->Vref[i], s->slack);
     int id = s->base_box + i;
-    if (isfinite(ds)) cb_acm_queue_set(&s->q, id, t + ds, cb_acm_qkey(CB_ACM_EV_KDOP, i));
+    uint64_t key = cb_acm_qkey(CB_ACM_EV_KDOP, i);
+    cb_v3_sub(dc, x, s->center[i]);
+    double room = s->rho * (1.0 - 1e-6) - cb_v3_norm(dc);
+    double speed = cb_v3_norm(s->Vref[i]) + s->slack;
+    if (room > 1e-3 * s->rho && speed > 0 && s->rho > 1e-6 * s->cmax) {
+        cb_v3_copy(s->box_x[i], x);
+        s->box_t[i] = t;
+        s->box_pending[i] = 1;
+        cb_acm_queue_defer(&s->q, id, t + room / speed * (1.0 - 1e-6), key);
+        return;
+    }
+    s->box_pending[i] = 0;
+    double ds = cb_acm_box_exit(s->dirs, s->dirlen, s->ndir, s->center[i], s->rho, x, s->Vref[i], s->slack);
+    if (isfinite(ds)) cb_acm_queue_defer(&s->q, id, t + ds, key);
     else cb_acm_queue_remove(&s->q, id);
+}
+
+/* The queue's top entry (t, id) is a box exit or a certificate (deferred, see above):
+ * 1 if it is due now; else it is moved to its due time (a box exit computed first when
+ * only its bound had come up) and 0. */
+static int due_check(acm_solver *s, int id, double t, uint64_t key)
+{
+    if (id < s->base_pair) {
+        int i = id - s->base_box;
+        if (s->box_pending[i] && s->q.slot[id].due <= t) {
+            s->box_pending[i] = 0;
+            double ds = cb_acm_box_exit(s->dirs, s->dirlen, s->ndir, s->center[i], s->rho, s->box_x[i],
+                                        s->Vref[i], s->slack);
+            if (!isfinite(ds)) {
+                cb_acm_queue_remove(&s->q, id);
+                return 0;
+            }
+            s->q.slot[id].due = s->box_t[i] + ds;
+        }
+    }
+    double due = s->q.slot[id].due;
+    if (due <= t) return 1;
+    cb_acm_queue_set(&s->q, id, due, key);
+    return 0;
 }
 
 /* Certificate failure time of pair p from time t, for guard C(layers). */
@@ -338,7 +389,7 @@ static double certificate(const acm_solver *s, const acm_pair *p, double t)
 static void schedule_cert(acm_solver *s, int pid, double t)
 {
     double ds = certificate(s, &s->pairs[pid], t);
-    cb_acm_queue_set(&s->q, id_cert(s, pid), t + ds, cb_acm_qkey(CB_ACM_EV_CERT, pid));
+    cb_acm_queue_defer(&s->q, id_cert(s, pid), t + ds, cb_acm_qkey(CB_ACM_EV_CERT, pid));
 }
 
 static double next_layer_tick(const acm_pair *p, double after)
@@ -593,6 +644,7 @@ static int rebuild(acm_solver *s, double t, cb_error *err)
         for (int k = 0; k < 3; k++) cmax = fmax(cmax, fabs(s->X[i][k]));
         for (int j = 0; j < s->ndir; j++) s->proj[i * s->ndir + j] = cb_v3_dot(s->dirs[j], s->X[i]);
     }
+    s->cmax = cmax;
     if (s->bvh) {
         double margin = s->rho + 0.5 * cb_acm_activation(s->eta1, 1);
         int rc = cb_bvh_build(s->bvh, (const double (*)[3])s->center, margin, err);
@@ -754,7 +806,7 @@ static int event_cert(acm_solver *s, int pid, double t, cb_error *err)
         schedule_layer(s, pid);
     }
     if (p->layers > s->st.max_layers) s->st.max_layers = p->layers;
-    cb_acm_queue_set(&s->q, id_cert(s, pid), t + ds, cb_acm_qkey(CB_ACM_EV_CERT, pid));
+    cb_acm_queue_defer(&s->q, id_cert(s, pid), t + ds, cb_acm_qkey(CB_ACM_EV_CERT, pid));
     record(s, t, CB_ACM_EV_CERT, pid, p, d, 0.0);
     return CB_OK;
 too_deep:
@@ -844,6 +896,10 @@ static int run_until(acm_solver *s, double t_end, cb_step_info *info, cb_error *
         }
         double t = top->t;
         int id = top->id;
+        /* box exits and certificates (deferred) may come up before they are due */
+        if (id >= s->base_box && (id < s->base_pair || ((id - s->base_pair) & 1) == 0) &&
+            !due_check(s, id, t, top->key))
+            continue;
         s->now = t;
         s->stamp++;
         if (id > 0 && id < s->base_box) {
@@ -1094,6 +1150,9 @@ static int acm_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->TV = cb_calloc((size_t)nv, sizeof *s->TV);
     s->center = cb_calloc((size_t)nv, sizeof *s->center);
     s->proj = cb_calloc((size_t)nv * (size_t)s->ndir + 1, sizeof *s->proj);
+    s->box_x = cb_calloc((size_t)nv, sizeof *s->box_x);
+    s->box_t = cb_calloc((size_t)nv, sizeof *s->box_t);
+    s->box_pending = cb_calloc((size_t)nv, sizeof *s->box_pending);
     s->vstamp = cb_calloc((size_t)nv, sizeof *s->vstamp);
     s->touched = cb_calloc((size_t)nv, sizeof *s->touched);
     s->vhead = cb_calloc((size_t)nv, sizeof *s->vhead);
@@ -1101,7 +1160,7 @@ static int acm_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->tick_edge = cb_calloc((size_t)s->ne + 1, sizeof *s->tick_edge);
     s->h_hinge = cb_calloc((size_t)s->nh + 1, sizeof *s->h_hinge);
     s->tick_hinge = cb_calloc((size_t)s->nh + 1, sizeof *s->tick_hinge);
-    if (!s->X || !s->V || !s->Vref || !s->TV || !s->center || !s->proj || !s->vstamp || !s->touched || !s->vhead || !s->h_edge ||
+    if (!s->X || !s->V || !s->Vref || !s->TV || !s->center || !s->proj || !s->box_x || !s->box_t || !s->box_pending || !s->vstamp || !s->touched || !s->vhead || !s->h_edge ||
         !s->tick_edge || !s->h_hinge || !s->tick_hinge) {
         acm_destroy(s);
         return CB_FAIL(err, CB_ERR_NOMEM, "acm: out of memory");
@@ -1242,6 +1301,9 @@ static void acm_destroy(void *self)
     free(s->TV);
     free(s->center);
     free(s->proj);
+    free(s->box_x);
+    free(s->box_t);
+    free(s->box_pending);
     free(s->vstamp);
     free(s->touched);
     free(s->vhead);
