@@ -122,6 +122,8 @@ typedef struct acm_pair {
     double h1;        /* layer 1 clock step */
     double t_last;    /* every layer tick <= t_last has been processed */
     double cor2, mu;
+    double guard;     /* C(glayers), cached: every renewal needs it */
+    int glayers;      /* layer count guard belongs to (-1: none yet) */
 } acm_pair;
 
 typedef struct acm_group {
@@ -363,10 +365,19 @@ static int due_check(acm_solver *s, int id, double t, uint64_t key)
     return 0;
 }
 
-/* Certificate failure time of pair p from time t, for guard C(layers). */
-static double certificate(const acm_solver *s, const acm_pair *p, double t)
+static inline double pair_guard(const acm_solver *s, acm_pair *p)
 {
-    double guard = cb_acm_guard(s->eta1, p->layers);
+    if (p->glayers != p->layers) {
+        p->guard = cb_acm_guard(s->eta1, p->layers);
+        p->glayers = p->layers;
+    }
+    return p->guard;
+}
+
+/* Certificate failure time of pair p from time t, for guard C(layers). */
+static double certificate(const acm_solver *s, acm_pair *p, double t)
+{
+    double guard = pair_guard(s, p);
     double x[4][3];
     for (int k = 0; k < p->nvtx; k++) pos_at(s, p->v[k], t, x[k]);
     const double (*V)[3] = (const double (*)[3])s->Vref;
@@ -551,6 +562,7 @@ static int pair_create(acm_solver *s, int kind, int a, int b, double t, int *id_
     np.seen = 1;
     np.t_last = t;
     np.stamp = 0;
+    np.glayers = -1;
     int id;
     if (s->nfree) id = s->free_ids[--s->nfree];
     else {
