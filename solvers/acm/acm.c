@@ -126,6 +126,13 @@ typedef struct acm_pair {
     int glayers;      /* layer count guard belongs to (-1: none yet) */
 } acm_pair;
 
+typedef struct acm_vertex {
+    double x[3];
+    double tv;
+    double v[3];
+    double im;        /* w->inv_mass */
+} acm_vertex;
+
 typedef struct acm_group {
     int kind;         /* CB_ACM_EV_STRETCH or CB_ACM_EV_BEND */
     int first, n;     /* members gmembers[first .. first + n - 1] */
@@ -144,8 +151,10 @@ typedef struct acm_solver {
     double slack;                  /* velocity allowance of the certificates (m/s) */
     int max_layers, profile;
     cb_bv_kind kdop;
-    /* vertex state */
-    double (*X)[3], (*V)[3], *TV;
+    /* vertex state: position x at time tv, velocity v (piecewise linear trajectory),
+       inverse mass: what every event reads, in one cache line per vertex */
+    acm_vertex *vx;
+    void *vx_mem;
     double (*Vref)[3];             /* velocity the vertex's certificates were computed with */
     double (*center)[3];
     double *proj;                  /* [nv][ndir] d_j . center, for the candidate filter (rebuild) */
@@ -205,16 +214,16 @@ static const cb_bv_kind kdop_kinds[] = {CB_BV_AABB, CB_BV_KDOP14, CB_BV_KDOP18, 
 
 static inline void pos_at(const acm_solver *s, int i, double t, double out[3])
 {
-    double dt = t - s->TV[i];
-    for (int k = 0; k < 3; k++) out[k] = s->X[i][k] + dt * s->V[i][k];
+    double dt = t - s->vx[i].tv;
+    for (int k = 0; k < 3; k++) out[k] = s->vx[i].x[k] + dt * s->vx[i].v[k];
 }
 
 static inline void advance(acm_solver *s, int i, double t)
 {
-    if (s->TV[i] == t) return;
-    if (s->w->inv_mass[i] == 0.0 && s->w->pinned[i]) cb_world_pin_target(s->w, i, t, s->X[i]);
-    else pos_at(s, i, t, s->X[i]);
-    s->TV[i] = t;
+    if (s->vx[i].tv == t) return;
+    if (s->vx[i].im == 0.0 && s->w->pinned[i]) cb_world_pin_target(s->w, i, t, s->vx[i].x);
+    else pos_at(s, i, t, s->vx[i].x);
+    s->vx[i].tv = t;
 }
 
 static inline void touch(acm_solver *s, int i)
@@ -227,14 +236,14 @@ static inline void touch(acm_solver *s, int i)
 /* Apply impulse J (N s) to vertex i; pinned vertices pass it to their attachment. */
 static inline void kick(acm_solver *s, int i, const double J[3])
 {
-    double im = s->w->inv_mass[i];
+    double im = s->vx[i].im;
     if (im == 0.0) {
         for (int k = 0; k < 3; k++) s->ext[k] -= J[k];
         return;
     }
-    cb_v3_axpy(s->V[i], im, J);
+    cb_v3_axpy(s->vx[i].v, im, J);
     touch(s, i);
-    if (s->kink_fn) s->kink_fn(s->kink_ctx, i, s->TV[i], s->X[i], s->V[i]);
+    if (s->kink_fn) s->kink_fn(s->kink_ctx, i, s->vx[i].tv, s->vx[i].x, s->vx[i].v);
 }
 
 static void record(acm_solver *s, double t, int kind, int index, const acm_pair *p, double d, double J)
@@ -434,7 +443,7 @@ static int filter_touched(acm_solver *s)
     for (int k = 0; k < s->ntouched; k++) {
         int i = s->touched[k];
         double dv[3];
-        cb_v3_sub(dv, s->V[i], s->Vref[i]);
+        cb_v3_sub(dv, s->vx[i].v, s->Vref[i]);
         if (cb_v3_norm2(dv) > slack2) s->touched[n++] = i;
     }
     s->ntouched = n;
@@ -450,10 +459,10 @@ static void reschedule_touched(acm_solver *s, double t)
         int i = s->touched[k];
         if (s->slack > 0) {
             double dv[3];
-            cb_v3_sub(dv, s->V[i], s->Vref[i]);
+            cb_v3_sub(dv, s->vx[i].v, s->Vref[i]);
             if (cb_v3_norm2(dv) <= slack2) continue;
         }
-        cb_v3_copy(s->Vref[i], s->V[i]);
+        cb_v3_copy(s->Vref[i], s->vx[i].v);
         schedule_box(s, i, t);
         for (int sl = s->vhead[i]; sl >= 0; sl = s->slot_next[sl]) {
             int pid = sl >> 2;
@@ -652,9 +661,9 @@ static int rebuild(acm_solver *s, double t, cb_error *err)
     double cmax = 0.0;
     for (int i = 0; i < s->nv; i++) {
         advance(s, i, t);
-        cb_v3_copy(s->center[i], s->X[i]);
-        for (int k = 0; k < 3; k++) cmax = fmax(cmax, fabs(s->X[i][k]));
-        for (int j = 0; j < s->ndir; j++) s->proj[i * s->ndir + j] = cb_v3_dot(s->dirs[j], s->X[i]);
+        cb_v3_copy(s->center[i], s->vx[i].x);
+        for (int k = 0; k < 3; k++) cmax = fmax(cmax, fabs(s->vx[i].x[k]));
+        for (int j = 0; j < s->ndir; j++) s->proj[i * s->ndir + j] = cb_v3_dot(s->dirs[j], s->vx[i].x);
     }
     s->cmax = cmax;
     if (s->bvh) {
@@ -725,7 +734,7 @@ static void event_stretch(acm_solver *s, int e, double t)
     advance(s, a, t);
     advance(s, b, t);
     double d[3];
-    cb_v3_sub(d, s->X[a], s->X[b]);
+    cb_v3_sub(d, s->vx[a].x, s->vx[b].x);
     double l = cb_v3_norm(d);
     if (l > 0) {
         double f = -s->w->model.k_stretch * (l - s->w->model.rest_length[e]) / l; /* force on a per unit d */
@@ -744,7 +753,7 @@ static void event_bend(acm_solver *s, int hi, double t)
     double h = s->h_hinge[hi] * (s->tick_hinge[hi] == 0 ? 0.5 : 1.0);
     for (int k = 0; k < 4; k++) advance(s, hv[k], t);
     double g[4][3];
-    double th = cb_dihedral_angle(s->X[hv[0]], s->X[hv[1]], s->X[hv[2]], s->X[hv[3]], g);
+    double th = cb_dihedral_angle(s->vx[hv[0]].x, s->vx[hv[1]].x, s->vx[hv[2]].x, s->vx[hv[3]].x, g);
     double c = -2.0 * s->w->model.k_bend * s->w->model.hinge_weight[hi] * (th - s->w->model.hinge_rest_angle[hi]);
     if (c != 0.0 && isfinite(th))
         for (int k = 0; k < 4; k++) {
@@ -774,10 +783,10 @@ static void event_gravity(acm_solver *s, double t)
 {
     double h = s->hg * (s->tick_gravity == 0 ? 0.5 : 1.0);
     for (int i = 0; i < s->nv; i++) {
-        if (s->w->inv_mass[i] == 0.0) continue;
+        if (s->vx[i].im == 0.0) continue;
         advance(s, i, t);
-        cb_v3_axpy(s->V[i], h, s->w->gravity);
-        if (s->kink_fn) s->kink_fn(s->kink_ctx, i, s->TV[i], s->X[i], s->V[i]);
+        cb_v3_axpy(s->vx[i].v, h, s->w->gravity);
+        if (s->kink_fn) s->kink_fn(s->kink_ctx, i, s->vx[i].tv, s->vx[i].x, s->vx[i].v);
     }
     cb_v3_axpy(s->grav_imp, h * s->free_mass, s->w->gravity);
     s->tick_gravity++;
@@ -787,7 +796,7 @@ static void event_gravity(acm_solver *s, double t)
 /* Everything depends on the trajectories after a gravity kick (slack = 0). */
 static void reschedule_all(acm_solver *s, double t)
 {
-    memcpy(s->Vref, s->V, (size_t)s->nv * sizeof *s->V);
+    for (int i = 0; i < s->nv; i++) cb_v3_copy(s->Vref[i], s->vx[i].v);
     for (int i = 0; i < s->nv; i++) schedule_box(s, i, t);
     for (int id = 0; id < s->npairs; id++)
         if (s->pairs[id].live) schedule_cert(s, id, t);
@@ -847,7 +856,7 @@ static void event_layer(acm_solver *s, int pid, double t)
     cb_v3_scale(vrel, vc, -1.0);
     double wim = 0.0;
     for (int k = 0; k < p->nvtx; k++) {
-        cb_v3_axpy(vrel, w[k], s->V[p->v[k]]);
+        cb_v3_axpy(vrel, w[k], s->vx[p->v[k]].v);
         wim += w[k] * w[k] * s->w->inv_mass[p->v[k]];
     }
     double vn = cb_v3_dot(vrel, n);
@@ -1156,10 +1165,10 @@ static int acm_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->ndir = cb_bv_directions(s->kdop, &s->dirs);
     for (int j = 0; j < s->ndir; j++) s->dirlen[j] = cb_v3_norm(s->dirs[j]);
     int nv = s->nv;
-    s->X = cb_calloc((size_t)nv, sizeof *s->X);
-    s->V = cb_calloc((size_t)nv, sizeof *s->V);
+    /* one cache line per vertex: over-allocate and align */
+    s->vx_mem = cb_calloc((size_t)nv + 1, sizeof *s->vx);
+    s->vx = s->vx_mem ? (acm_vertex *)(((uintptr_t)s->vx_mem + 63) & ~(uintptr_t)63) : NULL;
     s->Vref = cb_calloc((size_t)nv, sizeof *s->Vref);
-    s->TV = cb_calloc((size_t)nv, sizeof *s->TV);
     s->center = cb_calloc((size_t)nv, sizeof *s->center);
     s->proj = cb_calloc((size_t)nv * (size_t)s->ndir + 1, sizeof *s->proj);
     s->box_x = cb_calloc((size_t)nv, sizeof *s->box_x);
@@ -1172,20 +1181,21 @@ static int acm_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->tick_edge = cb_calloc((size_t)s->ne + 1, sizeof *s->tick_edge);
     s->h_hinge = cb_calloc((size_t)s->nh + 1, sizeof *s->h_hinge);
     s->tick_hinge = cb_calloc((size_t)s->nh + 1, sizeof *s->tick_hinge);
-    if (!s->X || !s->V || !s->Vref || !s->TV || !s->center || !s->proj || !s->box_x || !s->box_t || !s->box_pending || !s->vstamp || !s->touched || !s->vhead || !s->h_edge ||
+    if (!s->vx || !s->Vref || !s->center || !s->proj || !s->box_x || !s->box_t || !s->box_pending || !s->vstamp || !s->touched || !s->vhead || !s->h_edge ||
         !s->tick_edge || !s->h_hinge || !s->tick_hinge) {
         acm_destroy(s);
         return CB_FAIL(err, CB_ERR_NOMEM, "acm: out of memory");
     }
     for (int i = 0; i < nv; i++) {
-        cb_v3_copy(s->X[i], w->state.x[i]);
-        cb_v3_copy(s->V[i], w->state.v[i]);
+        cb_v3_copy(s->vx[i].x, w->state.x[i]);
+        cb_v3_copy(s->vx[i].v, w->state.v[i]);
         if (w->pinned[i]) {
-            cb_world_pin_target(w, i, w->state.t, s->X[i]);
-            cb_v3_copy(s->V[i], w->pin_velocity[i]);
+            cb_world_pin_target(w, i, w->state.t, s->vx[i].x);
+            cb_v3_copy(s->vx[i].v, w->pin_velocity[i]);
         }
-        cb_v3_copy(s->Vref[i], s->V[i]);
-        s->TV[i] = w->state.t;
+        cb_v3_copy(s->Vref[i], s->vx[i].v);
+        s->vx[i].tv = w->state.t;
+        s->vx[i].im = w->inv_mass[i];
         s->vhead[i] = -1;
         if (w->inv_mass[i] > 0) s->free_mass += w->mass[i];
     }
@@ -1233,7 +1243,7 @@ static int acm_create(const cb_world *w, const cb_params *p, void **self, cb_err
     for (int i = 0; i < nv; i++) {
         if (w->inv_mass[i] == 0.0) continue;
         for (int c = 0; c < s->nc; c++) {
-            double d = cb_collider_query(&w->colliders[c], t0, s->X[i], NULL, NULL);
+            double d = cb_collider_query(&w->colliders[c], t0, s->vx[i].x, NULL, NULL);
             if (!(d > 0)) {
                 rc = CB_FAIL(err, CB_ERR_INPUT,
                              "acm: vertex %d starts inside collider %d (line %d) at distance %g: "
@@ -1292,7 +1302,7 @@ static int acm_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
             continue;
         }
         pos_at(s, i, t1, w->state.x[i]);
-        cb_v3_copy(w->state.v[i], s->V[i]);
+        cb_v3_copy(w->state.v[i], s->vx[i].v);
     }
     for (int k = 0; k < 3; k++)
         info->external_impulse[k] = s->ext[k] + s->grav_imp[k] - s->free_mass * w->gravity[k] * dt;
@@ -1307,10 +1317,8 @@ static void acm_destroy(void *self)
 {
     acm_solver *s = self;
     if (!s) return;
-    free(s->X);
-    free(s->V);
+    free(s->vx_mem);
     free(s->Vref);
-    free(s->TV);
     free(s->center);
     free(s->proj);
     free(s->box_x);
