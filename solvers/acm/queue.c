@@ -14,10 +14,10 @@ int cb_acm_queue_reserve(cb_acm_queue *q, int cap)
     cb_acm_qentry *h = cb_realloc(q->heap, (size_t)ncap * sizeof *h);
     if (!h) return CB_ERR_NOMEM;
     q->heap = h;
-    int *p = cb_realloc(q->pos, (size_t)ncap * sizeof *p);
-    if (!p) return CB_ERR_NOMEM;
-    for (int i = q->cap; i < ncap; i++) p[i] = -1;
-    q->pos = p;
+    cb_acm_qslot *sl = cb_realloc(q->slot, (size_t)ncap * sizeof *sl);
+    if (!sl) return CB_ERR_NOMEM;
+    for (int i = q->cap; i < ncap; i++) sl[i] = (cb_acm_qslot){0.0, 0.0, -1};
+    q->slot = sl;
     q->cap = ncap;
     return CB_OK;
 }
@@ -25,7 +25,7 @@ int cb_acm_queue_reserve(cb_acm_queue *q, int cap)
 void cb_acm_queue_release(cb_acm_queue *q)
 {
     free(q->heap);
-    free(q->pos);
+    free(q->slot);
     memset(q, 0, sizeof *q);
 }
 
@@ -34,18 +34,22 @@ static inline int less(const cb_acm_qentry *a, const cb_acm_qentry *b)
     return a->t < b->t || (a->t == b->t && a->key < b->key);
 }
 
+/* A 4-ary heap: children of i are 4i+1 .. 4i+4. Half the depth of a binary heap, and a
+ * node's four children share one or two cache lines, so a sift touches fewer lines.
+ * The order (time, key) is total (keys are unique among queued ids), so the pop order
+ * is the same whatever the heap's shape. */
 static void sift_up(cb_acm_queue *q, int i)
 {
     cb_acm_qentry e = q->heap[i];
     while (i > 0) {
-        int parent = (i - 1) >> 1;
+        int parent = (i - 1) >> 2;
         if (!less(&e, &q->heap[parent])) break;
         q->heap[i] = q->heap[parent];
-        q->pos[q->heap[i].id] = i;
+        q->slot[q->heap[i].id].pos = i;
         i = parent;
     }
     q->heap[i] = e;
-    q->pos[e.id] = i;
+    q->slot[e.id].pos = i;
 }
 
 static void sift_down(cb_acm_queue *q, int i)
@@ -53,29 +57,37 @@ static void sift_down(cb_acm_queue *q, int i)
     cb_acm_qentry e = q->heap[i];
     int n = q->n;
     for (;;) {
-        int c = 2 * i + 1;
+        int c = 4 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && less(&q->heap[c + 1], &q->heap[c])) c++;
-        if (!less(&q->heap[c], &e)) break;
-        q->heap[i] = q->heap[c];
-        q->pos[q->heap[i].id] = i;
-        i = c;
+        int end = c + 4 < n ? c + 4 : n, m = c;
+        for (int k = c + 1; k < end; k++)
+            if (less(&q->heap[k], &q->heap[m])) m = k;
+        if (!less(&q->heap[m], &e)) break;
+        q->heap[i] = q->heap[m];
+        q->slot[q->heap[i].id].pos = i;
+        i = m;
     }
     q->heap[i] = e;
-    q->pos[e.id] = i;
+    q->slot[e.id].pos = i;
 }
 
 void cb_acm_queue_set(cb_acm_queue *q, int id, double t, uint64_t key)
 {
     CB_ASSERT(id >= 0 && id < q->cap);
+    cb_acm_qslot *sl = &q->slot[id];
+    sl->due = t;
+    sl->t = t;
     cb_acm_qentry e = {t, key, id};
-    int i = q->pos[id];
+    int i = sl->pos;
     if (i < 0) {
         i = q->n++;
         q->heap[i] = e;
         sift_up(q, i);
         return;
     }
+    /* a renewal that gives the same time (common: a certificate capped by the
+       horizon, a box exit that did not move) leaves the heap as it is */
+    if (q->heap[i].t == t && q->heap[i].key == key) return;
     int up = less(&e, &q->heap[i]);
     q->heap[i] = e;
     if (up) sift_up(q, i);
@@ -84,15 +96,15 @@ void cb_acm_queue_set(cb_acm_queue *q, int id, double t, uint64_t key)
 
 void cb_acm_queue_remove(cb_acm_queue *q, int id)
 {
-    int i = q->pos[id];
+    int i = q->slot[id].pos;
     if (i < 0) return;
-    q->pos[id] = -1;
+    q->slot[id].pos = -1;
     int last = --q->n;
     if (i == last) return;
     cb_acm_qentry e = q->heap[last];
     q->heap[i] = e;
-    q->pos[e.id] = i;
-    if (i > 0 && less(&e, &q->heap[(i - 1) >> 1])) sift_up(q, i);
+    q->slot[e.id].pos = i;
+    if (i > 0 && less(&e, &q->heap[(i - 1) >> 2])) sift_up(q, i);
     else sift_down(q, i);
 }
 
