@@ -19,6 +19,7 @@
 #include "experiments/harness/registry.h"
 #include "solvers/acm/acm.h"
 #include "solvers/acm/layers.h"
+#include "solvers/acm/queue.h"
 
 /* scene file + world + acm: tests/cb_sim.h */
 static int sim_open(cb_sim *s, const char *path, const char *const *sets, int nsets)
@@ -772,6 +773,63 @@ static void test_determinism(void)
     free(xa);
 }
 
+/* The event queue's due times (solvers/acm/queue.h): entries given with
+ * cb_acm_queue_defer sit in the heap no later than their due time, and the owner moves
+ * one that comes up early to its due time (as acm's run loop does). Random sets, defers
+ * and removals on 60 ids, with ties in time: the ids must come out in the order of
+ * (due time, key), exactly as a plain sorted list of the last times given says. */
+static void test_queue_due_order(void)
+{
+    enum { IDS = 60 };
+    cb_acm_queue q = {0};
+    CU_ASSERT_EQUAL_FATAL(cb_acm_queue_reserve(&q, IDS), 0);
+    double due[IDS];
+    int queued[IDS] = {0}, mismatches = 0, pops = 0, early = 0;
+    unsigned st = 99;
+    for (int op = 0; op < 20000; op++) {
+        st = st * 1103515245u + 12345u;
+        int id = (int)(st >> 16) % IDS, what = (int)(st >> 8) % 8;
+        double t = (double)((st >> 4) % 50); /* few distinct times: ties by key */
+        uint64_t key = cb_acm_qkey(id % 3, id);
+        if (what < 3) {
+            cb_acm_queue_set(&q, id, t, key);
+            due[id] = t;
+            queued[id] = 1;
+        } else if (what < 6) {
+            cb_acm_queue_defer(&q, id, t, key);
+            due[id] = t;
+            queued[id] = 1;
+        } else if (what == 6 && queued[id]) {
+            cb_acm_queue_remove(&q, id);
+            queued[id] = 0;
+        } else if (!cb_acm_queue_empty(&q)) {
+            const cb_acm_qentry *top = cb_acm_queue_top(&q);
+            int tid = top->id;
+            if (top->t < q.slot[tid].due) { /* early: to its due time, not processed */
+                cb_acm_queue_set(&q, tid, q.slot[tid].due, top->key);
+                early++;
+                continue;
+            }
+            /* the expected next: the least (due, key) among the queued ids */
+            int want = -1;
+            for (int j = 0; j < IDS; j++) {
+                if (!queued[j]) continue;
+                uint64_t kj = cb_acm_qkey(j % 3, j), kw = want < 0 ? 0 : cb_acm_qkey(want % 3, want);
+                if (want < 0 || due[j] < due[want] || (due[j] == due[want] && kj < kw)) want = j;
+            }
+            cb_acm_qentry e = cb_acm_queue_pop(&q);
+            mismatches += e.id != want || e.t != due[want];
+            queued[e.id] = 0;
+            pops++;
+        }
+    }
+    fprintf(stderr, "  %d pops, %d entries moved to their due time, %d out of order\n", pops, early, mismatches);
+    CU_ASSERT(pops > 1000);
+    CU_ASSERT(early > 100);
+    CU_ASSERT_EQUAL(mismatches, 0);
+    cb_acm_queue_release(&q);
+}
+
 CB_TEST_MAIN("acm",
     CB_TEST(test_walkthrough_falling_particle),
     CB_TEST(test_two_sheets_momentum),
@@ -779,4 +837,5 @@ CB_TEST_MAIN("acm",
     CB_TEST(test_determinism),
     CB_TEST(test_spring_energy_long_run),
     CB_TEST(test_safety_shipped_scenes),
-    CB_TEST(test_safety_bad_parameters))
+    CB_TEST(test_safety_bad_parameters),
+    CB_TEST(test_queue_due_order))
