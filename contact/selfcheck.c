@@ -119,6 +119,23 @@ static inline unsigned candidate_edges(unsigned own, unsigned in)
     return (own >> 3) & 7u & ~in & ~next;
 }
 
+/* Whether segment pq meets triangle abc, given the exact signs sp, sq of p and q
+ * against abc's plane (cb_orient3d(a, b, c, .)): both strictly on one side, no; both in
+ * the plane (or abc degenerate), the full function; else the segment meets the plane in
+ * one point and abc is not degenerate, so it meets abc when the orientations of pq
+ * against abc's three edges do not have both signs (cb_segment_triangle_intersect's
+ * steps, all exact). */
+static inline int edge_meets(const double *p, const double *q, const double *a, const double *b, const double *c,
+                             int sp, int sq)
+{
+    if (sp * sq > 0) return 0;
+    if (sp == 0 && sq == 0) return cb_segment_triangle_intersect(p, q, a, b, c) != 0;
+    const int s1 = cb_orient3d_sign(p, q, a, b), s2 = cb_orient3d_sign(p, q, b, c);
+    const int s3 = cb_orient3d_sign(p, q, c, a);
+    const int pos = (s1 > 0) | (s2 > 0) | (s3 > 0), neg = (s1 < 0) | (s2 < 0) | (s3 < 0);
+    return !(pos & neg);
+}
+
 /* The number of edges k in `edges` of triangle f that intersect triangle g: exactly
  * cb_segment_triangle_intersect(x[f[k]], x[f[k+1]], x[g0], x[g1], x[g2]) != 0 summed.
  * An edge whose bounding box is apart from g's along an axis misses g (comparisons of
@@ -149,16 +166,7 @@ static inline long edges_vs_triangle(const double (*x)[3], const int *f, unsigne
         for (int d = 0; d < 3; d++)
             apart |= ((p[d] > q[d] ? p[d] : q[d]) < glo[d]) | ((p[d] < q[d] ? p[d] : q[d]) > ghi[d]);
         if (apart) continue;
-        const int sp = cb_orient3d_sign(a, b, c, p), sq = cb_orient3d_sign(a, b, c, q);
-        if (sp * sq > 0) continue;
-        if (sp == 0 && sq == 0) {
-            n += cb_segment_triangle_intersect(p, q, a, b, c) != 0;
-            continue;
-        }
-        const int s1 = cb_orient3d_sign(p, q, a, b), s2 = cb_orient3d_sign(p, q, b, c);
-        const int s3 = cb_orient3d_sign(p, q, c, a);
-        const int pos = (s1 > 0) | (s2 > 0) | (s3 > 0), neg = (s1 < 0) | (s2 < 0) | (s3 < 0);
-        n += !(pos & neg);
+        n += edge_meets(p, q, a, b, c, cb_orient3d_sign(a, b, c, p), cb_orient3d_sign(a, b, c, q));
     }
     return n;
 }
@@ -173,16 +181,7 @@ static inline long edges_vs_triangle_signs(const double (*x)[3], const int *f, u
     while (edges) {
         const int k = __builtin_ctz(edges), k1 = k == 2 ? 0 : k + 1;
         edges &= edges - 1;
-        if (sv[k] * sv[k1] > 0) continue;
-        const double *p = x[f[k]], *q = x[f[k1]];
-        if (sv[k] == 0 && sv[k1] == 0) {
-            n += cb_segment_triangle_intersect(p, q, a, b, c) != 0;
-            continue;
-        }
-        const int s1 = cb_orient3d_sign(p, q, a, b), s2 = cb_orient3d_sign(p, q, b, c);
-        const int s3 = cb_orient3d_sign(p, q, c, a);
-        const int pos = (s1 > 0) | (s2 > 0) | (s3 > 0), neg = (s1 < 0) | (s2 < 0) | (s3 < 0);
-        n += !(pos & neg);
+        n += edge_meets(x[f[k]], x[f[k1]], a, b, c, sv[k], sv[k1]);
     }
     return n;
 }

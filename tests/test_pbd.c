@@ -767,6 +767,29 @@ static void test_xpbd_static_sag_matches_explicit(void)
     CB_ASSERT_REL(sag[2] / sag[1], 1.0, 0.002);
 }
 
+/* `solver` on the hanging cloth with the overrides, run to the scene's end: a copy of
+ * the final positions (free them), *nv their count, *residual (if not NULL) the last
+ * step's residual. NULL when a step failed (reported by CUnit). */
+static double (*hanging_final(const char *solver, const char *const *sets, int nsets, int *nv,
+                              double *residual))[3]
+{
+    cb_sim s;
+    if (sim_open(&s, solver, "data/scenes/hanging.yaml", 0, sets, nsets) != CB_OK) {
+        CU_FAIL("the scene did not open");
+        return NULL;
+    }
+    long n = cb_scene_steps(s.scene);
+    int rc = CB_OK;
+    for (long k = 0; k < n && rc == CB_OK; k++) rc = cb_sim_step(&s);
+    CU_ASSERT_EQUAL(rc, CB_OK);
+    double (*x)[3] = rc == CB_OK ? malloc((size_t)s.w->nv * sizeof *x) : NULL;
+    if (x) memcpy(x, s.w->state.x, (size_t)s.w->nv * sizeof *x);
+    *nv = s.w->nv;
+    if (residual) *residual = s.info.residual;
+    cb_sim_close(&s);
+    return x;
+}
+
 /* The SIMD kernels' atan2 against C's: within 2 ulp over random arguments of every sign
  * and of ratios from 1e-12 to 1e12 (2.00 is the largest seen over 2 million: the reduced
  * argument t = (min - max)/(min + max) carries up to 1.5 ulp of its own), and exact at the
@@ -951,14 +974,8 @@ static void test_simd_run_matches_scalar(void)
             snprintf(stepping, sizeof stepping, "solvers.%s.stepping=paper", solver[v]);
             const char *sets[] = {"cloth.grid.nx=24", "cloth.grid.ny=24", "cloth.grid.plane=xy", "duration=0.5",
                                   stepping, extra[v], key};
-            cb_sim s;
-            CU_ASSERT_EQUAL_FATAL(sim_open(&s, solver[v], "data/scenes/hanging.yaml", 0, sets, 7), CB_OK);
-            long n = cb_scene_steps(s.scene);
-            for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
-            nv = s.w->nv;
-            x[r] = malloc((size_t)nv * sizeof *x[r]);
-            memcpy(x[r], s.w->state.x, (size_t)nv * sizeof *x[r]);
-            cb_sim_close(&s);
+            x[r] = hanging_final(solver[v], sets, 7, &nv, NULL);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(x[r]);
         }
         double d = 0;
         for (int i = 0; i < nv; i++) d = fmax(d, cb_v3_dist(x[0][i], x[1][i]));
@@ -987,15 +1004,8 @@ static void test_parts_same_cloth(void)
         snprintf(key, sizeof key, "solvers.pbd.parts=%d", parts[r]);
         const char *sets[] = {"cloth.grid.nx=40", "cloth.grid.ny=40", "cloth.grid.plane=xy", "duration=0.5",
                               "solvers.pbd.stepping=paper", "solvers.pbd.substeps=4", "solvers.pbd.iterations=40", key};
-        cb_sim s;
-        CU_ASSERT_EQUAL_FATAL(sim_open(&s, "pbd", "data/scenes/hanging.yaml", 0, sets, 8), CB_OK);
-        long n = cb_scene_steps(s.scene);
-        for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
-        nv = s.w->nv;
-        res[r] = s.info.residual;
-        x[r] = malloc((size_t)nv * sizeof *x[r]);
-        memcpy(x[r], s.w->state.x, (size_t)nv * sizeof *x[r]);
-        cb_sim_close(&s);
+        x[r] = hanging_final("pbd", sets, 8, &nv, &res[r]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(x[r]);
     }
     for (int r = 1; r < 3; r++) {
         double d = 0;
@@ -1029,14 +1039,8 @@ static void test_threads_bitwise(void)
         int nv = 0;
         for (int r = 0; r < 2; r++) {
             omp_set_num_threads(r + 1);
-            cb_sim s;
-            CU_ASSERT_EQUAL_FATAL(sim_open(&s, solvers[v], "data/scenes/hanging.yaml", 0, sets[v], 6), CB_OK);
-            long n = cb_scene_steps(s.scene);
-            for (long k = 0; k < n; k++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
-            nv = s.w->nv;
-            x[r] = malloc((size_t)nv * sizeof *x[r]);
-            memcpy(x[r], s.w->state.x, (size_t)nv * sizeof *x[r]);
-            cb_sim_close(&s);
+            x[r] = hanging_final(solvers[v], sets[v], 6, &nv, NULL);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(x[r]);
         }
         CU_ASSERT(memcmp(x[0], x[1], (size_t)nv * sizeof *x[0]) == 0);
         free(x[0]);
