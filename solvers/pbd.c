@@ -233,8 +233,7 @@ typedef struct pbd_solver {
     qcon *bd; double *balpha, *blambda;
     qcon *te; double *talpha, *tlambda;
     int nblocks; block *blocks;
-    int nsbat, nbbat;                       /* SIMD batches of stretch and bending constraints */
-    cb_pbd_batch2 *sbat; cb_pbd_batch4 *bbat;
+    cb_pbd_batch2 *sbat; cb_pbd_batch4 *bbat; /* SIMD batches of stretch and bending constraints */
     double inv_h2;                          /* 1/h^2 of the current substep (xpbd) */
     /* per-vertex work arrays */
     double (*p)[3], (*vpred)[3];
@@ -760,51 +759,77 @@ static int con_part(const pbd_solver *s, int type, int c, int K)
     return part_of(s, q->v, q->w, 4, K);
 }
 
+/* Scratch of reorder_block, for blocks of up to cap constraints. */
+typedef struct reorder_buf { int *key; scon *ts; qcon *tq; double *ta; int cap; } reorder_buf;
+
+static int reorder_buf_alloc(const pbd_solver *s, reorder_buf *r, cb_error *err)
+{
+    r->cap = 1;
+    for (int b = 0; b < s->nblocks; b++)
+        if (s->blocks[b].end - s->blocks[b].begin > r->cap) r->cap = s->blocks[b].end - s->blocks[b].begin;
+    r->key = cb_calloc((size_t)r->cap, sizeof *r->key);
+    r->ts = cb_calloc((size_t)r->cap, sizeof *r->ts);
+    r->tq = cb_calloc((size_t)r->cap, sizeof *r->tq);
+    r->ta = cb_calloc((size_t)r->cap, sizeof *r->ta);
+    if (!r->key || !r->ts || !r->tq || !r->ta)
+        return CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for %d constraints", r->cap);
+    return CB_OK;
+}
+
+static void reorder_buf_free(reorder_buf *r)
+{
+    free(r->key);
+    free(r->ts);
+    free(r->tq);
+    free(r->ta);
+}
+
+/* Reorder block bl's constraints (records and compliances) stably by r->key[i] in
+ * [0, nkey), the key of constraint bl->begin + i (nkey <= MAX_KEYS); start[0..nkey] gets
+ * where each key's run begins, counted from bl->begin. The order within a colour does
+ * not change the result; the mesh parts and the SIMD batches both group by it. */
+#define MAX_KEYS 66
+static void reorder_block(pbd_solver *s, const block *bl, int nkey, int *start, reorder_buf *r)
+{
+    int m = bl->end - bl->begin, fill[MAX_KEYS];
+    scon *st = s->st + bl->begin;
+    qcon *qc = (bl->type == T_BEND ? s->bd : s->te) + bl->begin;
+    double *al = (bl->type == T_STRETCH ? s->salpha : bl->type == T_BEND ? s->balpha : s->talpha) + bl->begin;
+    memset(start, 0, (size_t)(nkey + 1) * sizeof *start);
+    for (int i = 0; i < m; i++) start[r->key[i] + 1]++;
+    for (int q = 0; q < nkey; q++) start[q + 1] += start[q];
+    memcpy(fill, start, (size_t)nkey * sizeof *fill);
+    if (bl->type == T_STRETCH) memcpy(r->ts, st, (size_t)m * sizeof *r->ts);
+    else memcpy(r->tq, qc, (size_t)m * sizeof *r->tq);
+    memcpy(r->ta, al, (size_t)m * sizeof *r->ta);
+    for (int i = 0; i < m; i++) {
+        int d = fill[r->key[i]]++;
+        if (bl->type == T_STRETCH) st[d] = r->ts[i];
+        else qc[d] = r->tq[i];
+        al[d] = r->ta[i];
+    }
+}
+
 static int split_parts(pbd_solver *s, cb_error *err)
 {
-    int K = s->parts, n = s->ns + s->nb + s->nt, nboundary = 0, big = 1;
+    int K = s->parts, n = s->ns + s->nb + s->nt, nboundary = 0;
     s->nparts = 1;
     if (K < 2 || s->mesh_order || !s->parallel) return CB_OK;
-    for (int b = 0; b < s->nblocks; b++) {
-        const block *bl = &s->blocks[b];
-        big = bl->end - bl->begin > big ? bl->end - bl->begin : big;
-        for (int c = bl->begin; c < bl->end; c++) nboundary += con_part(s, bl->type, c, K) == K;
-    }
+    for (int b = 0; b < s->nblocks; b++)
+        for (int c = s->blocks[b].begin; c < s->blocks[b].end; c++)
+            nboundary += con_part(s, s->blocks[b].type, c, K) == K;
     if (4 * nboundary > n) return CB_OK;
+    reorder_buf r = {0};
     block *nb = cb_calloc((size_t)s->nblocks * (size_t)(K + 1), sizeof *nb);
     int *sub = cb_calloc((size_t)s->nblocks * (size_t)(K + 2), sizeof *sub); /* block b, part q: its start */
-    int *pid = cb_calloc((size_t)big, sizeof *pid);
-    qcon *tq = cb_calloc((size_t)big, sizeof *tq);
-    scon *ts = cb_calloc((size_t)big, sizeof *ts);
-    double *ta = cb_calloc((size_t)big, sizeof *ta);
     s->part_block = cb_calloc((size_t)K + 2, sizeof *s->part_block);
-    int rc = CB_OK;
-    if (!nb || !sub || !pid || !tq || !ts || !ta || !s->part_block) {
-        rc = CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for %d mesh parts", K);
-        goto done;
-    }
+    int rc = reorder_buf_alloc(s, &r, err);
+    if (!rc && (!nb || !sub || !s->part_block)) rc = CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for %d mesh parts", K);
+    if (rc) goto done;
     for (int b = 0; b < s->nblocks; b++) {
         const block *bl = &s->blocks[b];
-        int m = bl->end - bl->begin, *start = sub + (size_t)b * (K + 2);
-        scon *st = s->st + bl->begin;
-        qcon *qc = (bl->type == T_BEND ? s->bd : s->te) + bl->begin;
-        double *al = (bl->type == T_STRETCH ? s->salpha : bl->type == T_BEND ? s->balpha : s->talpha) + bl->begin;
-        for (int i = 0; i < m; i++) {
-            pid[i] = con_part(s, bl->type, bl->begin + i, K);
-            start[pid[i] + 1]++;
-        }
-        for (int q = 0; q <= K; q++) start[q + 1] += start[q];
-        int fill[66];
-        memcpy(fill, start, (size_t)(K + 2) * sizeof *fill);
-        if (bl->type == T_STRETCH) memcpy(ts, st, (size_t)m * sizeof *ts);
-        else memcpy(tq, qc, (size_t)m * sizeof *tq);
-        memcpy(ta, al, (size_t)m * sizeof *ta);
-        for (int i = 0; i < m; i++) {
-            int d = fill[pid[i]]++;
-            if (bl->type == T_STRETCH) st[d] = ts[i];
-            else qc[d] = tq[i];
-            al[d] = ta[i];
-        }
+        for (int c = bl->begin; c < bl->end; c++) r.key[c - bl->begin] = con_part(s, bl->type, c, K);
+        reorder_block(s, bl, K + 1, sub + (size_t)b * (K + 2), &r);
     }
     int nn = 0;
     for (int q = 0; q <= K; q++) {
@@ -824,91 +849,58 @@ static int split_parts(pbd_solver *s, cb_error *err)
 done:
     free(nb);
     free(sub);
-    free(pid);
-    free(tq);
-    free(ts);
-    free(ta);
+    reorder_buf_free(&r);
     return rc;
 }
 
 /* Stage 4b (SIMD path): within each colour of stretch and bending constraints, the
- * constraints whose vertices are all free first (a stable partition: the order of a
- * colour does not change the result), then their batches of four, the last one padded
- * with empty lanes (w = 0, c = -1, the vertices of its first lane, never written). */
-static void partition_free(pbd_solver *s, block *bl)
-{
-    int arity = bl->type == T_STRETCH ? 2 : 4, mid = bl->begin;
-    for (int c = bl->begin; c < bl->end; c++) {
-        const double *w = arity == 2 ? s->st[c].w : s->bd[c].w;
-        if (attached(w, arity)) continue;
-        if (c != mid) { /* rotate c down to mid, keeping the order of the others */
-            if (arity == 2) {
-                scon t = s->st[c];
-                double a = s->salpha[c];
-                memmove(&s->st[mid + 1], &s->st[mid], (size_t)(c - mid) * sizeof *s->st);
-                memmove(&s->salpha[mid + 1], &s->salpha[mid], (size_t)(c - mid) * sizeof *s->salpha);
-                s->st[mid] = t;
-                s->salpha[mid] = a;
-            } else {
-                qcon t = s->bd[c];
-                double a = s->balpha[c];
-                memmove(&s->bd[mid + 1], &s->bd[mid], (size_t)(c - mid) * sizeof *s->bd);
-                memmove(&s->balpha[mid + 1], &s->balpha[mid], (size_t)(c - mid) * sizeof *s->balpha);
-                s->bd[mid] = t;
-                s->balpha[mid] = a;
-            }
-        }
-        mid++;
-    }
-    bl->mid = mid;
-}
-
+ * constraints whose vertices are all free first (reorder_block: stable), then their
+ * batches of four, the last one padded with empty lanes (w = 0, c = -1, the vertices of
+ * its first lane, never written). */
 static int make_batches(pbd_solver *s, cb_error *err)
 {
-    int n2 = 0, n4 = 0;
-    for (int b = 0; b < s->nblocks; b++) {
+    reorder_buf r = {0};
+    int rc = reorder_buf_alloc(s, &r, err), n2 = 0, n4 = 0;
+    for (int b = 0; b < s->nblocks && !rc; b++) {
         block *bl = &s->blocks[b];
         if (bl->type == T_TET) continue;
-        partition_free(s, bl);
+        int start[3];
+        for (int c = bl->begin; c < bl->end; c++)
+            r.key[c - bl->begin] = bl->type == T_STRETCH ? attached(s->st[c].w, 2) : attached(s->bd[c].w, 4);
+        reorder_block(s, bl, 2, start, &r);
+        bl->mid = bl->begin + start[1];
         int nb = (bl->mid - bl->begin + 3) / 4;
         bl->b0 = bl->type == T_STRETCH ? n2 : n4;
         bl->b1 = bl->b0 + nb;
         if (bl->type == T_STRETCH) n2 += nb;
         else n4 += nb;
     }
+    reorder_buf_free(&r);
+    if (rc) return rc;
     s->sbat = cb_calloc((size_t)(n2 ? n2 : 1), sizeof *s->sbat);
     s->bbat = cb_calloc((size_t)(n4 ? n4 : 1), sizeof *s->bbat);
     if (!s->sbat || !s->bbat) return CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for %d batches", n2 + n4);
-    s->nsbat = n2;
-    s->nbbat = n4;
     for (int b = 0; b < s->nblocks; b++) {
         const block *bl = &s->blocks[b];
         if (bl->type == T_TET) continue;
-        int arity = bl->type == T_STRETCH ? 2 : 4;
-        for (int i = bl->b0; i < bl->b1; i++)
+        int two = bl->type == T_STRETCH, arity = two ? 2 : 4;
+        for (int i = bl->b0; i < bl->b1; i++) {
+            /* the batch's rows: vertex j of lane l is v[j][l] (the same in both layouts) */
+            int (*v)[4] = two ? s->sbat[i].v : s->bbat[i].v, *cl = two ? s->sbat[i].c : s->bbat[i].c;
+            double (*w)[4] = two ? s->sbat[i].w : s->bbat[i].w, *rest = two ? s->sbat[i].rest : s->bbat[i].rest;
             for (int l = 0; l < 4; l++) {
                 int c = bl->begin + 4 * (i - bl->b0) + l, real = c < bl->mid;
                 int src = real ? c : bl->begin + 4 * (i - bl->b0); /* an empty lane reads lane 0 */
-                const int *v = arity == 2 ? s->st[src].v : s->bd[src].v;
-                const double *w = arity == 2 ? s->st[src].w : s->bd[src].w;
-                double rest = arity == 2 ? s->st[src].rest : s->bd[src].rest;
+                const int *sv = two ? s->st[src].v : s->bd[src].v;
+                const double *sw = two ? s->st[src].w : s->bd[src].w;
                 for (int j = 0; j < arity; j++) {
-                    if (arity == 2) {
-                        s->sbat[i].v[j][l] = v[j];
-                        s->sbat[i].w[j][l] = real ? w[j] : 0.0;
-                    } else {
-                        s->bbat[i].v[j][l] = v[j];
-                        s->bbat[i].w[j][l] = real ? w[j] : 0.0;
-                    }
+                    v[j][l] = sv[j];
+                    w[j][l] = real ? sw[j] : 0.0;
                 }
-                if (arity == 2) {
-                    s->sbat[i].rest[l] = rest;
-                    s->sbat[i].c[l] = real ? c : -1;
-                } else {
-                    s->bbat[i].rest[l] = rest;
-                    s->bbat[i].c[l] = real ? c : -1;
-                }
+                rest[l] = two ? s->st[src].rest : s->bd[src].rest;
+                cl[l] = real ? c : -1;
             }
+        }
     }
     return CB_OK;
 }
@@ -1083,8 +1075,9 @@ static inline void share(int serial, int begin, int end, int *lo, int *hi)
 
 
 /* One colour (or the whole type in `order: mesh`) of one constraint type: one loop per
- * kind, no branch on the type inside. Called by every thread of the team: the
- * iterations are split statically and the loop ends with the barrier between colours. */
+ * kind, no branch on the type inside. By this thread alone (`serial`), or by every
+ * thread of the team, the iterations split statically (share); sweep_block adds the
+ * barrier between colours. */
 static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl, int serial)
 {
     int begin, end;
