@@ -126,26 +126,43 @@ static void test_orient3d_small_integers(void)
     CU_ASSERT_EQUAL(wrong, 0);
 }
 
+/* A random triangle abc in [0.25, 3.75]^3 and the barycentric weights (s, t) of a point
+ * on its plane. */
+static void random_triangle(double a[3], double b[3], double c[3], double *s, double *t)
+{
+    for (int k = 0; k < 3; k++) {
+        a[k] = 0.25 + 3.5 * rng_uniform();
+        b[k] = 0.25 + 3.5 * rng_uniform();
+        c[k] = 0.25 + 3.5 * rng_uniform();
+    }
+    *s = rng_uniform();
+    *t = rng_uniform() * (1.0 - *s);
+}
+
+/* d = a + s (b - a) + t (c - a), moved off the plane by a uniform offset in [-0.5, 0.5)
+ * per coordinate when `generic`, then by -2..2 ulps per coordinate. */
+static void near_plane(const double a[3], const double b[3], const double c[3], double s, double t, int generic,
+                       double d[3])
+{
+    for (int k = 0; k < 3; k++) {
+        d[k] = a[k] + s * (b[k] - a[k]) + t * (c[k] - a[k]);
+        if (generic) d[k] += rng_uniform() - 0.5;
+        int ulps = rng_int(-2, 2);
+        for (; ulps > 0; ulps--) d[k] = nextafter(d[k], INFINITY);
+        for (; ulps < 0; ulps++) d[k] = nextafter(d[k], -INFINITY);
+    }
+}
+
 /* Points perturbed off a plane by a few ulps: naive evaluation often gets the sign
  * wrong; ours must never. */
 static void test_orient3d_near_degenerate(void)
 {
     int naive_wrong = 0, ours_wrong = 0, n = 0;
     for (int it = 0; it < 60000; it++) {
-        double a[3], b[3], c[3], d[3];
-        for (int k = 0; k < 3; k++) {
-            a[k] = 0.25 + 3.5 * rng_uniform();
-            b[k] = 0.25 + 3.5 * rng_uniform();
-            c[k] = 0.25 + 3.5 * rng_uniform();
-        }
-        double s = rng_uniform(), t = rng_uniform() * (1.0 - s);
+        double a[3], b[3], c[3], d[3], s, t;
+        random_triangle(a, b, c, &s, &t);
         if (it % 2) { s = 4.0 * s - 1.5; t = 4.0 * t - 1.5; } /* outside the triangle too */
-        for (int k = 0; k < 3; k++) {
-            d[k] = a[k] + s * (b[k] - a[k]) + t * (c[k] - a[k]);
-            int ulps = rng_int(-2, 2);
-            for (; ulps > 0; ulps--) d[k] = nextafter(d[k], INFINITY);
-            for (; ulps < 0; ulps++) d[k] = nextafter(d[k], -INFINITY);
-        }
+        near_plane(a, b, c, s, t, 0, d);
         if (!(fabs(d[0]) >= 0.25 && fabs(d[0]) < 8 && fabs(d[1]) >= 0.25 && fabs(d[1]) < 8 &&
               fabs(d[2]) >= 0.25 && fabs(d[2]) < 8))
             continue;
@@ -169,13 +186,8 @@ static void test_orient3d_sign_inline(void)
 {
     int wrong = 0, zeros = 0;
     for (int it = 0; it < 60000; it++) {
-        double a[3], b[3], c[3], d[3];
-        for (int k = 0; k < 3; k++) {
-            a[k] = 0.25 + 3.5 * rng_uniform();
-            b[k] = 0.25 + 3.5 * rng_uniform();
-            c[k] = 0.25 + 3.5 * rng_uniform();
-        }
-        double s = rng_uniform(), t = rng_uniform() * (1.0 - s);
+        double a[3], b[3], c[3], d[3], s, t;
+        random_triangle(a, b, c, &s, &t);
         if (it % 3 == 2) { /* lattice points: many exactly coplanar quadruples */
             for (int k = 0; k < 3; k++) {
                 a[k] = rng_int(-3, 3) * 0.125;
@@ -184,13 +196,7 @@ static void test_orient3d_sign_inline(void)
                 d[k] = rng_int(-3, 3) * 0.125;
             }
         } else {
-            for (int k = 0; k < 3; k++) {
-                d[k] = a[k] + s * (b[k] - a[k]) + t * (c[k] - a[k]);
-                if (it % 3 == 1) d[k] += rng_uniform() - 0.5;   /* generic */
-                int ulps = rng_int(-2, 2);
-                for (; ulps > 0; ulps--) d[k] = nextafter(d[k], INFINITY);
-                for (; ulps < 0; ulps++) d[k] = nextafter(d[k], -INFINITY);
-            }
+            near_plane(a, b, c, s, t, it % 3 == 1, d);
         }
         int ref = sgn(cb_orient3d(a, b, c, d));
         zeros += ref == 0;
