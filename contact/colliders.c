@@ -71,9 +71,7 @@ double cb_collider_query(const cb_collider *c, double t, const double x_in[3], d
     for (int k = 0; k < 3; k++) x[k] = x_in[k] - c->velocity[k] * t;
     switch (c->type) {
     case CB_COLLIDER_PLANE: {
-        double d[3];
-        cb_v3_sub(d, x, c->center);
-        dist = cb_v3_dot(d, c->normal);
+        dist = cb_collider_plane_height(c, x);
         cb_v3_copy(n, c->normal);
         for (int k = 0; k < 3; k++) cp[k] = x[k] - dist * n[k];
         break;

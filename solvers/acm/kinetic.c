@@ -33,33 +33,11 @@ double cb_acm_box_exit(const double (*dirs)[3], const double *len, int ndir, con
     return s > 0 ? s : 0.0;
 }
 
-/* Signed distance of x at time t to a plane or a sphere, with exactly the operations of
- * cb_collider_query (contact/colliders.c; bitwise the same value) but without its normal
- * and closest point: the collider certificate is renewed after nearly every kick of a
- * vertex in contact, and the call, the normal's division and the closest point were
- * half of its cost. Other shapes go through cb_collider_query. */
-static inline double collider_distance(const cb_collider *col, double t, const double x_in[3])
-{
-    double x[3], d[3];
-    switch (col->type) {
-    case CB_COLLIDER_PLANE:
-        for (int k = 0; k < 3; k++) x[k] = x_in[k] - col->velocity[k] * t;
-        cb_v3_sub(d, x, col->center);
-        return cb_v3_dot(d, col->normal);
-    case CB_COLLIDER_SPHERE:
-        for (int k = 0; k < 3; k++) x[k] = x_in[k] - col->velocity[k] * t;
-        cb_v3_sub(d, x, col->center);
-        return cb_v3_norm(d) - col->radius;
-    default:
-        return cb_collider_query(col, t, x_in, NULL, NULL);
-    }
-}
-
 double cb_acm_collider_certificate(const cb_collider *col, double t, const double x[3],
                                    const double v[3], double guard, double horizon, double slack)
 {
     double vc[3], vr[3];
-    double d = collider_distance(col, t, x);
+    double d = cb_collider_distance(col, t, x);
     /* comparisons instead of fmax/fmin (library calls here): the arguments are never NaN
        where it matters (fabs values; room / rate > 0 below), so the values are the same */
     double ax = fabs(x[0]), ay = fabs(x[1]), az = fabs(x[2]);
