@@ -315,6 +315,11 @@ static double pair_step_inv_mass(const acm_solver *s, const acm_pair *p)
 
 static inline int id_cert(const acm_solver *s, int p) { return s->base_pair + 2 * p; }
 static inline int id_layer(const acm_solver *s, int p) { return s->base_pair + 2 * p + 1; }
+/* box exits and certificates: the ids queued with due times (cb_acm_queue_defer) */
+static inline int id_deferred(const acm_solver *s, int id)
+{
+    return id >= s->base_box && (id < s->base_pair || ((id - s->base_pair) & 1) == 0);
+}
 
 /* Box exits and certificates are renewed after nearly every kick in contact, long before
  * they are due: they go into the queue with cb_acm_queue_defer (queue.h), which moves
@@ -920,8 +925,7 @@ static int run_until(acm_solver *s, double t_end, cb_step_info *info, cb_error *
         double t = top->t;
         int id = top->id;
         /* box exits and certificates (deferred) may come up before they are due */
-        if (id >= s->base_box && (id < s->base_pair || ((id - s->base_pair) & 1) == 0) &&
-            !due_check(s, id, t, top->key))
+        if (id_deferred(s, id) && !due_check(s, id, t, top->key))
             continue;
         s->now = t;
         s->stamp++;
