@@ -48,7 +48,7 @@
  * the same minimiser as newton. contact: projection leaves P out: the paper's splitting
  * (solve without colliders, then project), which moves vertices out from up to 2 cm
  * deep on the drape and adds energy (kept to reproduce it).
- * After the iterations v = (x - q_n)/h, then contact (contact/step_contact.h): self
+ * After the iterations v = (x - q_n)/h, then contact (solvers/step_contact.h): self
  * collision (vertex-triangle, spatial hash from contact/, pushed apart to the cloth
  * thickness, inelastic with friction) and collider projection with restitution and
  * friction; its wall time is wall_contact_s.

@@ -54,7 +54,7 @@
  * Mapping from the shared cloth model and contact: as fms (solvers/fms.c): edge
  * springs k_stretch, bend springs across hinges (or springs: classic), gravity as
  * f_ext, collider contact in the solve (contact: constraint) and then the end-of-step
- * stage of contact/step_contact.h (self contact, and the collider projection with
+ * stage of solvers/step_contact.h (self contact, and the collider projection with
  * restitution and friction: friction acts there, after the solve; the vertices the
  * penalty holds just inside the offset are in contact for it), solver_energy = E(x).
  * external_impulse = attachments (h times the spring forces from pinned vertices on

@@ -33,7 +33,7 @@
 #include "core/world.h"
 #include "solvers/cholmod_util.h"
 #include "solvers/springs.h"
-#include "contact/step_contact.h"
+#include "solvers/step_contact.h"
 
 enum { CB_SPRING_CONTACT_CONSTRAINT = 0, CB_SPRING_CONTACT_PROJECTION = 1 };
 
