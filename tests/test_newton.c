@@ -1,7 +1,8 @@
 /* tests/test_newton.c — the Newton reference (solvers/newton.c): fast (superlinear)
  * convergence of the relative gradient, its solution minimises g better than any
  * fms iterate, the projected Hessian keeps compressed cloth solvable, one
- * factorization per iteration, parameter errors. (Momentum, the single-spring decay
+ * factorization per iteration, the contact penalty and the lagged collider friction
+ * against finite differences, parameter errors. (Momentum, the single-spring decay
  * and the error messages of singular systems are checked for newton in test_fms.c.) */
 #include "cb_test.h"
 #include "cb_sim.h"
@@ -215,6 +216,111 @@ static void test_contact_penalty_fd(void)
     }
 }
 
+/* The lagged collider friction of g (cb_spring_friction, spring_solver.h) against finite
+ * differences: its gradient (central differences of F) and its Hessian blocks (central
+ * differences of the gradient) on a tilted plane moving along itself, with slips on both
+ * sides of eps (the static and the sliding branch of f0; eps made large with
+ * friction_velocity so the differences resolve it), and the Coulomb bound: where the
+ * vertex slides faster than eps/h the force is mu times the lagged normal force. */
+static void test_friction_fd(void)
+{
+    const char *text =
+        "name: c\nduration: 1\ndt: 0.01\n"
+        "cloth:\n  grid: {nx: 5, ny: 5, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.0]}\n  thickness: 0.002\n"
+        "colliders:\n  - {type: plane, point: [0, 0, -0.001], normal: [0.3, -0.2, 1.0], friction: 0.4,"
+        " velocity: [0.05, 0.02, 0.006]}\n"
+        "solvers:\n  newton: {friction_velocity: 0.2}\n";
+    cb_sim r;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_world(&r, NULL, text, ".", NULL, 0), CB_OK);
+    cb_world *w = r.w;
+    cb_params p = cb_scene_params(r.scene, "newton");
+    cb_spring_solver ss;
+    memset(&ss, 0, sizeof ss);
+    cb_error e;
+    cb_params q;
+    CU_ASSERT_EQUAL_FATAL(cb_params_begin(&p, &q, &e), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(cb_params_end(&p, &q, cb_spring_solver_configure(&ss, "newton", w, &q, &e), &e), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(cb_spring_solver_setup(&ss, w, 3, "test", &e), CB_OK);
+    const double h = 0.01, t1 = 0.01;
+    int nv = w->nv;
+    double (*x)[3] = calloc((size_t)nv, sizeof *x), (*g)[3] = calloc((size_t)nv, sizeof *g);
+    double (*gp)[3] = calloc((size_t)nv, sizeof *gp), (*gm)[3] = calloc((size_t)nv, sizeof *gm);
+    double (*H)[3][3] = calloc((size_t)nv, sizeof *H);
+    /* lagged state: every vertex pressed on the plane with 2..7 times its weight */
+    srand(5);
+    ss.nfric = 0;
+    for (int u = 0; u < ss.nfree; u++) {
+        int i = ss.vert[u];
+        cb_v3_copy(ss.x0[i], w->state.x[i]);
+        ss.fn[i] = w->mass[i] * 9.81 * (2.0 + 5.0 * rand() / (double)RAND_MAX);
+        ss.fcol[i] = 0;
+        cb_v3_copy(ss.fnrm[i], w->colliders[0].normal);
+        ss.nfric++;
+    }
+    /* slips of 0.1 to 3 eps (eps = friction_velocity h = 2 mm) in random directions, and a normal part */
+    int slow = 0, fast = 0;
+    for (int u = 0; u < ss.nfree; u++) {
+        int i = ss.vert[u];
+        double dir[3] = {rand() / (double)RAND_MAX - 0.5, rand() / (double)RAND_MAX - 0.5, rand() / (double)RAND_MAX - 0.5};
+        double len = 0.002 * (0.1 + 2.9 * rand() / (double)RAND_MAX);
+        if (fabs(len - 0.002) < 1e-4) len = 0.0015;
+        cb_v3_normalize(dir);
+        cb_v3_copy(x[i], ss.x0[i]);
+        cb_v3_axpy(x[i], h, w->colliders[0].velocity); /* moving with the plane: no slip */
+        const double *n = ss.fnrm[i];
+        cb_v3_axpy(dir, -cb_v3_dot(dir, n), n);
+        cb_v3_normalize(dir);
+        cb_v3_axpy(x[i], len, dir);
+        cb_v3_axpy(x[i], 3e-4, n); /* a normal part, which F ignores */
+        slow += len < 0.002;
+        fast += len > 0.002;
+    }
+    CU_ASSERT(slow > 3 && fast > 3);
+    double F = cb_spring_friction(&ss, w, h, t1, (const double (*)[3])x, g, H, NULL);
+    CU_ASSERT(F > 0);
+    const double step = 1e-7;
+    double gerr = 0, gmax = 0, herr = 0, hmax = 0, coulomb = 0;
+    for (int u = 0; u < ss.nfree; u++) {
+        int i = ss.vert[u];
+        double ui[3];
+        cb_v3_sub(ui, x[i], ss.x0[i]);
+        cb_v3_axpy(ui, -h, w->colliders[0].velocity);
+        cb_v3_axpy(ui, -cb_v3_dot(ui, ss.fnrm[i]), ss.fnrm[i]);
+        if (cb_v3_norm(ui) > 0.002) /* sliding: |force| = mu f_i, i.e. |grad F| = mu h^2 f_i */
+            coulomb = fmax(coulomb, fabs(cb_v3_norm(g[i]) / (0.4 * h * h * ss.fn[i]) - 1.0));
+        for (int k = 0; k < 3; k++) {
+            double keep = x[i][k];
+            x[i][k] = keep + step;
+            double Fp = cb_spring_friction(&ss, w, h, t1, (const double (*)[3])x, NULL, NULL, NULL);
+            memset(gp, 0, (size_t)nv * sizeof *gp);
+            cb_spring_friction(&ss, w, h, t1, (const double (*)[3])x, gp, NULL, NULL);
+            x[i][k] = keep - step;
+            double Fm = cb_spring_friction(&ss, w, h, t1, (const double (*)[3])x, NULL, NULL, NULL);
+            memset(gm, 0, (size_t)nv * sizeof *gm);
+            cb_spring_friction(&ss, w, h, t1, (const double (*)[3])x, gm, NULL, NULL);
+            x[i][k] = keep;
+            gerr = fmax(gerr, fabs((Fp - Fm) / (2 * step) - g[i][k]));
+            gmax = fmax(gmax, fabs(g[i][k]));
+            for (int rr = 0; rr < 3; rr++) {
+                herr = fmax(herr, fabs((gp[i][rr] - gm[i][rr]) / (2 * step) - H[u][rr][k]));
+                hmax = fmax(hmax, fabs(H[u][rr][k]));
+            }
+        }
+    }
+    fprintf(stderr, "  F = %.3e, max |grad - fd| = %.2e (max |grad| %.2e), max |H - fd| = %.2e (max |H| %.2e), "
+            "sliding |force| / (mu f) - 1 up to %.1e\n", F, gerr, gmax, herr, hmax, coulomb);
+    CU_ASSERT(gmax > 0 && gerr <= 1e-6 * gmax);
+    CU_ASSERT(hmax > 0 && herr <= 1e-5 * hmax);
+    CU_ASSERT(coulomb < 1e-12);
+    free(x);
+    free(g);
+    free(gp);
+    free(gm);
+    free(H);
+    cb_spring_solver_release(&ss);
+    cb_sim_close(&r);
+}
+
 /* Modified Newton (refactor: auto, the default) on the drape through the impact: fewer
  * factorizations than iterations, every step meets the default tolerance (or stops at the round-off floor), and
  * the steps end where refactor: always puts them within a small fraction of the cloth's motion. */
@@ -267,5 +373,6 @@ CB_TEST_MAIN("newton",
              CB_TEST(test_minimises_g),
              CB_TEST(test_compressed_cloth),
              CB_TEST(test_contact_penalty_fd),
+             CB_TEST(test_friction_fd),
              CB_TEST(test_modified_newton_reuses_factor),
              CB_TEST(test_parameters_checked))
