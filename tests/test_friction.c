@@ -21,6 +21,7 @@
  *     velocity that its gravity ticks, dt/4 apart by default, built up, which lets it creep
  *     by ~5 mm/s even when it should stick; with gravity_step = dt/16 the creep is 1.7
  *     mm/s: a discretisation of the method, README "Friction"; the others are within 2%).
+ * Stopping distance: test_stopping_distance (issue 32 item 1).
  * On the code before issue 32, fms slid 0.213 m at mu 0.5 and 0.205 m at mu 0.7 and newton
  * 2.44 m at either (no collider friction in its solve): both fail here. */
 #include "cb_test.h"
@@ -55,24 +56,31 @@ static double mean_along(const cb_world *w, const double dir[3])
     return s / m;
 }
 
-/* Run the incline with friction mu for `steps` steps of the scene's dt; the displacement
- * along the slope after each of the steps listed in at[n] into d[n]. Returns 0 when the
- * run went through. */
+/* Run scene `path` (with the --set overrides sets[nsets]) for `steps` steps of its dt; the
+ * mean displacement along dir after each of the steps listed in at[n] into d[n].
+ * Returns 0 when the run went through. */
+static int run_along(const char *solver, const char *path, const char *const *sets, int nsets, const double dir[3],
+                     int steps, const int *at, int n, double *d)
+{
+    cb_sim r;
+    int rc = cb_sim_open(&r, solver, path, NULL, NULL, sets, nsets);
+    double d0 = rc ? 0.0 : mean_along(r.w, dir);
+    for (int k = 1, j = 0; !rc && k <= steps; k++) {
+        rc = cb_sim_step(&r);
+        if (!rc && j < n && k == at[j]) d[j++] = mean_along(r.w, dir) - d0;
+    }
+    cb_sim_close(&r);
+    return rc;
+}
+
+/* The incline with friction mu: displacement along the slope. */
 static int incline(const char *solver, double mu, int steps, const int *at, int n, double *d)
 {
     char set[64];
     snprintf(set, sizeof set, "colliders.0.friction=%.17g", mu);
     const char *sets[] = {set};
-    cb_sim r;
-    int rc = cb_sim_open(&r, solver, "data/scenes/incline.yaml", NULL, NULL, sets, 1);
     const double down[3] = {cos(THETA), 0.0, -sin(THETA)};
-    double d0 = rc ? 0.0 : mean_along(r.w, down);
-    for (int k = 1, j = 0; !rc && k <= steps; k++) {
-        rc = cb_sim_step(&r);
-        if (!rc && j < n && k == at[j]) d[j++] = mean_along(r.w, down) - d0;
-    }
-    cb_sim_close(&r);
-    return rc;
+    return run_along(solver, "data/scenes/incline.yaml", sets, 1, down, steps, at, n, d);
 }
 
 static void test_incline_slip_and_stick(void)
@@ -124,6 +132,33 @@ static void test_incline_threshold(void)
     fprintf(stderr, "\n");
 }
 
+/* Stopping distance (data/scenes/slide_stop.yaml: the patch launched along the floor,
+ * mu = 0.5, dt = 0.5 ms): it stops after v0^2 / (2 mu g) (within 1%, for v0 = 0.5, 1 and
+ * 2 m/s; an Euler step's own error is v0 dt / 2, 0.5% at 0.5 m/s) and stays (it moves
+ * less than 0.1 mm in the last 50 ms, long after the stop at v0 / (mu g) <= 0.41 s). */
+static void test_stopping_distance(void)
+{
+    const double v0s[3] = {0.5, 1.0, 2.0}, mu = 0.5, along[3] = {1, 0, 0};
+    const int at[2] = {1100, 1200}; /* t = 0.55, 0.6 s */
+    for (int s = 0; s < cb_solver_count(); s++) {
+        const char *name = cb_solver_at(s)->name;
+        if (!has_collider_friction(name)) continue;
+        fprintf(stderr, "\n  %-9s", name);
+        for (int k = 0; k < 3; k++) {
+            char set[64];
+            snprintf(set, sizeof set, "cloth.velocity=[%g, 0, 0]", v0s[k]);
+            const char *sets[] = {set};
+            double d[2] = {NAN, NAN}, want = v0s[k] * v0s[k] / (2.0 * mu * G);
+            CU_ASSERT_EQUAL(run_along(name, "data/scenes/slide_stop.yaml", sets, 1, along, 1200, at, 2, d), 0);
+            fprintf(stderr, " v0 %g: %.4f m (want %.4f, %+.2f%%);", v0s[k], d[1], want, 100.0 * (d[1] / want - 1.0));
+            CU_ASSERT(fabs(d[1] / want - 1.0) < 0.01);
+            CU_ASSERT(fabs(d[1] - d[0]) < 1e-4);
+        }
+    }
+    fprintf(stderr, "\n");
+}
+
 CB_TEST_MAIN("friction",
              CB_TEST(test_incline_slip_and_stick),
-             CB_TEST(test_incline_threshold))
+             CB_TEST(test_incline_threshold),
+             CB_TEST(test_stopping_distance))
