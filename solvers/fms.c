@@ -133,7 +133,10 @@
  * thickness; a fixed iteration count, no convergence test (the paper's choice); self
  * contact is not in the solve; the contact-spring matrix is refactored, not updated
  * by a low-rank update (cholmod_updown: would need the LDL^T form of the factor that
- * cb_chol_solve3 does not read); a vertex is pulled toward one collider (the nearest).
+ * cb_chol_solve3 does not read); a vertex is pulled toward one collider (the nearest);
+ * the coarse correction is a common translation only: a cloth turning about a collider's
+ * normal, or sliding over a curved collider in a motion that is no translation, is still
+ * held back by the contact springs' lag (not measured); self friction is not in the solve.
  *
  * Parameters (solvers.fms): iterations (>= 1, default 10), damping (in [0,1], default
  * 0), springs (model | classic), self_collision (bool, default true), self_friction
