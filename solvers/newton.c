@@ -12,11 +12,15 @@
  * the end points of the trial steps).
  *
  * Algorithm. The same objective as fms (solvers/springs.h),
- *     g(x) = 1/2 (x - y)^T M (x - y) + h^2 E(x) - h^2 x^T f_ext + P(x),
+ *     g(x) = 1/2 (x - y)^T M (x - y) + h^2 E(x) - h^2 x^T f_ext + P(x) + F(x),
  * y = q_n + (1 - damping) h v_n, the same spring set, P the contact penalty
  * sum_i 1/2 c m_i min(0, d_i)^2 (d_i: distance of vertex i from the nearest collider at
- * t + h minus contact_offset; P = 0 with contact: projection). Starting from x = y, each
- * iteration solves H dx = -grad g(x) with H = M + h^2 sum_i H_i + sum_i c m_i n_i n_i^T,
+ * t + h minus contact_offset; P = 0 with contact: projection), F the lagged collider
+ * friction of Incremental Potential Contact (Li et al. 2020, sec. 5; spring_solver.h,
+ * cb_spring_friction: mu times the last step's penalty normal force times a smoothed
+ * |tangential slip|, a convex C1 term of x whose gradient and PSD Hessian newton uses as
+ * they are, tests/test_newton.c checks both by finite differences). Starting from x = y, each
+ * iteration solves H dx = -grad g(x) with H = M + h^2 sum_i H_i + sum_i c m_i n_i n_i^T + hess F,
  * where the 3x3 block of spring i, with u = (p_a - p_b)/l,
  *     H_i = k_i (u u^T + max(0, 1 - r_i/l) (I - u u^T))
  * is the spring Hessian with its transverse part clamped at 0 (a compressed spring's
@@ -51,15 +55,25 @@
  * iterations: 200 mm; 1e-3: 34 mm), at 7.7 iterations and 2.2 factorizations per step
  * (1e-8 with refactor: always: 19.1 and 19.1).
  *
+ * The normal forces of F are lagged by a step (IPC's lagging with one update per step):
+ * the first step of a run in which the penalty acts is solved twice, the second time
+ * with the normal forces of the first (otherwise a cloth starting at rest on a slope
+ * slides without friction for one step, 2.4 cm/s on the 30 degree incline).
  * Mapping from the shared cloth model and contact: as fms (solvers/fms.c): edge
  * springs k_stretch, bend springs across hinges (or springs: classic), gravity as
- * f_ext, collider contact in the solve (contact: constraint) and then the end-of-step
- * stage of contact/step_contact.h (self contact, and the collider projection with
- * restitution and friction: friction acts there, after the solve; the vertices the
- * penalty holds just inside the offset are in contact for it), solver_energy = E(x).
+ * f_ext, collider contact and friction in the solve (contact: constraint) and then the end-of-step
+ * stage of solvers/step_contact.h (self contact, and the collider projection with
+ * restitution and friction: the vertices the penalty holds just inside the offset are
+ * in contact for it; its friction, mu times the normal velocity it removes, is the
+ * Coulomb friction of the last 1/(1 + c) of the normal impulse, see cb_spring_friction),
+ * solver_energy = E(x). Collider friction meets Coulomb's threshold and sliding rate
+ * (tests/test_friction.c: the 30 degree incline, 0.330 m in 1 s at mu 0.5 for 0.329, 0.6 mm at mu 0.7).
+ * Self friction: after the solve only (step_contact.h: Coulomb, self_friction times the
+ * normal velocity change of each self-contact pair; self contact is not in the solve, so
+ * that stage carries the whole self normal impulse and its friction is Coulomb's).
  * external_impulse = attachments (h times the spring forces from pinned vertices on
- * free ones at x_{n+1}) + damping + colliders (the penalty's, -(1/h) grad P(x_{n+1}), and
- * the projection's).
+ * free ones at x_{n+1}) + damping + colliders (the penalty's and friction's,
+ * -(1/h) grad (P + F)(x_{n+1}), and the projection's).
  *
  * What it does not do: no trust region (the projected Hessian plus the line search is
  * globally convergent on this convex-plus-spring objective); no continuous collision
@@ -73,7 +87,7 @@
  * max_iterations (>= 1, default 50), refactor (auto | always, default auto),
  * refactor_rate (in [0, 1], default 0.9), damping, springs, self_collision,
  * self_friction, self_iterations, contact_offset, factor, self_cache, contact,
- * contact_stiffness, threads — as fms (the parameters and the frame of the step are
+ * contact_stiffness, friction_velocity, threads — as fms (the parameters and the frame of the step are
  * shared with fms in solvers/spring_solver.c).
  */
 #include <math.h>
@@ -166,7 +180,10 @@ static int assemble_factor(newton_solver *s, const cb_world *w, const double (*x
     const cb_spring_solver *ss = &s->ss;
     const cb_spring_set *sp = &ss->sp;
     double *A = cb_chol_values(ss->chol), h2 = h * h;
-    if (contact_on(s)) cb_spring_contact_penalty(ss, w, t1, x, NULL, s->hc);
+    if (contact_on(s)) {
+        cb_spring_contact_penalty(ss, w, t1, x, NULL, s->hc);
+        cb_spring_friction(ss, w, h, t1, x, NULL, s->hc, NULL);
+    }
     for (int u = 0; u < ss->nfree; u++)
         for (int r = 0; r < 3; r++)
             for (int c = 0; c <= r; c++)
@@ -229,7 +246,8 @@ static double objective(const newton_solver *s, const cb_world *w, const double 
         int i = s->ss.vert[u];
         g += w->mass[i] * (0.5 * cb_v3_norm2(dx[i]) - h2 * cb_v3_dot(w->gravity, dx[i]));
     }
-    if (contact_on(s)) g += cb_spring_contact_penalty(&s->ss, w, t1, x, NULL, NULL);
+    if (contact_on(s))
+        g += cb_spring_contact_penalty(&s->ss, w, t1, x, NULL, NULL) + cb_spring_friction(&s->ss, w, h, t1, x, NULL, NULL, NULL);
     return g + h2 * cb_springs_energy(&s->ss.sp, x);
 }
 
@@ -240,6 +258,7 @@ static double gradient(newton_solver *s, const cb_world *w, const double (*x)[3]
     double gn = cb_springs_gradient(&ss->sp, w, x, (const double (*)[3])ss->y, h, ss->grad);
     if (!contact_on(s)) return gn;
     cb_spring_contact_penalty(ss, w, t1, x, ss->grad, NULL);
+    cb_spring_friction(ss, w, h, t1, x, ss->grad, NULL, NULL);
     double n2 = 0.0;
     for (int u = 0; u < ss->nfree; u++) n2 += cb_v3_norm2(ss->grad[ss->vert[u]]);
     return sqrt(n2);
@@ -266,6 +285,131 @@ static int trial_outside(const newton_solver *s, const cb_world *w, double t1)
     return 1;
 }
 
+/* The Newton iterations of a step from x = y (ss->dx = 0): x, ss->dx at the end; adds
+ * its iterations and factorizations to *iters and *nfact; the relative gradient into
+ * *residual. */
+static int newton_solve(newton_solver *s, cb_world *w, double h, double t1, cb_step_info *info, cb_lap_timer *lap,
+                        int *iters_p, int *nfact_p, double *residual, cb_error *err)
+{
+    cb_spring_solver *ss = &s->ss;
+    const cb_spring_set *sp = &ss->sp;
+    double (*x)[3] = w->state.x;
+    const double (*cx)[3] = (const double (*)[3])x;
+    int iters = 0, nfact = *nfact_p;
+    double gn0 = gradient(s, w, cx, h, t1), gn = gn0;
+    double g = objective(s, w, (const double (*)[3])ss->dx, cx, h, t1);
+    if (contact_on(s)) surface_distances(s, w, cx, t1, s->dsurf);
+    /* round-off floor of the gradient: its terms M (x - y) and h^2 k (l - r) are
+     * computed from positions of size |y|, so |grad g| cannot go much below
+     * eps |D y|, D = diag(M + h^2 L) */
+    double *kdeg = (double *)s->xt; /* scratch, overwritten by the first trial */
+    for (int i = 0; i < w->nv; i++) kdeg[i] = 0.0;
+    for (int i = 0; i < sp->n; i++) {
+        kdeg[sp->ij[i][0]] += sp->k[i];
+        kdeg[sp->ij[i][1]] += sp->k[i];
+    }
+    double dy2 = 0.0;
+    for (int u = 0; u < ss->nfree; u++) {
+        int i = ss->vert[u];
+        double dii = w->mass[i] + h * h * kdeg[i];
+        dy2 += dii * dii * cb_v3_norm2(ss->y[i]);
+    }
+    memcpy(s->xt, x, (size_t)w->nv * sizeof *x);
+    double floor_abs = 2e-16 * sqrt(dy2);
+    /* modified Newton: the factor of an earlier iterate (of this or an earlier step)
+     * is kept while it converges fast enough */
+    int stale = s->refactor == REFACTOR_ALWAYS || s->h_factored != h;
+    while (gn > s->tolerance * gn0 && gn > floor_abs && iters < s->max_iterations) {
+        if (iters > 0 && cb_interrupt_requested()) {
+            info->factorizations += nfact;
+            return CB_FAIL(err, CB_ERR_INTERRUPTED, "newton: interrupted by a signal in iteration %d", iters);
+        }
+        cb_lap(lap, "setup");
+        int fresh = 0;
+        if (stale) {
+            int rc = assemble_factor(s, w, cx, h, t1, err);
+            nfact++;
+            if (rc) {
+                info->factorizations += nfact;
+                return rc;
+            }
+            fresh = 1;
+            stale = s->refactor == REFACTOR_ALWAYS;
+        }
+        double *B = cb_chol_rhs(ss->chol);
+        for (int u = 0; u < ss->nfree; u++)
+            for (int k = 0; k < 3; k++) B[3 * u + k] = -ss->grad[ss->vert[u]][k];
+        cb_lap(lap, "assemble+factor");
+        const double *dx;
+        int rc = cb_chol_solve(ss->chol, &dx, err);
+        if (rc) {
+            info->factorizations += nfact;
+            return rc;
+        }
+        cb_lap(lap, "solve");
+        double slope = 0.0;
+        for (int u = 0; u < ss->nfree; u++)
+            for (int k = 0; k < 3; k++) slope -= dx[3 * u + k] * B[3 * u + k];
+        iters++;
+        /* backtracking line search (Armijo), keeping outside vertices outside */
+        double alpha = 1.0, gt = INFINITY;
+        int accepted = 0, feasible = 0;
+        for (int ls = 0; ls < 40 && slope < 0; ls++) {
+            trial(s, dx, alpha);
+            if (!contact_on(s) || trial_outside(s, w, t1)) {
+                feasible = 1;
+                gt = objective(s, w, (const double (*)[3])s->dxt, (const double (*)[3])s->xt, h, t1);
+                if (gt <= g + 1e-4 * alpha * slope) {
+                    accepted = 1;
+                    break;
+                }
+            }
+            alpha *= 0.5;
+        }
+        if ((!accepted || alpha < 1e-3) && fresh && slope < 0 && feasible) {
+            /* g cannot resolve the decrease any more (round-off; or only by noise at
+             * a tiny step): take the full step if it halves the gradient, else stop */
+            trial(s, dx, 1.0);
+            if (!contact_on(s) || trial_outside(s, w, t1)) {
+                double gnt = gradient(s, w, (const double (*)[3])s->xt, h, t1);
+                if (gnt < 0.5 * gn) {
+                    accepted = 1;
+                    alpha = 1.0;
+                    gt = objective(s, w, (const double (*)[3])s->dxt, (const double (*)[3])s->xt, h, t1);
+                } else if (accepted) {
+                    trial(s, dx, alpha); /* back to the Armijo point */
+                }
+            }
+        }
+        cb_lap(lap, "line_search");
+        if (!accepted) {
+            if (fresh) break;
+            stale = 1; /* an old factor that no longer gives a descent: refactor */
+            gradient(s, w, cx, h, t1);
+            continue;
+        }
+        memcpy(x, s->xt, (size_t)w->nv * sizeof *x);
+        memcpy(ss->dx, s->dxt, (size_t)w->nv * sizeof *ss->dx);
+        g = gt;
+        double gprev = gn;
+        gn = gradient(s, w, cx, h, t1);
+        if (contact_on(s)) surface_distances(s, w, cx, t1, s->dsurf);
+        /* keep the factor only while its steps are full Newton-like steps: refactor
+         * after an iteration (with a fresh factor or a reused one) whose gradient fell
+         * by less than refactor_rate or whose step the line search had to cut (far
+         * from the solution, a contact that appeared, a fold: H changes quickly), or
+         * when at this rate the tolerance is more than REFACTOR_WORTH iterations away */
+        double rate = gn / gprev, target = fmax(s->tolerance * gn0, floor_abs);
+        if (!(rate <= s->slow) || alpha < 1.0 ||
+            (gn > target && log(target / gn) / log(rate) > REFACTOR_WORTH))
+            stale = 1;
+    }
+    *residual = gn0 > 0 ? gn / gn0 : 0.0;
+    *iters_p += iters;
+    *nfact_p = nfact;
+    return CB_OK;
+}
+
 static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
 {
     newton_solver *s = self; /* arguments checked by cb_solver_step */
@@ -282,115 +426,18 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
     int iters = 0, nfact = 0;
     double residual = NAN;
     if (ss->nfree > 0) {
-        double gn0 = gradient(s, w, cx, h, t1), gn = gn0;
-        double g = objective(s, w, (const double (*)[3])ss->dx, cx, h, t1);
-        if (contact_on(s)) surface_distances(s, w, cx, t1, s->dsurf);
-        /* round-off floor of the gradient: its terms M (x - y) and h^2 k (l - r) are
-         * computed from positions of size |y|, so |grad g| cannot go much below
-         * eps |D y|, D = diag(M + h^2 L) */
-        double *kdeg = (double *)s->xt; /* scratch, overwritten by the first trial */
-        for (int i = 0; i < w->nv; i++) kdeg[i] = 0.0;
-        for (int i = 0; i < sp->n; i++) {
-            kdeg[sp->ij[i][0]] += sp->k[i];
-            kdeg[sp->ij[i][1]] += sp->k[i];
+        int rc = newton_solve(s, w, h, t1, info, &lap, &iters, &nfact, &residual, err);
+        /* the first step in contact has no lagged normal forces for the friction
+         * (cb_spring_friction): take them from this solve and solve again from y */
+        if (!rc && contact_on(s) && !ss->lagged) {
+            cb_spring_friction_lag(ss, w, h, t1, cx);
+            if (ss->nfric > 0) {
+                for (int u = 0; u < ss->nfree; u++) cb_v3_copy(x[ss->vert[u]], ss->y[ss->vert[u]]);
+                memset(ss->dx, 0, (size_t)w->nv * sizeof *ss->dx);
+                rc = newton_solve(s, w, h, t1, info, &lap, &iters, &nfact, &residual, err);
+            }
         }
-        double dy2 = 0.0;
-        for (int u = 0; u < ss->nfree; u++) {
-            int i = ss->vert[u];
-            double dii = w->mass[i] + h * h * kdeg[i];
-            dy2 += dii * dii * cb_v3_norm2(ss->y[i]);
-        }
-        memcpy(s->xt, x, (size_t)w->nv * sizeof *x);
-        double floor_abs = 2e-16 * sqrt(dy2);
-        /* modified Newton: the factor of an earlier iterate (of this or an earlier step)
-         * is kept while it converges fast enough */
-        int stale = s->refactor == REFACTOR_ALWAYS || s->h_factored != h;
-        while (gn > s->tolerance * gn0 && gn > floor_abs && iters < s->max_iterations) {
-            if (iters > 0 && cb_interrupt_requested()) {
-                info->factorizations += nfact;
-                return CB_FAIL(err, CB_ERR_INTERRUPTED, "newton: interrupted by a signal in iteration %d", iters);
-            }
-            cb_lap(&lap, "setup");
-            int fresh = 0;
-            if (stale) {
-                int rc = assemble_factor(s, w, cx, h, t1, err);
-                nfact++;
-                if (rc) {
-                    info->factorizations += nfact;
-                    return rc;
-                }
-                fresh = 1;
-                stale = s->refactor == REFACTOR_ALWAYS;
-            }
-            double *B = cb_chol_rhs(ss->chol);
-            for (int u = 0; u < ss->nfree; u++)
-                for (int k = 0; k < 3; k++) B[3 * u + k] = -ss->grad[ss->vert[u]][k];
-            cb_lap(&lap, "assemble+factor");
-            const double *dx;
-            int rc = cb_chol_solve(ss->chol, &dx, err);
-            if (rc) {
-                info->factorizations += nfact;
-                return rc;
-            }
-            cb_lap(&lap, "solve");
-            double slope = 0.0;
-            for (int u = 0; u < ss->nfree; u++)
-                for (int k = 0; k < 3; k++) slope -= dx[3 * u + k] * B[3 * u + k];
-            iters++;
-            /* backtracking line search (Armijo), keeping outside vertices outside */
-            double alpha = 1.0, gt = INFINITY;
-            int accepted = 0, feasible = 0;
-            for (int ls = 0; ls < 40 && slope < 0; ls++) {
-                trial(s, dx, alpha);
-                if (!contact_on(s) || trial_outside(s, w, t1)) {
-                    feasible = 1;
-                    gt = objective(s, w, (const double (*)[3])s->dxt, (const double (*)[3])s->xt, h, t1);
-                    if (gt <= g + 1e-4 * alpha * slope) {
-                        accepted = 1;
-                        break;
-                    }
-                }
-                alpha *= 0.5;
-            }
-            if ((!accepted || alpha < 1e-3) && fresh && slope < 0 && feasible) {
-                /* g cannot resolve the decrease any more (round-off; or only by noise at
-                 * a tiny step): take the full step if it halves the gradient, else stop */
-                trial(s, dx, 1.0);
-                if (!contact_on(s) || trial_outside(s, w, t1)) {
-                    double gnt = gradient(s, w, (const double (*)[3])s->xt, h, t1);
-                    if (gnt < 0.5 * gn) {
-                        accepted = 1;
-                        alpha = 1.0;
-                        gt = objective(s, w, (const double (*)[3])s->dxt, (const double (*)[3])s->xt, h, t1);
-                    } else if (accepted) {
-                        trial(s, dx, alpha); /* back to the Armijo point */
-                    }
-                }
-            }
-            cb_lap(&lap, "line_search");
-            if (!accepted) {
-                if (fresh) break;
-                stale = 1; /* an old factor that no longer gives a descent: refactor */
-                gradient(s, w, cx, h, t1);
-                continue;
-            }
-            memcpy(x, s->xt, (size_t)w->nv * sizeof *x);
-            memcpy(ss->dx, s->dxt, (size_t)w->nv * sizeof *ss->dx);
-            g = gt;
-            double gprev = gn;
-            gn = gradient(s, w, cx, h, t1);
-            if (contact_on(s)) surface_distances(s, w, cx, t1, s->dsurf);
-            /* keep the factor only while its steps are full Newton-like steps: refactor
-             * after an iteration (with a fresh factor or a reused one) whose gradient fell
-             * by less than refactor_rate or whose step the line search had to cut (far
-             * from the solution, a contact that appeared, a fold: H changes quickly), or
-             * when at this rate the tolerance is more than REFACTOR_WORTH iterations away */
-            double rate = gn / gprev, target = fmax(s->tolerance * gn0, floor_abs);
-            if (!(rate <= s->slow) || alpha < 1.0 ||
-                (gn > target && log(target / gn) / log(rate) > REFACTOR_WORTH))
-                stale = 1;
-        }
-        residual = gn0 > 0 ? gn / gn0 : 0.0;
+        if (rc) return rc;
     }
     /* attachment impulse: h times the spring forces from pinned on free vertices */
     for (int i = 0; i < sp->n; i++) {
@@ -403,10 +450,12 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
         double f = -sp->k[i] * (l - sp->rest[i]) / l; /* force on a is f e */
         cb_v3_axpy(imp, (ua >= 0 ? 1.0 : -1.0) * h * f, e);
     }
-    /* collider impulse of the contact penalty: h times its force -(1/h^2) grad P */
+    /* collider impulse of the contact penalty and friction: h times their force
+     * -(1/h^2) grad (P + F) */
     if (contact_on(s) && ss->nfree > 0) {
         memset(s->xt, 0, (size_t)w->nv * sizeof *s->xt);
         cb_spring_contact_penalty(ss, w, t1, cx, s->xt, NULL);
+        cb_spring_friction(ss, w, h, t1, cx, s->xt, NULL, NULL);
         for (int u = 0; u < ss->nfree; u++) cb_v3_axpy(imp, -1.0 / h, s->xt[ss->vert[u]]);
     }
     int rc = cb_spring_solver_finish(ss, w, h, t1, imp, info, &lap, err);

@@ -41,6 +41,8 @@ int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_w
                                    "constraint: collider contact springs in the solve; projection: end-of-step only", err);
     if (!rc) rc = cb_params_double(p, "contact_stiffness", 1e2, 1e-6, 1e12, &s->contact_stiffness,
                                    "c: contact penalty 1/2 c m_i depth^2 in the solve", err);
+    if (!rc) rc = cb_params_double(p, "friction_velocity", 1e-3, 1e-12, 1e3, &s->friction_velocity,
+                                   "eps_v (m/s): collider friction is static below this sliding speed", err);
     if (!rc) rc = cb_params_int(p, "threads", 1, 0, 1, &s->threads,
                                 "1: CHOLMOD and BLAS on the calling thread; 0: their own threads", err);
     if (!rc) rc = cb_params_check(p, err); /* before the build: the solver's own keys were read first */
@@ -65,7 +67,10 @@ int cb_spring_solver_setup(cb_spring_solver *s, const cb_world *w, int bs, const
     s->y = cb_calloc((size_t)nv, sizeof *s->y);
     s->grad = cb_calloc((size_t)nv, sizeof *s->grad);
     s->dx = cb_calloc((size_t)nv, sizeof *s->dx);
-    if (!s->unk || !s->vert || !s->x0 || !s->y || !s->grad || !s->dx)
+    s->fn = cb_calloc((size_t)nv, sizeof *s->fn);
+    s->fnrm = cb_calloc((size_t)nv, sizeof *s->fnrm);
+    s->fcol = cb_calloc((size_t)nv, sizeof *s->fcol);
+    if (!s->unk || !s->vert || !s->x0 || !s->y || !s->grad || !s->dx || !s->fn || !s->fnrm || !s->fcol)
         return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d vertices", s->name, nv);
     for (int i = 0; i < nv; i++) {
         s->unk[i] = w->inv_mass[i] > 0 ? s->nfree : -1;
@@ -98,6 +103,9 @@ void cb_spring_solver_release(cb_spring_solver *s)
     free(s->y);
     free(s->grad);
     free(s->dx);
+    free(s->fn);
+    free(s->fnrm);
+    free(s->fcol);
     memset(s, 0, sizeof *s);
 }
 
@@ -150,6 +158,7 @@ int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t
         int i = s->vert[u];
         for (int k = 0; k < 3; k++) v[i][k] = (1.0 - s->damping) * v[i][k] + s->dx[i][k] / h;
     }
+    cb_spring_friction_lag(s, w, h, t1, (const double (*)[3])w->state.x);
     cb_lap(lap, "setup");
     int contacts = 0;
     const double (*x)[3] = (const double (*)[3])w->state.x, (*vc)[3] = (const double (*)[3])w->state.v;
@@ -192,4 +201,76 @@ double cb_spring_contact_penalty(const cb_spring_solver *s, const cb_world *w, d
                 for (int c = 0; c < 3; c++) hess[u][r][c] = kc * n[r] * n[c];
     }
     return e;
+}
+
+/* f0 of cb_spring_friction (spring_solver.h) and the two factors of its Hessian:
+ * f1(y)/y and f1'(y); y >= 0. */
+static double friction_f0(double y, double eps, double *f1_y, double *df1)
+{
+    if (y >= eps) {
+        *f1_y = 1.0 / y;
+        *df1 = 0.0;
+        return y;
+    }
+    *f1_y = 2.0 / eps - y / (eps * eps);
+    *df1 = 2.0 / eps - 2.0 * y / (eps * eps);
+    return y * y / eps - y * y * y / (3.0 * eps * eps) + eps / 3.0;
+}
+
+double cb_spring_friction(const cb_spring_solver *s, const cb_world *w, double h, double t1, const double (*x)[3],
+                          double (*grad)[3], double (*hess)[3][3], double hsum[3][3])
+{
+    CB_ASSERT(s && w && x);
+    double e = 0.0;
+    for (int u = 0; u < s->nfree && s->nfric > 0; u++) {
+        int i = s->vert[u];
+        if (!(s->fn[i] > 0)) continue;
+        const cb_collider *col = &w->colliders[s->fcol[i]];
+        double mu = col->friction;
+        if (!(mu > 0)) continue;
+        const double *n = s->fnrm[i];
+        double lam = h * h * s->fn[i], ml = mu * lam;
+        double eps = fmax(s->friction_velocity * h, 2.0 * ml / (s->contact_stiffness * w->mass[i]));
+        double vc[3], r[3];
+        cb_collider_velocity(col, t1, s->x0[i], vc);
+        cb_v3_sub(r, x[i], s->x0[i]);
+        cb_v3_axpy(r, -h, vc);
+        cb_v3_axpy(r, -cb_v3_dot(r, n), n); /* u: the tangential slip */
+        double y = cb_v3_norm(r), f1_y, df1;
+        e += ml * friction_f0(y, eps, &f1_y, &df1);
+        if (grad) cb_v3_axpy(grad[i], ml * f1_y, r);
+        if (!hess && !hsum) continue;
+        double H[3][3];
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                double P = (a == b ? 1.0 : 0.0) - n[a] * n[b];
+                double uu = y > 0 ? r[a] * r[b] / (y * y) : 0.0;
+                H[a][b] = ml * (df1 * uu + f1_y * (P - uu));
+            }
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                if (hess) hess[u][a][b] += H[a][b];
+                if (hsum) hsum[a][b] += H[a][b];
+            }
+    }
+    return e;
+}
+
+void cb_spring_friction_lag(cb_spring_solver *s, const cb_world *w, double h, double t1, const double (*x)[3])
+{
+    CB_ASSERT(s && w && x);
+    s->nfric = 0;
+    s->lagged = 1;
+    for (int u = 0; u < s->nfree; u++) {
+        int i = s->vert[u];
+        s->fn[i] = 0.0;
+        s->fcol[i] = -1;
+        if (s->contact_mode != CB_SPRING_CONTACT_CONSTRAINT) continue;
+        int which;
+        double d = cb_world_collider_distance(w, t1, x[i], &which, s->fnrm[i], NULL) - s->contact_offset;
+        if (!(d < 0) || which < 0) continue;
+        s->fn[i] = s->contact_stiffness * w->mass[i] * -d / (h * h);
+        s->fcol[i] = which;
+        s->nfric++;
+    }
 }

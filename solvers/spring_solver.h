@@ -12,7 +12,8 @@
  * contact (constraint | projection, default constraint: collider contact as a penalty
  * term of g inside the solve, see cb_spring_contact_penalty; projection: only the
  * end-of-step projection of Liu et al., for reproducing the paper), contact_stiffness
- * (c > 0, default 1e2), threads (0 | 1, default 1: the factorization runs on the calling
+ * (c > 0, default 1e2), friction_velocity (eps_v > 0, m/s, default 1e-3: the sliding
+ * speed below which the in-solve collider friction is static, cb_spring_friction), threads (0 | 1, default 1: the factorization runs on the calling
  * thread; 0: CHOLMOD's and OpenBLAS's own threads), read after the solver's own, in this order.
  *
  * A step with this frame:
@@ -20,9 +21,14 @@
  *                              free vertices (x = y there), y = x on pinned ones, dx = 0,
  *                              damping impulse -damping m v added to imp;
  *   (the solver's own iterations, leaving x - y of free vertex i in dx[i]);
- *   cb_spring_solver_finish    v = (1 - damping) v + dx/h on free vertices, contact,
- *                              solver_energy = E(x), contacts, the contact stage and
- *                              external_impulse into the step info.
+ *   cb_spring_solver_finish    v = (1 - damping) v + dx/h on free vertices, the lagged
+ *                              normal forces of the friction (cb_spring_friction) from x,
+ *                              contact, solver_energy = E(x), contacts, the contact
+ *                              stage and external_impulse into the step info.
+ *
+ * Contact distances (the convention of every method, README "Contact distances"): the
+ * cloth's mid-surface keeps contact_offset = thickness/2 from the colliders and
+ * self_distance = thickness from itself.
  */
 #ifndef CB_SPRING_SOLVER_H
 #define CB_SPRING_SOLVER_H
@@ -33,7 +39,7 @@
 #include "core/world.h"
 #include "solvers/cholmod_util.h"
 #include "solvers/springs.h"
-#include "contact/step_contact.h"
+#include "solvers/step_contact.h"
 
 enum { CB_SPRING_CONTACT_CONSTRAINT = 0, CB_SPRING_CONTACT_PROJECTION = 1 };
 
@@ -58,6 +64,12 @@ typedef struct cb_spring_solver {
     int contact_mode;      /* CB_SPRING_CONTACT_*: `contact` (constraint when the world has colliders) */
     double contact_stiffness; /* c: the contact term of g is 1/2 c m_i max(0, offset - d_i)^2 */
     double contact_offset; /* `contact_offset`: distance kept from the colliders */
+    double friction_velocity; /* eps_v of the collider friction (cb_spring_friction) */
+    double *fn;            /* [nv] lagged normal force (N) of vertex i: c m_i max(0, -d_i) / h^2 at the end of the last solve */
+    double (*fnrm)[3];     /* [nv] the normal of its collider then */
+    int *fcol;             /* [nv] that collider (-1: none) */
+    int nfric;             /* vertices with fn > 0 */
+    int lagged;            /* 1 once fn was computed (after the first solve of the run) */
     int threads;           /* `threads` of the factorization (cb_chol_set_threads) */
 } cb_spring_solver;
 
@@ -106,5 +118,41 @@ int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t
 double cb_spring_contact_query(const cb_spring_solver *s, const cb_world *w, double t, const double x[3], double n[3]);
 double cb_spring_contact_penalty(const cb_spring_solver *s, const cb_world *w, double t, const double (*x)[3],
                                  double (*grad)[3], double (*hess)[3][3]);
+
+/* Collider friction inside the solve (contact: constraint): the lagged Coulomb friction of
+ * Incremental Potential Contact (Li et al. 2020, sec. 5), a term of g both solvers
+ * minimise. For free vertex i that the penalty held inside the offset at the end of the
+ * last step (lagged normal force f_i = c m_i max(0, -d_i) / h^2 > 0, collider normal n_i,
+ * friction coefficient mu_i and surface velocity v_c of that collider), with the
+ * tangential slip of the step  u_i = (I - n_i n_i^T)(x_i - x0_i - h v_c)  and
+ * Lambda_i = h^2 f_i (g is h^2 times an energy):
+ *     F(x) = sum_i mu_i Lambda_i f0(|u_i|),
+ *     f0(y) = y^2/eps - y^3/(3 eps^2) + eps/3  (y < eps),   y  (y >= eps),
+ * so f1 = f0' = 2y/eps - y^2/eps^2 rises from 0 to 1 at y = eps and is 1 beyond: the
+ * force -grad F/h^2 is mu f_i against the slip once the vertex slides faster than
+ * eps/h, and a stiff tangential spring (stiffness 2 mu Lambda/eps) below: static
+ * friction, holding up to mu f_i. eps = max(eps_v h, 2 mu_i Lambda_i / (c m_i)) (the second
+ * bound keeps that stiffness below c m_i, the contact spring's weight in fms's matrix, so
+ * fms's iteration, which carries F's force on its right-hand side, stays stable; with the
+ * defaults it is ~2 mu times the penalty depth, below eps_v h). A vertex held still by
+ * friction can creep by less than eps per step (speed < eps/h).
+ *     grad_i F = mu Lambda f1(y) u/y,
+ *     hess_i F = mu Lambda (f1'(y) u u^T/y^2 + f1(y)/y (P - u u^T/y^2)),  P = I - n n^T,
+ * f1'(y) = 2/eps - 2y/eps^2 (y < eps), 0 beyond; at y = 0 the block is mu Lambda (2/eps) P:
+ * positive semi-definite everywhere (f1 >= 0, f1' >= 0), smooth (C1 force), and exact
+ * (tests/test_newton.c: finite differences). The normal force is lagged (from the last
+ * step's penalty) and so is the basis: F is a fixed convex function within a step.
+ * Coulomb: the penalty leaves a fraction 1/(1 + c) of the normal impulse to the
+ * end-of-step projection (the vertex ends delta/(1 + c) inside the offset, and the
+ * projection removes that normal velocity), whose friction is mu times the normal
+ * velocity it removes (cb_world_resolve_collider_contact): the two frictions together
+ * are mu times the whole normal impulse, c/(1+c) + 1/(1+c) of it in steady contact.
+ * Returns F(x); adds grad F to grad[nv] and the 3x3 blocks to hess[nfree] (each may be
+ * NULL) and their sum over the unknowns to hsum (may be NULL; not zeroed). x0 = s->x0.
+ * cb_spring_friction_lag (called by cb_spring_solver_finish before the end-of-step
+ * contact): f_i, n_i and the collider from the solve's x at t1 (0 with contact: projection). */
+double cb_spring_friction(const cb_spring_solver *s, const cb_world *w, double h, double t1, const double (*x)[3],
+                          double (*grad)[3], double (*hess)[3][3], double hsum[3][3]);
+void cb_spring_friction_lag(cb_spring_solver *s, const cb_world *w, double h, double t1, const double (*x)[3]);
 
 #endif

@@ -87,7 +87,9 @@ static void walkthrough(double slack)
     long cap = 400000, n = 0;
     cb_acm_trace_entry *tr = calloc((size_t)cap, sizeof *tr);
     cb_acm_set_trace(solver, tr, cap, &n);
-    double dt = 0.01, eta1 = 0.01;
+    /* eta(1) of the vertex-collider pair: half the default eta (the thickness, 0.01):
+     * the mid-surface keeps half the thickness from colliders (README, contact distances) */
+    double dt = 0.01, eta1 = 0.5 * 0.01;
     for (int k = 0; k < 100; k++) {
         cb_step_info info;
         CU_ASSERT_EQUAL_FATAL(cb_solver_step(cls, solver, &w, k, dt, &info, &e), CB_OK);

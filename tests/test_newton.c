@@ -1,7 +1,8 @@
 /* tests/test_newton.c — the Newton reference (solvers/newton.c): fast (superlinear)
  * convergence of the relative gradient, its solution minimises g better than any
  * fms iterate, the projected Hessian keeps compressed cloth solvable, one
- * factorization per iteration, parameter errors. (Momentum, the single-spring decay
+ * factorization per iteration, the contact penalty and the lagged collider friction
+ * against finite differences, parameter errors. (Momentum, the single-spring decay
  * and the error messages of singular systems are checked for newton in test_fms.c.) */
 #include "cb_test.h"
 #include "cb_sim.h"
@@ -129,6 +130,76 @@ static void test_compressed_cloth(void)
     cb_sim_close(&r);
 }
 
+/* A term of g with its gradient (added to grad) and Hessian blocks (added to hess[nfree]). */
+typedef double (*g_term)(const cb_spring_solver *ss, const cb_world *w, const double (*x)[3], double (*grad)[3],
+                         double (*hess)[3][3]);
+
+/* The world of scene text and the spring-solver frame of newton on it (configured and
+ * set up; release ss and close r). */
+static int open_frame(cb_sim *r, const char *text, cb_spring_solver *ss)
+{
+    memset(ss, 0, sizeof *ss);
+    if (cb_sim_world(r, NULL, text, ".", NULL, 0)) return -1;
+    cb_params p = cb_scene_params(r->scene, "newton"), q;
+    cb_error e;
+    int rc = cb_params_begin(&p, &q, &e);
+    if (!rc) rc = cb_params_end(&p, &q, cb_spring_solver_configure(ss, "newton", r->w, &q, &e), &e);
+    if (!rc) rc = cb_spring_solver_setup(ss, r->w, 3, "test", &e);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    return rc;
+}
+
+/* Central differences (step 1e-7) of term at x: of its value against its gradient and of
+ * its gradient against its Hessian blocks; the largest errors and entries into
+ * err[4] = {gradient error, max |gradient|, Hessian error, max |Hessian|}. Returns the
+ * term's value at x. */
+static double fd_check(g_term term, const cb_spring_solver *ss, const cb_world *w, double (*x)[3], double err[4])
+{
+    int nv = w->nv;
+    double (*g)[3] = calloc((size_t)nv, sizeof *g), (*gp)[3] = calloc((size_t)nv, sizeof *gp);
+    double (*gm)[3] = calloc((size_t)nv, sizeof *gm), (*H)[3][3] = calloc((size_t)nv, sizeof *H);
+    double v = term(ss, w, (const double (*)[3])x, g, H);
+    const double eps = 1e-7;
+    for (int k = 0; k < 4; k++) err[k] = 0.0;
+    for (int u = 0; u < ss->nfree; u++) {
+        int i = ss->vert[u];
+        for (int k = 0; k < 3; k++) {
+            double keep = x[i][k];
+            x[i][k] = keep + eps;
+            memset(gp, 0, (size_t)nv * sizeof *gp);
+            double vp = term(ss, w, (const double (*)[3])x, gp, NULL);
+            x[i][k] = keep - eps;
+            memset(gm, 0, (size_t)nv * sizeof *gm);
+            double vm = term(ss, w, (const double (*)[3])x, gm, NULL);
+            x[i][k] = keep;
+            err[0] = fmax(err[0], fabs((vp - vm) / (2 * eps) - g[i][k]));
+            err[1] = fmax(err[1], fabs(g[i][k]));
+            for (int r = 0; r < 3; r++) { /* column k of vertex i's block */
+                err[2] = fmax(err[2], fabs((gp[i][r] - gm[i][r]) / (2 * eps) - H[u][r][k]));
+                err[3] = fmax(err[3], fabs(H[u][r][k]));
+            }
+        }
+    }
+    free(g);
+    free(gp);
+    free(gm);
+    free(H);
+    return v;
+}
+
+static double penalty_term(const cb_spring_solver *ss, const cb_world *w, const double (*x)[3], double (*grad)[3],
+                           double (*hess)[3][3])
+{
+    return cb_spring_contact_penalty(ss, w, 0.0, x, grad, hess);
+}
+
+/* The friction test's step: h = 0.01 s ending at t1 = 0.01 s. */
+static double friction_term(const cb_spring_solver *ss, const cb_world *w, const double (*x)[3], double (*grad)[3],
+                            double (*hess)[3][3])
+{
+    return cb_spring_friction(ss, w, 0.01, 0.01, x, grad, hess, NULL);
+}
+
 /* The contact term of g (cb_spring_contact_penalty) against finite differences: its
  * gradient on a tilted plane and on a sphere (central differences of P), and its
  * Hessian blocks on the plane, where the Gauss-Newton block c m n n^T is exact
@@ -146,21 +217,12 @@ static void test_contact_penalty_fd(void)
         char text[1024];
         snprintf(text, sizeof text, fmt, cols[c]);
         cb_sim r;
-        CU_ASSERT_EQUAL_FATAL(cb_sim_world(&r, NULL, text, ".", NULL, 0), CB_OK);
-        cb_world *w = r.w;
-        cb_params p = cb_scene_params(r.scene, "newton");
         cb_spring_solver ss;
-        memset(&ss, 0, sizeof ss);
-        cb_error e;
-        cb_params q;
-        CU_ASSERT_EQUAL_FATAL(cb_params_begin(&p, &q, &e), CB_OK);
-        CU_ASSERT_EQUAL_FATAL(cb_params_end(&p, &q, cb_spring_solver_configure(&ss, "newton", w, &q, &e), &e), CB_OK);
-        CU_ASSERT_EQUAL_FATAL(cb_spring_solver_setup(&ss, w, 3, "test", &e), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(open_frame(&r, text, &ss), CB_OK);
+        cb_world *w = r.w;
         CU_ASSERT_EQUAL(ss.contact_mode, CB_SPRING_CONTACT_CONSTRAINT);
         int nv = w->nv;
-        double (*x)[3] = calloc((size_t)nv, sizeof *x), (*g)[3] = calloc((size_t)nv, sizeof *g);
-        double (*gp)[3] = calloc((size_t)nv, sizeof *gp), (*gm)[3] = calloc((size_t)nv, sizeof *gm);
-        double (*H)[3][3] = calloc((size_t)nv, sizeof *H);
+        double (*x)[3] = calloc((size_t)nv, sizeof *x);
         srand(11);
         int inside = 0;
         for (int i = 0; i < nv; i++) {
@@ -174,45 +236,94 @@ static void test_contact_penalty_fd(void)
             inside += target < 0;
         }
         CU_ASSERT(inside > 3 && inside < nv); /* some of each */
-        double P = cb_spring_contact_penalty(&ss, w, 0.0, (const double (*)[3])x, g, H);
+        double err[4];
+        double P = fd_check(penalty_term, &ss, w, x, err);
         CU_ASSERT(P > 0);
-        const double eps = 1e-7;
-        double gerr = 0, gmax = 0, herr = 0, hmax = 0;
-        for (int u = 0; u < ss.nfree; u++) {
-            int i = ss.vert[u];
-            for (int k = 0; k < 3; k++) {
-                double keep = x[i][k];
-                x[i][k] = keep + eps;
-                double Pp = cb_spring_contact_penalty(&ss, w, 0.0, (const double (*)[3])x, NULL, NULL);
-                memset(gp, 0, (size_t)nv * sizeof *gp);
-                cb_spring_contact_penalty(&ss, w, 0.0, (const double (*)[3])x, gp, NULL);
-                x[i][k] = keep - eps;
-                double Pm = cb_spring_contact_penalty(&ss, w, 0.0, (const double (*)[3])x, NULL, NULL);
-                memset(gm, 0, (size_t)nv * sizeof *gm);
-                cb_spring_contact_penalty(&ss, w, 0.0, (const double (*)[3])x, gm, NULL);
-                x[i][k] = keep;
-                gerr = fmax(gerr, fabs((Pp - Pm) / (2 * eps) - g[i][k]));
-                gmax = fmax(gmax, fabs(g[i][k]));
-                for (int r = 0; r < 3; r++) { /* column k of vertex i's block */
-                    herr = fmax(herr, fabs((gp[i][r] - gm[i][r]) / (2 * eps) - H[u][r][k]));
-                    hmax = fmax(hmax, fabs(H[u][r][k]));
-                }
-            }
-        }
         fprintf(stderr, "  %s: P = %.3e, max |grad - fd| = %.2e (max |grad| %.2e), max |H - fd| = %.2e (max |H| %.2e)\n",
-                c ? "sphere" : "plane", P, gerr, gmax, herr, hmax);
-        CU_ASSERT(gmax > 0 && gerr <= 1e-6 * gmax);
-        if (c == 0) CU_ASSERT(hmax > 0 && herr <= 1e-6 * hmax);
+                c ? "sphere" : "plane", P, err[0], err[1], err[2], err[3]);
+        CU_ASSERT(err[1] > 0 && err[0] <= 1e-6 * err[1]);
+        if (c == 0) CU_ASSERT(err[3] > 0 && err[2] <= 1e-6 * err[3]);
         /* on the sphere the left-out curvature term is c m d / r (I - n n^T): small, not zero */
-        if (c == 1) CU_ASSERT(herr <= 0.02 * hmax);
+        if (c == 1) CU_ASSERT(err[2] <= 0.02 * err[3]);
         free(x);
-        free(g);
-        free(gp);
-        free(gm);
-        free(H);
         cb_spring_solver_release(&ss);
         cb_sim_close(&r);
     }
+}
+
+/* The lagged collider friction of g (cb_spring_friction, spring_solver.h) against finite
+ * differences: its gradient (central differences of F) and its Hessian blocks (central
+ * differences of the gradient) on a tilted plane moving along itself, with slips on both
+ * sides of eps (the static and the sliding branch of f0; eps made large with
+ * friction_velocity so the differences resolve it), and the Coulomb bound: where the
+ * vertex slides faster than eps/h the force is mu times the lagged normal force. */
+static void test_friction_fd(void)
+{
+    const char *text =
+        "name: c\nduration: 1\ndt: 0.01\n"
+        "cloth:\n  grid: {nx: 5, ny: 5, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.0]}\n  thickness: 0.002\n"
+        "colliders:\n  - {type: plane, point: [0, 0, -0.001], normal: [0.3, -0.2, 1.0], friction: 0.4,"
+        " velocity: [0.05, 0.02, 0.006]}\n"
+        "solvers:\n  newton: {friction_velocity: 0.2}\n";
+    cb_sim r;
+    cb_spring_solver ss;
+    CU_ASSERT_EQUAL_FATAL(open_frame(&r, text, &ss), CB_OK);
+    cb_world *w = r.w;
+    const double h = 0.01; /* friction_term's step */
+    int nv = w->nv;
+    double (*x)[3] = calloc((size_t)nv, sizeof *x), (*g)[3] = calloc((size_t)nv, sizeof *g);
+    /* lagged state: every vertex pressed on the plane with 2..7 times its weight */
+    srand(5);
+    ss.nfric = 0;
+    for (int u = 0; u < ss.nfree; u++) {
+        int i = ss.vert[u];
+        cb_v3_copy(ss.x0[i], w->state.x[i]);
+        ss.fn[i] = w->mass[i] * 9.81 * (2.0 + 5.0 * rand() / (double)RAND_MAX);
+        ss.fcol[i] = 0;
+        cb_v3_copy(ss.fnrm[i], w->colliders[0].normal);
+        ss.nfric++;
+    }
+    /* slips of 0.1 to 3 eps (eps = friction_velocity h = 2 mm) in random directions, and a normal part */
+    int slow = 0, fast = 0;
+    for (int u = 0; u < ss.nfree; u++) {
+        int i = ss.vert[u];
+        double dir[3] = {rand() / (double)RAND_MAX - 0.5, rand() / (double)RAND_MAX - 0.5, rand() / (double)RAND_MAX - 0.5};
+        double len = 0.002 * (0.1 + 2.9 * rand() / (double)RAND_MAX);
+        if (fabs(len - 0.002) < 1e-4) len = 0.0015;
+        const double *n = ss.fnrm[i];
+        cb_v3_axpy(dir, -cb_v3_dot(dir, n), n);
+        cb_v3_normalize(dir);
+        cb_v3_copy(x[i], ss.x0[i]);
+        cb_v3_axpy(x[i], h, w->colliders[0].velocity); /* moving with the plane: no slip */
+        cb_v3_axpy(x[i], len, dir);
+        cb_v3_axpy(x[i], 3e-4, n); /* a normal part, which F ignores */
+        slow += len < 0.002;
+        fast += len > 0.002;
+    }
+    CU_ASSERT(slow > 3 && fast > 3);
+    double err[4];
+    double F = fd_check(friction_term, &ss, w, x, err);
+    CU_ASSERT(F > 0);
+    /* sliding: |force| = mu f_i, i.e. |grad F| = mu h^2 f_i */
+    friction_term(&ss, w, (const double (*)[3])x, g, NULL);
+    double coulomb = 0;
+    for (int u = 0; u < ss.nfree; u++) {
+        int i = ss.vert[u];
+        double ui[3];
+        cb_v3_sub(ui, x[i], ss.x0[i]);
+        cb_v3_axpy(ui, -h, w->colliders[0].velocity);
+        cb_v3_axpy(ui, -cb_v3_dot(ui, ss.fnrm[i]), ss.fnrm[i]);
+        if (cb_v3_norm(ui) > 0.002) coulomb = fmax(coulomb, fabs(cb_v3_norm(g[i]) / (0.4 * h * h * ss.fn[i]) - 1.0));
+    }
+    fprintf(stderr, "  F = %.3e, max |grad - fd| = %.2e (max |grad| %.2e), max |H - fd| = %.2e (max |H| %.2e), "
+            "sliding |force| / (mu f) - 1 up to %.1e\n", F, err[0], err[1], err[2], err[3], coulomb);
+    CU_ASSERT(err[1] > 0 && err[0] <= 1e-6 * err[1]);
+    CU_ASSERT(err[3] > 0 && err[2] <= 1e-5 * err[3]);
+    CU_ASSERT(coulomb < 1e-12);
+    free(x);
+    free(g);
+    cb_spring_solver_release(&ss);
+    cb_sim_close(&r);
 }
 
 /* Modified Newton (refactor: auto, the default) on the drape through the impact: fewer
@@ -267,5 +378,6 @@ CB_TEST_MAIN("newton",
              CB_TEST(test_minimises_g),
              CB_TEST(test_compressed_cloth),
              CB_TEST(test_contact_penalty_fd),
+             CB_TEST(test_friction_fd),
              CB_TEST(test_modified_newton_reuses_factor),
              CB_TEST(test_parameters_checked))

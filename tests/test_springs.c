@@ -14,7 +14,7 @@
 #include "experiments/harness/registry.h"
 #include "solvers/cholmod_util.h"
 #include "solvers/springs.h"
-#include "contact/step_contact.h"
+#include "solvers/step_contact.h"
 
 /* scene (file or text) + world + solver: tests/cb_sim.h */
 static int sim_open(cb_sim *s, const char *solver, const char *path_or_text, int is_text, const char *const *sets,

@@ -1,4 +1,4 @@
-/* tests/test_step_contact.c — the post-solve self and collider contact of fms and newton (contact/step_contact.c):
+/* tests/test_step_contact.c — the post-solve self and collider contact of fms and newton (solvers/step_contact.c):
  * the candidate cache against rebuilding every step and a brute-force oracle, the rigid-motion
  * reuse of the cache and its far bound. */
 #include "cb_test.h"
@@ -14,7 +14,7 @@
 #include "experiments/harness/registry.h"
 #include "solvers/cholmod_util.h"
 #include "solvers/springs.h"
-#include "contact/step_contact.h"
+#include "solvers/step_contact.h"
 
 /* Two contact stages on two copies of a crumpled grid cloth, the first with the
  * candidate cache and the second without: what the contact tests step by hand. */

@@ -61,12 +61,22 @@
  *  approach speed); each penalty impulse J is accompanied by a Coulomb friction impulse
  *  min(mu J, m_eff |v_t|) against the tangential relative velocity v_t (never reversing
  *  it). Colliders use their own friction and restitution; self contact uses the
- *  parameters `friction` and `restitution`.
+ *  parameters `friction` and `restitution`. Friction acts only at penalty ticks, against
+ *  the tangential velocity the gravity clock (gravity_step) built up since: the sliding
+ *  rate is Coulomb's (the 30 degree incline at mu 0.5: a = 0.659 m/s^2 for 0.657), but a
+ *  patch that should stick creeps (4.4 mm in 1 s at mu 0.7; 1.7 mm with gravity_step =
+ *  dt/16) and one just above the threshold slides further than Coulomb's answer (+34% in
+ *  0.5 s at tan = 1.05 mu): a discretisation of the method's clocks, tests/test_friction.c.
  *
  * Mapping from the shared cloth model: stretch springs and discrete-shell hinges are
  * exactly core/model.c's energies (same gradients), lumped masses and gravity as in the
  * world. The penalty potential is reported as contact_energy; solver_energy is NaN.
- * eta(1) defaults to the cloth thickness (1 mm if it is 0). Velocities are the AVI's
+ * Contact distances (README, the convention of every method): eta(1) of the self pairs
+ * is `eta`, by default the cloth thickness (1 mm if it is 0); the vertex-collider pairs'
+ * eta(1) is eta / 2, so the mid-surface keeps half the thickness from colliders, as the
+ * other methods' contact_offset (until issue 32 it was eta: a patch resting at half the
+ * thickness, valid for every other method, started inside acm's first collider layer
+ * and was thrown off in the first step). Velocities are the AVI's
  * piecewise-constant velocities (half a clock step off the synchronous ones).
  * external_impulse: attachments (impulses on pinned vertices), collider penalty and
  * friction impulses, and the difference between the impulse the gravity clock gave in
@@ -91,7 +101,7 @@
  * events = events processed; contacts = pairs with an active layer at the end of the step.
  *
  * Parameters (solvers.acm): safety (elastic clocks, default 0.5), penalty_safety (0.5),
- * eta (m, default thickness), stiffness (r(1), N/m, default k_stretch or 1000),
+ * eta (m, default thickness; collider pairs eta / 2), stiffness (r(1), N/m, default k_stretch or 1000),
  * gravity_step (s, default scene dt / 4), box_radius (m, default 0.12 x mean rest edge
  * length), kdop (aabb|kdop14|kdop18|kdop26, default kdop18), restitution (self, 1),
  * friction (self, 0), horizon (certificate horizon, s, 1), max_layers (100000),
@@ -122,6 +132,7 @@ typedef struct acm_pair {
     double h1;        /* layer 1 clock step */
     double t_last;    /* every layer tick <= t_last has been processed */
     double cor2, mu;
+    double eta1;      /* eta(1) of this pair: eta for self pairs, eta / 2 for vertex-collider pairs */
     double guard;     /* C(glayers), cached: every renewal needs it */
     int glayers;      /* layer count guard belongs to (-1: none yet) */
 } acm_pair;
@@ -381,10 +392,10 @@ static int due_check(acm_solver *s, int id, double t, uint64_t key)
     return 0;
 }
 
-static inline double pair_guard(const acm_solver *s, acm_pair *p)
+static inline double pair_guard(acm_pair *p)
 {
     if (p->glayers != p->layers) {
-        p->guard = cb_acm_guard(s->eta1, p->layers);
+        p->guard = cb_acm_guard(p->eta1, p->layers);
         p->glayers = p->layers;
     }
     return p->guard;
@@ -393,7 +404,7 @@ static inline double pair_guard(const acm_solver *s, acm_pair *p)
 /* Certificate failure time of pair p from time t, for guard C(layers). */
 static double certificate(const acm_solver *s, acm_pair *p, double t)
 {
-    double guard = pair_guard(s, p);
+    double guard = pair_guard(p);
     double x[4][3];
     for (int k = 0; k < p->nvtx; k++) pos_at(s, p->v[k], t, x[k]);
     const double (*V)[3] = (const double (*)[3])s->Vref;
@@ -557,6 +568,7 @@ static int pair_create(acm_solver *s, int kind, int a, int b, double t, int *id_
         np.v[0] = a;
         np.cor2 = s->w->colliders[b].restitution * s->w->colliders[b].restitution;
         np.mu = s->w->colliders[b].friction;
+        np.eta1 = 0.5 * s->eta1; /* the mid-surface keeps half the thickness from colliders */
     } else {
         np.nvtx = 4;
         if (kind == CB_ACM_PAIR_VT) {
@@ -570,6 +582,7 @@ static int pair_create(acm_solver *s, int kind, int a, int b, double t, int *id_
         }
         np.cor2 = s->self_cor * s->self_cor;
         np.mu = s->self_mu;
+        np.eta1 = s->eta1;
     }
     double sim = pair_step_inv_mass(s, &np);
     if (!(sim > 0)) return CB_OK;
@@ -821,7 +834,7 @@ static int event_cert(acm_solver *s, int pid, double t, cb_error *err)
                                                                                                  : "vertex-collider",
                        p->a, p->b, d, t);
     int old = p->layers;
-    while (d < cb_acm_activation(s->eta1, p->layers + 1)) {
+    while (d < cb_acm_activation(p->eta1, p->layers + 1)) {
         if (++p->layers > s->max_layers) goto too_deep;
     }
     double ds = certificate(s, p, t);
@@ -856,7 +869,7 @@ static void event_layer(acm_solver *s, int pid, double t)
         double hl = p->h1 * cb_acm_step_scale(l);
         if (cb_acm_next_tick(hl, p->t_last) != t) continue;
         if (l == p->layers) deepest_ticks = 1;
-        double g = cb_acm_eta(s->eta1, l) - d;
+        double g = cb_acm_eta(p->eta1, l) - d;
         if (g > 0) J += hl * cb_acm_stiffness(s->r1, l) * g;
     }
     double vrel[3];
@@ -888,7 +901,7 @@ static void event_layer(acm_solver *s, int pid, double t)
         }
     }
     int deactivated = 0;
-    if (deepest_ticks && d >= cb_acm_activation(s->eta1, p->layers) && vn > 0) {
+    if (deepest_ticks && d >= cb_acm_activation(p->eta1, p->layers) && vn > 0) {
         p->layers--;
         deactivated = 1;
     }
@@ -1141,7 +1154,7 @@ static int acm_create(const cb_world *w, const cb_params *p, void **self, cb_err
     if (!rc) rc = cb_params_double(&q, "penalty_safety", 0.5, 1e-6, 1.0, &s->psafety,
                                    "penalty layer clocks: the same factor for each layer's step", err);
     if (!rc) rc = cb_params_double(&q, "eta", eta_def, 1e-12, 1e3, &s->eta1,
-                                   "thickness of the first penalty layer eta(1) (m; default the cloth thickness)", err);
+                                   "first penalty layer eta(1) of self contact (m; default the cloth thickness; colliders: eta / 2)", err);
     if (!rc) rc = cb_params_double(&q, "stiffness", r_def, 1e-12, 1e15, &s->r1,
                                    "stiffness r(1) of the first penalty layer (N/m; default k_stretch)", err);
     if (!rc) rc = cb_params_double(&q, "gravity_step", hg_def, 1e-12, 1e3, &s->hg,
@@ -1298,7 +1311,7 @@ static int acm_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         if (!p->live || p->layers == 0) continue;
         double n[3], wt[4];
         double d = pair_geometry(s, p, t1, n, wt, NULL);
-        energy += cb_acm_layer_energy(s->eta1, s->r1, p->layers, d);
+        energy += cb_acm_layer_energy(p->eta1, s->r1, p->layers, d);
         active++;
     }
     for (int i = 0; i < s->nv; i++) {

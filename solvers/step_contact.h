@@ -1,4 +1,4 @@
-/* contact/step_contact.h — contact after an implicit step, shared by fms and newton.
+/* solvers/step_contact.h — contact after an implicit step, shared by fms and newton.
  *
  * The implicit mass-spring solvers solve the step (with collider contact as a penalty
  * term of the objective unless `contact: projection`, solvers/spring_solver.h), then

@@ -1,6 +1,6 @@
-/* contact/step_contact.c — contact after an implicit step: self collision by
+/* solvers/step_contact.c — contact after an implicit step: self collision by
  * vertex-triangle projection, then colliders (step_contact.h). */
-#include "contact/step_contact.h"
+#include "solvers/step_contact.h"
 
 #include <float.h>
 #include <math.h>
