@@ -53,9 +53,11 @@ static void test_submit_on_a_real_cluster(void)
     const char *p = strstr(out, "array job ");
     if (p) sscanf(p, "array job %ld (tasks 0-2), merge job %ld", &array_id, &merge_id);
     CU_ASSERT(array_id > 0 && merge_id > 0);
-    /* wait for both jobs to leave the queue (2 minutes at most) */
+    /* wait for both jobs to leave the queue: an event; the bound (3000 looks at the queue,
+     * over 10 minutes) only keeps a broken cluster from hanging the suite, it assumes no
+     * speed (2 minutes had been tight on a loaded machine) */
     int left = 1;
-    for (int i = 0; i < 600 && left; i++) {
+    for (int i = 0; i < 3000 && left; i++) {
         struct timespec ts = {0, 200000000};
         nanosleep(&ts, NULL);
         if (sh("SLURM_CONF=%s squeue -h -j %ld,%ld 2>/dev/null | wc -l", conf, array_id, merge_id) == 0)

@@ -282,6 +282,10 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
             rc = CB_FAIL(err, CB_ERR_INTERRUPTED, "%s", msg);
             break;
         }
+        /* the bar at once, not after a first step that may take minutes; drawn after the
+         * flag's last look outside the step, so a signal after it lands inside the step
+         * (tests/test_reliability.c waits for it) */
+        if (progress_on && step == 0) progress(0, nsteps, 0.0, 0);
         if (audit) cb_audit_begin(audit, world);
         cb_health_begin(health, world);
         rc = cb_solver_step(cls, solver, world, step, scene->dt, &info, err);
