@@ -114,6 +114,80 @@ static void test_yaml_round_trip(void)
     }
 }
 
+/* Puts s (a copy) as the text of the plain scalar n. */
+static void set_plain(cb_yaml *n, const char *s)
+{
+    free(n->scalar);
+    n->scalar = strdup(s);
+    n->quoted = 0;
+}
+
+/* Round trip as a property: plain scalars and keys made of YAML's indicators, blanks,
+ * quotes, escapes and line-break characters, written (block and flow) and read back, are
+ * the same text. The one-line writer wrote "s:?1.obj" (a file name of a sweep grid)
+ * plain in flow, and libyaml refused it there (issue 29); the rules of YAML 1.1/1.2 plain
+ * scalars, as libyaml reads them, are checked here in general, not that case alone. */
+static void test_yaml_round_trip_awkward(void)
+{
+    static const char *const parts[] = {"a", "1", " ", "\t", ":", "?", "-", "#", ",", "[", "]", "{", "}", "&", "*",
+                                        "!", "|", ">", "'", "\"", "%", "@", "`", "~", ".", "\\", "=", "\n",
+                                        "\r", "caf\xc3\xa9", "\xc2\x85", "\xe2\x80\xa8", "\xef\xbb\xbf", "s:?1.obj",
+                                        "---", "...", "0x1", "true", "null"};
+    const int nparts = (int)(sizeof parts / sizeof parts[0]);
+    uint64_t rng = 29;
+    int failed = 0;
+    for (int trial = 0; trial < 20000 && failed < 5; trial++) {
+        char text[256] = "";
+        int len = 1 + (int)(cb_test_xorshift64(&rng) % 5);
+        for (int k = 0; k < len; k++) strcat(text, parts[cb_test_xorshift64(&rng) % (uint64_t)nparts]);
+        cb_yaml *a = NULL;
+        cb_error err;
+        CU_ASSERT_EQUAL_FATAL(cb_yaml_load_string("k: x\nl: [x, y]\nm: {x: x}\n", "t", &a, &err), 0);
+        set_plain(a->items[0], text);
+        set_plain(a->items[1]->items[0], text);
+        set_plain(a->items[2]->items[0], text);
+        free(a->items[2]->keys[0]);
+        a->items[2]->keys[0] = strdup(text);
+        char *block = cb_yaml_emit(a), *flow = cb_yaml_emit_flow(a);
+        cb_yaml *b = NULL, *c = NULL;
+        int rb = cb_yaml_load_string(block, "block", &b, &err);
+        int rf = cb_yaml_load_string(flow, "flow", &c, &err);
+        if (rb || rf || !same_tree(a, b) || !same_tree(a, c)) {
+            fprintf(stderr, "  <%s>: block %s%s flow %s%s\n", text, rb ? "refused: " : "", block, rf ? "refused: " : "",
+                    flow);
+            failed++;
+        }
+        free(block);
+        free(flow);
+        cb_yaml_free(&a);
+        cb_yaml_free(&b);
+        cb_yaml_free(&c);
+    }
+    CU_ASSERT_EQUAL(failed, 0);
+}
+
+/* cb_yaml_set itself refuses a key that is not UTF-8 (only the scene layer checked its
+ * overrides, so another caller could put such a key into a tree that is written back). */
+static void test_yaml_set_key_not_utf8(void)
+{
+    const char *bad[] = {"a\xff=1", "\xc0\xaf=1", "x.\xed\xa0\x80.y=2", "\xf4\x90\x80\x80=3"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cb_yaml *t = NULL;
+        cb_error err;
+        CU_ASSERT_EQUAL_FATAL(cb_yaml_load_string("k: 1\n", "t", &t, &err), 0);
+        int rc = cb_yaml_set(t, bad[i], "t", &err);
+        CU_ASSERT_EQUAL(rc, CB_ERR_INPUT);
+        CU_ASSERT_PTR_NOT_NULL(rc ? strstr(err.message, "the key of the assignment is not valid UTF-8") : NULL);
+        CU_ASSERT_EQUAL(t->n, 1); /* nothing added */
+        cb_yaml_free(&t);
+    }
+    cb_yaml *t = NULL;
+    cb_error err;
+    CU_ASSERT_EQUAL_FATAL(cb_yaml_load_string("k: 1\n", "t", &t, &err), 0);
+    CU_ASSERT_EQUAL(cb_yaml_set(t, "caf\xc3\xa9.x=1", "t", &err), 0); /* valid UTF-8 is a key like any */
+    cb_yaml_free(&t);
+}
+
 /* A second sweep on a folder in use is refused, naming the first (a lock held by this
  * live test process stands in for it); a disjoint shard runs; a lock left by a process
  * that is gone is taken over. */
@@ -264,6 +338,8 @@ CB_TEST_MAIN("reliability",
              CB_TEST(test_bad_input_refused),
              CB_TEST(test_tetgen_header_overflow),
              CB_TEST(test_yaml_round_trip),
+             CB_TEST(test_yaml_round_trip_awkward),
+             CB_TEST(test_yaml_set_key_not_utf8),
              CB_TEST(test_sweep_folder_lock),
              CB_TEST(test_signal_inside_step),
              CB_TEST(test_disk_full),
