@@ -64,6 +64,36 @@ static void test_tetgen_header_overflow(void)
     cb_tetmesh_free(&tm);
 }
 
+/* A header that claims more records than the file can hold allocates for what the file
+ * can hold (its size over the least bytes of a record), not for the claim: an 83-byte
+ * .ele claiming 200 million tetrahedra made the reader allocate 3.2 GB before reading
+ * one (the libFuzzer harness stopped on it), a .node claiming 50 million points 1.2 GB.
+ * The message is the same as for any short file. */
+static void test_tetgen_header_beyond_file(void)
+{
+    const char *node = cb_test_write_tmp("huge.node", "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n");
+    cb_test_write_tmp("huge.ele", "200000000 4 0\n0 0 1 2 3\n# a comment\n");
+    cb_tetmesh *tm = NULL;
+    cb_error err;
+    cb_alloc_largest();
+    CU_ASSERT_EQUAL(cb_tetmesh_read_tetgen(node, &tm, &err), CB_ERR_INPUT);
+    size_t largest = cb_alloc_largest();
+    CU_ASSERT(largest < 65536);
+    if (largest >= 65536) fprintf(stderr, "  .ele: allocated %zu bytes\n", largest);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "huge.ele:3: the header says 200000000 tetrahedra, found only 1"));
+    cb_test_write_tmp("huge.node", "50000000 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n");
+    cb_test_write_tmp("huge.ele", "1 4 0\n0 0 1 2 3\n");
+    CU_ASSERT_EQUAL(cb_tetmesh_read_tetgen(node, &tm, &err), CB_ERR_INPUT);
+    largest = cb_alloc_largest();
+    CU_ASSERT(largest < 65536);
+    if (largest >= 65536) fprintf(stderr, "  .node: allocated %zu bytes\n", largest);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "huge.node:5: the header says 50000000 points, found only 4"));
+    /* a file that holds just what its header says still reads, the last line without its end */
+    cb_test_write_tmp("huge.node", "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1");
+    CU_ASSERT_EQUAL(cb_tetmesh_read_tetgen(node, &tm, &err), 0);
+    cb_tetmesh_free(&tm);
+}
+
 static int same_tree(const cb_yaml *a, const cb_yaml *b)
 {
     if (a->kind != b->kind || a->n != b->n) return 0;
@@ -337,6 +367,7 @@ static void test_disk_full_every_size(void)
 CB_TEST_MAIN("reliability",
              CB_TEST(test_bad_input_refused),
              CB_TEST(test_tetgen_header_overflow),
+             CB_TEST(test_tetgen_header_beyond_file),
              CB_TEST(test_yaml_round_trip),
              CB_TEST(test_yaml_round_trip_awkward),
              CB_TEST(test_yaml_set_key_not_utf8),
