@@ -16,6 +16,9 @@
  *  - a deterministic xorshift64 random generator: cb_test_xorshift64, cb_test_uniform;
  *  - running a shell command or the clothbench program with its output and exit
  *    status captured: cb_test_capture, cb_test_shell, cb_test_clothbench;
+ *  - the lines of a file holding a text: cb_test_count_lines;
+ *  - clothbench on a pseudo-terminal, and waiting for a text of its output (its
+ *    progress bar: an event, never a sleep): cb_test_spawn_tty, cb_test_read_until;
  *  - the grids, crumpled cloths and triangle soups of contact/testmesh.h, failing the
  *    test on error: cb_test_grid, cb_test_crumple, cb_test_soup;
  *  - one fixed, non-trivial collider of each analytic kind (an oblique plane, an
@@ -157,6 +160,19 @@ static inline int cb_test_clothbench(char *out, size_t cap, int with_stderr, con
     va_end(ap);
     snprintf(cmd, sizeof cmd, "%s %s %s", cb_test_program(), args, with_stderr ? "2>&1" : "2>/dev/null");
     return cb_test_capture(cmd, out, cap);
+}
+
+/* The lines of the file at path that hold needle ("" counts every line); -1 when it
+ * cannot be read. */
+static inline int cb_test_count_lines(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char line[8192];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
 }
 
 /* Starts the clothbench program with the arguments args[] (NULL-terminated, args[0] the

@@ -186,18 +186,6 @@ static int cut_series(const char *path, const char *name, hsize_t rows)
     return rc;
 }
 
-/* The lines of `path` holding `needle`. */
-static int lines_with(const char *path, const char *needle)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    char line[8192];
-    int n = 0;
-    while (fgets(line, sizeof line, f)) n += strstr(line, needle) != NULL;
-    fclose(f);
-    return n;
-}
-
 static void test_short_series(void)
 {
     const char *dir = cb_test_tmp_path("short");
@@ -235,9 +223,9 @@ static void test_short_series(void)
     /* sweep --index: the run's row is error with the reason (it wrote 9.9e+247) */
     CU_ASSERT_EQUAL(cb("sweep %s --index", ef), 1); /* a run is not ok */
     snprintf(index, sizeof index, "%s/index.csv", dir);
-    CU_ASSERT_EQUAL(lines_with(index, ",error,"), 1);
-    CU_ASSERT_EQUAL(lines_with(index, want), 1);
-    CU_ASSERT_EQUAL(lines_with(index, ",ok,"), 0);
+    CU_ASSERT_EQUAL(cb_test_count_lines(index, ",error,"), 1);
+    CU_ASSERT_EQUAL(cb_test_count_lines(index, want), 1);
+    CU_ASSERT_EQUAL(cb_test_count_lines(index, ",ok,"), 0);
     /* rerun --check: runs the scene again and names the series whose length differs */
     char again[1300];
     snprintf(again, sizeof again, "%s/again.h5", dir);

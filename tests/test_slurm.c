@@ -13,17 +13,6 @@ static char out[65536];
 
 #define sh(...) cb_test_shell(out, sizeof out, __VA_ARGS__)
 
-static int count_lines_with(const char *path, const char *needle)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    char line[4096];
-    int n = 0;
-    while (fgets(line, sizeof line, f)) n += strstr(line, needle) != NULL;
-    fclose(f);
-    return n;
-}
-
 static void test_submit_on_a_real_cluster(void)
 {
     if (sh("command -v slurmctld && command -v slurmd && command -v munged && command -v sbatch")) {
@@ -66,16 +55,16 @@ static void test_submit_on_a_real_cluster(void)
     CU_ASSERT_EQUAL(left, 0);
     char index[1200], log[1300];
     snprintf(index, sizeof index, "%s/index.csv", out_dir);
-    CU_ASSERT_EQUAL(count_lines_with(index, ",ok,"), 6);            /* every run ok ... */
-    CU_ASSERT_EQUAL(count_lines_with(index, "hanging__"), 6);       /* ... each exactly once */
-    CU_ASSERT_EQUAL(count_lines_with(index, ",running,"), 0);       /* no stale row */
-    CU_ASSERT_EQUAL(count_lines_with(index, "pending"), 0);
+    CU_ASSERT_EQUAL(cb_test_count_lines(index, ",ok,"), 6);            /* every run ok ... */
+    CU_ASSERT_EQUAL(cb_test_count_lines(index, "hanging__"), 6);       /* ... each exactly once */
+    CU_ASSERT_EQUAL(cb_test_count_lines(index, ",running,"), 0);       /* no stale row */
+    CU_ASSERT_EQUAL(cb_test_count_lines(index, "pending"), 0);
     for (int t = 0; t < 3; t++) {
         snprintf(log, sizeof log, "%s/slurm/logs/%ld_%d.out", out_dir, array_id, t);
-        CU_ASSERT(count_lines_with(log, "") >= 0); /* the task's log exists */
+        CU_ASSERT(cb_test_count_lines(log, "") >= 0); /* the task's log exists */
     }
     snprintf(log, sizeof log, "%s/slurm/logs/%ld-merge.out", out_dir, merge_id);
-    CU_ASSERT(count_lines_with(log, "") >= 0);
+    CU_ASSERT(cb_test_count_lines(log, "") >= 0);
     /* N is fixed in the script (resubmitting one task keeps the same shards) */
     CU_ASSERT_EQUAL(sh("grep -c 'shard ${SLURM_ARRAY_TASK_ID}/3' %s/slurm/array.sh", out_dir), 0);
     CU_ASSERT_EQUAL(sh("bash tests/slurm_cluster.sh stop %s 2>&1", dir), 0);
