@@ -1,7 +1,7 @@
 /* experiments/main.c — the clothbench program.
  *
  *   clothbench list [--params [SOLVER]]           solvers and bundled scenes; every solver parameter
- *   clothbench run SCENE --solver NAME [-o RUN.h5] [--set k=v]... [--quiet] [--no-frames]
+ *   clothbench run SCENE --solver NAME [-o RUN.h5] [--set k=v]... [--quiet] [--no-frames] [--max-memory SIZE]
  *   clothbench info RUN.h5                        one-screen summary of a run
  *   clothbench rerun RUN.h5 [-o NEW.h5] [--check] run again from the file, compare (rerun.h)
  *   clothbench sweep EXPERIMENT [-j N] [--shard I/N] [--dry-run] ...   (experiments/sweep.h)
