@@ -159,6 +159,12 @@ def open_run(path, allow_unfinished=False):
     if "solver" not in f.attrs or "series" not in f or "time" not in f["series"]:
         f.close()
         raise RunError("%s: not a clothbench run file (no solver attribute or /series/time)" % path)
+    try:
+        for name in f["series"]:
+            check_series(f, name, path)
+    except RunError:
+        f.close()
+        raise
     st = attr(f, "status")
     if st == "running" and not allow_unfinished:
         f.close()
@@ -187,12 +193,28 @@ def attr(f, name, default=""):
     return str(v)
 
 
+def check_series(f, name, path=None):
+    """/series/<name> of f; RunError unless it holds numbers, one row per /series/time row
+    or more. Readers index every series by the time column's rows: a shorter one (a damaged
+    file) would be read past its end or give a wrong-length column."""
+    d, rows = f["series"][name], f["series"]["time"].shape[0]
+    where = "%s: /series/%s" % (path or f.filename, name)
+    if d.dtype.kind not in "fiu":
+        raise RunError("%s does not hold numbers (a damaged run file)" % where)
+    if len(d.shape) < 1 or d.shape[0] < rows:
+        raise RunError("%s has %d rows, /series/time %d: a series shorter than the time column (a damaged run "
+                       "file); refusing to read past its end" % (where, d.shape[0] if d.shape else 0, rows))
+    return d
+
+
 def series(f, name):
-    """/series/<name> as a numpy array (NaN-filled when the metric is absent)."""
+    """/series/<name> as a numpy array of /series/time's rows (NaN-filled when the metric is
+    absent; RunError when it is there but shorter or not numbers)."""
     import numpy as np
+    rows = f["series"]["time"].shape[0]
     if name in f["series"]:
-        return f["series"][name][()]
-    return np.full(f["series"]["time"].shape[0], np.nan)
+        return check_series(f, name)[:rows]
+    return np.full(rows, np.nan)
 
 
 def label(f, path=None):

@@ -434,7 +434,7 @@ def main(argv=None):
     if a.reference:
         try:
             reference_columns(a.folder, a.reference, keys, rows)
-        except CompareError as exc:
+        except (CompareError, cbrun.RunError) as exc:
             cbrun.fail("%s: %s" % (a.folder, exc))
         table = TABLE + REF_TABLE
         note += " Errors against the reference %s." % a.reference

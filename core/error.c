@@ -88,9 +88,20 @@ void cb_alloc_fail_after(long n)
 
 long cb_alloc_count(void) { return g_alloc_count; }
 
-/* 1 when this allocation is the one to fail. */
-static int inject_failure(void)
+/* The largest request since the last cb_alloc_largest (error.h); same caveat. */
+static size_t g_alloc_largest;
+
+size_t cb_alloc_largest(void)
 {
+    size_t n = g_alloc_largest;
+    g_alloc_largest = 0;
+    return n;
+}
+
+/* 1 when this allocation (of `bytes`) is the one to fail. */
+static int inject_failure(size_t bytes)
+{
+    if (bytes > g_alloc_largest) g_alloc_largest = bytes;
     g_alloc_count++;
     if (g_alloc_countdown < 0) return 0;
     if (g_alloc_countdown == 0) return 1; /* every allocation after the N-th fails too */
@@ -102,19 +113,19 @@ void *cb_calloc(size_t n, size_t size)
 {
     if (n == 0 || size == 0) n = size = 1;
     if (n > SIZE_MAX / size) return NULL;
-    if (inject_failure()) return NULL;
+    if (inject_failure(n * size)) return NULL;
     return calloc(n, size);
 }
 
 void *cb_malloc(size_t n)
 {
-    if (inject_failure()) return NULL;
+    if (inject_failure(n)) return NULL;
     return malloc(n ? n : 1);
 }
 
 void *cb_realloc(void *p, size_t n)
 {
-    if (inject_failure()) return NULL;
+    if (inject_failure(n)) return NULL;
     return realloc(p, n ? n : 1);
 }
 

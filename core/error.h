@@ -63,6 +63,9 @@ char *cb_strdup(const char *s);
  * n < 0. cb_alloc_count() counts the allocations since the last call. */
 void cb_alloc_fail_after(long n);
 long cb_alloc_count(void);
+/* The largest single request (bytes) through the helpers since the last call, which
+ * resets it: the fuzz targets check a reader allocated in proportion to its input. */
+size_t cb_alloc_largest(void);
 
 /* Interruption: a signal handler calls cb_interrupt_request() (async-signal-safe: one
  * store); long loops inside a step (acm's events, explicit's substeps, pbd's substeps)

@@ -793,34 +793,13 @@ fail:
     return rc;
 }
 
-/* Byte offset of the first byte that is not part of valid UTF-8 (overlong forms,
- * surrogates and code points above U+10FFFF included), or -1. */
-static long utf8_invalid_at(const char *text)
-{
-    const unsigned char *s = (const unsigned char *)text;
-    for (long i = 0; s[i];) {
-        unsigned c = s[i];
-        int n = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
-        if (n < 0) return i;
-        unsigned cp = n == 0 ? c : n == 1 ? c & 0x1F : n == 2 ? c & 0x0F : c & 0x07;
-        for (int k = 1; k <= n; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) return i;
-            cp = cp << 6 | (s[i + k] & 0x3F);
-        }
-        static const unsigned least[4] = {0, 0x80, 0x800, 0x10000};
-        if (cp < least[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
-        i += n + 1;
-    }
-    return -1;
-}
-
 static int check_sets(const char *const *sets, int nsets, cb_error *err)
 {
     if (nsets < 0 || (nsets > 0 && !sets))
         return CB_FAIL(err, CB_ERR_INPUT, "scene: bad override list (%d overrides)", nsets);
     for (int i = 0; i < nsets; i++) {
         if (!sets[i]) return CB_FAIL(err, CB_ERR_INPUT, "scene: override %d is NULL", i);
-        long at = utf8_invalid_at(sets[i]);
+        long at = cb_utf8_invalid_at(sets[i]);
         if (at >= 0) /* it would go into the run file's scene text, which could not be read again */
             return CB_FAIL(err, CB_ERR_INPUT, "--set: override %d is not valid UTF-8 (byte %ld)", i + 1, at + 1);
     }

@@ -9,10 +9,12 @@
 #include "core/tetmesh.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/vec3.h"
 
@@ -409,6 +411,21 @@ static void close_reader(reader *r)
     r->buf = NULL;
 }
 
+/* The records the rest of the file can hold, each of `values` numbers: a number is one
+ * byte at least and is followed by a separator or the line's end, so a record takes
+ * 2 * values bytes or more (the last line may lack its end). The reader allocates for
+ * no more records than that, whatever the header claims: an 83-byte .ele claiming 200
+ * million tetrahedra made it allocate 3.2 GB before reading one (issue 29); now it
+ * reads what is there and says the header claimed more. LONG_MAX when the size is
+ * unknown (not a regular file). */
+static long records_left(reader *r, int values)
+{
+    struct stat st;
+    long at = ftell(r->fp);
+    if (at < 0 || fstat(fileno(r->fp), &st) != 0 || !S_ISREG(st.st_mode)) return LONG_MAX;
+    return st.st_size > at ? (long)((st.st_size - at + 1) / (2 * values)) : 0; /* + 1: the last line's end */
+}
+
 /* anything but separators left in s? */
 static int has_token(const char *s)
 {
@@ -451,15 +468,16 @@ static int read_node(const char *path, int *nv_out, double (**x_out)[3], int *ba
         rc = CB_FAIL(err, CB_ERR_INPUT, "%s:%d: number of attributes: expected 0 to 1000, got %ld", path, r.line, h[2]);
     if (!rc && h[3] != 0 && h[3] != 1)
         rc = CB_FAIL(err, CB_ERR_INPUT, "%s:%d: boundary marker flag: expected 0 or 1, got %ld", path, r.line, h[3]);
-    int n = rc ? 0 : (int)h[0], base = 0;
-    if (!rc) {
-        x = cb_calloc((size_t)n, sizeof *x);
-        lines = cb_calloc((size_t)n, sizeof *lines);
-        if (!x || !lines) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d points", path, n);
-    }
     int nvals = rc ? 0 : 4 + (int)h[2] + (int)h[3]; /* the header is checked: no overflow */
+    int n = rc ? 0 : (int)h[0], base = 0;
+    int cap = rc ? 0 : (int)(records_left(&r, nvals) < n ? records_left(&r, nvals) : n);
+    if (!rc) {
+        x = cb_calloc((size_t)cap, sizeof *x);
+        lines = cb_calloc((size_t)cap, sizeof *lines);
+        if (!x || !lines) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d points", path, cap);
+    }
     for (int i = 0; i < n && !rc; i++) {
-        char *s = next_record(&r);
+        char *s = i < cap ? next_record(&r) : NULL;
         if (!s) {
             rc = CB_FAIL(err, CB_ERR_INPUT, "%s:%d: the header says %d points, found only %d", path, r.line, n, i);
             break;
@@ -524,15 +542,16 @@ static int read_ele(const char *path, int nv, int base, int *nt_out, int (**t_ou
         rc = CB_FAIL(err, CB_ERR_INPUT, "%s:%d: nodes per tetrahedron: expected 4 or 10, got %ld", path, r.line, h[1]);
     if (!rc && (h[2] < 0 || h[2] > 1000))
         rc = CB_FAIL(err, CB_ERR_INPUT, "%s:%d: number of attributes: expected 0 to 1000, got %ld", path, r.line, h[2]);
-    int n = rc ? 0 : (int)h[0];
-    if (!rc) {
-        t = cb_calloc((size_t)n, sizeof *t);
-        lines = cb_calloc((size_t)n, sizeof *lines);
-        if (!t || !lines) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d tets", path, n);
-    }
     int nvals = rc ? 0 : 1 + (int)h[1] + (int)h[2]; /* the header is checked: no overflow */
+    int n = rc ? 0 : (int)h[0];
+    int cap = rc ? 0 : (int)(records_left(&r, nvals) < n ? records_left(&r, nvals) : n);
+    if (!rc) {
+        t = cb_calloc((size_t)cap, sizeof *t);
+        lines = cb_calloc((size_t)cap, sizeof *lines);
+        if (!t || !lines) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d tets", path, cap);
+    }
     for (int i = 0; i < n && !rc; i++) {
-        char *s = next_record(&r);
+        char *s = i < cap ? next_record(&r) : NULL;
         if (!s) {
             rc = CB_FAIL(err, CB_ERR_INPUT, "%s:%d: the header says %d tetrahedra, found only %d", path, r.line, n, i);
             break;

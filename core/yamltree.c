@@ -470,6 +470,25 @@ static cb_yaml *new_container(const char *next_component, const char *origin)
     return n;
 }
 
+long cb_utf8_invalid_at(const char *text)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    for (long i = 0; s[i];) {
+        unsigned c = s[i];
+        int n = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
+        if (n < 0) return i;
+        unsigned cp = n == 0 ? c : n == 1 ? c & 0x1F : n == 2 ? c & 0x0F : c & 0x07;
+        for (int k = 1; k <= n; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) return i;
+            cp = cp << 6 | (s[i + k] & 0x3F);
+        }
+        static const unsigned least[4] = {0, 0x80, 0x800, 0x10000};
+        if (cp < least[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+        i += n + 1;
+    }
+    return -1;
+}
+
 int cb_yaml_set(cb_yaml *root, const char *assignment, const char *label, cb_error *err)
 {
     if (!assignment) return CB_FAIL(err, CB_ERR_INPUT, "--set: no assignment given");
@@ -480,6 +499,11 @@ int cb_yaml_set(cb_yaml *root, const char *assignment, const char *label, cb_err
         return CB_FAIL(err, CB_ERR_INPUT, "--set: malformed assignment '%s': expected KEY=VALUE "
                        "(for example dt=0.001 or cloth.grid.nx=40)", assignment);
     size_t klen = (size_t)(eq - assignment);
+    /* the key becomes a map key of the tree, written into the run file's scene text: not
+     * UTF-8, that text could not be read again (the value is libyaml's to check) */
+    long bad = cb_utf8_invalid_at(assignment);
+    if (bad >= 0 && (size_t)bad < klen)
+        return CB_FAIL(err, CB_ERR_INPUT, "--set: the key of the assignment is not valid UTF-8 (byte %ld)", bad + 1);
     char *path = cb_malloc(klen + 1);
     char *origin = cb_malloc(klen + 7);
     if (!path || !origin) {
@@ -675,7 +699,7 @@ static int plain_safe(const char *s, int flow)
     }
     if (isspace((unsigned char)s[0]) || isspace((unsigned char)s[len - 1])) return 0;
     if (strchr("[]{},#&*!|>'\"%@`", s[0])) return 0;
-    if (strchr("-?:", s[0]) && (s[1] == '\0' || s[1] == ' ' || (flow && strchr(",[]{}", s[1]))))
+    if (strchr("-?:", s[0]) && (s[1] == '\0' || s[1] == ' ' || s[1] == '\t' || (flow && strchr(",[]{}", s[1]))))
         return 0;
     if (strncmp(s, "---", 3) == 0 || strncmp(s, "...", 3) == 0) return 0;
     if (s[len - 1] == ':') return 0;
@@ -685,7 +709,9 @@ static int plain_safe(const char *s, int flow)
         if (c == ':' && (s[i + 1] == ' ' || s[i + 1] == '\t')) return 0;
         if (c == '#' && i > 0 && (s[i - 1] == ' ' || s[i - 1] == '\t')) return 0;
         if (flow && strchr(",[]{}", c)) return 0;
-        if (flow && c == ':' && i + 1 < len && strchr(",[]{}", s[i + 1])) return 0;
+        /* libyaml ends a plain scalar at ':' before a flow indicator and refuses one
+         * before '?' in flow ("found unexpected ':'"): "s:?1.obj" (issue 29) */
+        if (flow && c == ':' && i + 1 < len && strchr(",?[]{}", s[i + 1])) return 0;
     }
     return 1;
 }

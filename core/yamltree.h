@@ -35,6 +35,9 @@ cb_yaml *cb_yaml_get(const cb_yaml *map, const char *key);
  * maps along the path are created; a list element is addressed by its index (the
  * index one past the end appends a new element). */
 int cb_yaml_set(cb_yaml *root, const char *assignment, const char *label, cb_error *err);
+/* Byte offset of the first byte of text that is not part of valid UTF-8 (overlong forms,
+ * surrogates and code points above U+10FFFF included), or -1 when all of it is. */
+long cb_utf8_invalid_at(const char *text);
 /* Emit as YAML text (malloc'd). Re-parsing gives the same tree. */
 char *cb_yaml_emit(const cb_yaml *node);
 /* The node as one line of flow YAML ("{iterations: 10, mode: fast}"); malloc'd. */

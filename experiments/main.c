@@ -1,7 +1,7 @@
 /* experiments/main.c — the clothbench program.
  *
  *   clothbench list [--params [SOLVER]]           solvers and bundled scenes; every solver parameter
- *   clothbench run SCENE --solver NAME [-o RUN.h5] [--set k=v]... [--quiet] [--no-frames]
+ *   clothbench run SCENE --solver NAME [-o RUN.h5] [--set k=v]... [--quiet] [--no-frames] [--max-memory SIZE]
  *   clothbench info RUN.h5                        one-screen summary of a run
  *   clothbench rerun RUN.h5 [-o NEW.h5] [--check] run again from the file, compare (rerun.h)
  *   clothbench sweep EXPERIMENT [-j N] [--shard I/N] [--dry-run] ...   (experiments/sweep.h)
@@ -269,6 +269,21 @@ static int cmd_info(int argc, char **argv)
     return 0;
 }
 
+/* "1.5G", "300M", "4096": bytes (suffixes k, M, G, T are powers of 1024); -1 if not a size. */
+static double parse_bytes(const char *text)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (end == text || !isfinite(v)) return -1;
+    const char *units = "kMGT";
+    const char *u = *end ? strchr(units, *end) : NULL;
+    if (u) {
+        v *= pow(1024.0, (double)(u - units + 1));
+        end++;
+    }
+    return *end ? -1 : v;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     cb_run_def def = cb_default_run_def();
@@ -298,6 +313,12 @@ static int cmd_run(int argc, char **argv)
         } else if (!strcmp(a, "--reference")) {
             if (++i >= argc) { free(sets); return bad_usage("%s needs a reference run file", a); }
             def.reference = argv[i];
+        } else if (!strcmp(a, "--max-memory")) {
+            if (++i >= argc || !((def.max_memory = parse_bytes(argv[i])) > 0)) {
+                free(sets);
+                return bad_usage("--max-memory needs a size in bytes > 0 (a suffix k, M, G or T: powers of 1024), "
+                                 "got '%s'", i < argc ? argv[i] : "");
+            }
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
         } else if (is_help(a)) {
@@ -795,6 +816,9 @@ static const command commands[] = {
      "  --audit                           count crossings inside every step (= --set audit=true)\n"
      "  --reference REF.h5                the series position_error against this reference\n"
      "                                    (clothbench reference) at its frame times\n"
+     "  --max-memory SIZE                 refuse a scene whose memory estimate exceeds SIZE\n"
+     "                                    (bytes; k, M, G, T: powers of 1024); default: the\n"
+     "                                    MemAvailable of /proc/meminfo\n"
      "  -q, --quiet                       no progress bar, no summary\n"
      "  -h, --help                        this help\n"
      "\n"

@@ -16,6 +16,9 @@
  *  - a deterministic xorshift64 random generator: cb_test_xorshift64, cb_test_uniform;
  *  - running a shell command or the clothbench program with its output and exit
  *    status captured: cb_test_capture, cb_test_shell, cb_test_clothbench;
+ *  - the lines of a file holding a text: cb_test_count_lines;
+ *  - clothbench on a pseudo-terminal, and waiting for a text of its output (its
+ *    progress bar: an event, never a sleep): cb_test_spawn_tty, cb_test_read_until;
  *  - the grids, crumpled cloths and triangle soups of contact/testmesh.h, failing the
  *    test on error: cb_test_grid, cb_test_crumple, cb_test_soup;
  *  - one fixed, non-trivial collider of each analytic kind (an oblique plane, an
@@ -32,6 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -154,6 +160,89 @@ static inline int cb_test_clothbench(char *out, size_t cap, int with_stderr, con
     va_end(ap);
     snprintf(cmd, sizeof cmd, "%s %s %s", cb_test_program(), args, with_stderr ? "2>&1" : "2>/dev/null");
     return cb_test_capture(cmd, out, cap);
+}
+
+/* The lines of the file at path that hold needle ("" counts every line); -1 when it
+ * cannot be read. */
+static inline int cb_test_count_lines(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char line[8192];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
+}
+
+/* Starts the clothbench program with the arguments args[] (NULL-terminated, args[0] the
+ * first argument after the program) on a pseudo-terminal of its own, its output and
+ * error on it, so that a run draws its progress bar (only drawn on a terminal): the bar
+ * is the event the signal and kill tests wait for instead of a sleep that assumes the
+ * machine's speed. The run draws "step 0/N" once its file holds row and frame 0, just
+ * before the first step and after its last look at the interrupt flag outside a step,
+ * and "step K/N" after step K (every 16th; its row and frame, if it is a frame step,
+ * flushed). Returns the pid (-1 on failure) and the terminal's master side in *fd,
+ * to read with cb_test_read_until. (/dev/ptmx and its ioctls, as glibc's posix_openpt
+ * does: the tests build with _POSIX_C_SOURCE, which does not declare it.) */
+static inline pid_t cb_test_spawn_tty(int *fd, const char *const *args)
+{
+    *fd = open("/dev/ptmx", O_RDWR | O_NOCTTY);
+    int unlock = 0;
+    unsigned int n = 0;
+    if (*fd < 0 || ioctl(*fd, TIOCSPTLCK, &unlock) != 0 || ioctl(*fd, TIOCGPTN, &n) != 0) {
+        fprintf(stderr, "  cannot open a pseudo-terminal (/dev/ptmx)\n");
+        if (*fd >= 0) close(*fd);
+        return -1;
+    }
+    char slave[64];
+    snprintf(slave, sizeof slave, "/dev/pts/%u", n);
+    const char *argv[64] = {"clothbench"};
+    int k = 1;
+    while (k < 63 && args[k - 1]) {
+        argv[k] = args[k - 1];
+        k++;
+    }
+    argv[k] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setsid();
+        int t = open(slave, O_RDWR);
+        if (t < 0) _exit(126);
+        dup2(t, 1);
+        dup2(t, 2);
+        close(t);
+        close(*fd);
+        execv(cb_test_program(), (char *const *)argv);
+        _exit(127);
+    }
+    if (pid < 0) close(*fd);
+    return pid;
+}
+
+/* Reads the program's terminal (cb_test_spawn_tty) until `needle` has appeared in its
+ * output (1) or the program closed the terminal, i.e. ended, without it (0; needle NULL:
+ * read to the end). Waits as long as the program keeps its terminal open: an event, not
+ * a time (a program that hangs is stopped by meson's test timeout). */
+static inline int cb_test_read_until(int fd, const char *needle)
+{
+    char tail[512] = "", buf[4096];
+    size_t len = 0, nl = needle ? strlen(needle) : 0;
+    for (;;) {
+        ssize_t got = read(fd, buf, sizeof buf);
+        if (got <= 0) return 0; /* EIO once the last holder of the terminal closed it */
+        if (!needle) continue;
+        for (ssize_t i = 0; i < got; i++) {
+            if (len + 1 >= sizeof tail) { /* keep the last nl bytes */
+                memmove(tail, tail + len - nl, nl);
+                len = nl;
+            }
+            tail[len++] = buf[i];
+            tail[len] = '\0';
+            if (len >= nl && !memcmp(tail + len - nl, needle, nl)) return 1;
+        }
+    }
 }
 
 /* An nx x ny vertex grid of size x size in the xy plane at the origin, diagonals diag

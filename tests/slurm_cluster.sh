@@ -14,7 +14,7 @@ stop() {
     if [ -f "$p" ]; then kill "$(cat "$p")" 2>/dev/null || true; fi
   done
   for p in "$dir/slurmd.pid" "$dir/slurmctld.pid" "$dir/munge/munged.pid"; do
-    for _ in $(seq 50); do
+    for _ in $(seq 300); do   # until it is gone (an event; 30 s at most)
       [ -f "$p" ] && kill -0 "$(cat "$p")" 2>/dev/null || break
       sleep 0.1
     done
@@ -67,14 +67,16 @@ munged --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" --pi
        --log-file="$dir/log/munged.log" --seed-file="$dir/munge/seed" --force
 slurmctld -f "$SLURM_CONF"
 slurmd -f "$SLURM_CONF"
-for _ in $(seq 100); do
+# wait for the node to be idle (an event; the bound, 600 looks over 2 minutes or more,
+# only stops a cluster that never comes up: 20 s had been tight on a loaded machine)
+for _ in $(seq 600); do
   if sinfo -h -o %T 2>/dev/null | grep -q idle; then
     echo "export SLURM_CONF=$SLURM_CONF"
     exit 0
   fi
   sleep 0.2
 done
-echo "slurm_cluster: the node did not become idle in 20 s; logs in $dir/log:" >&2
+echo "slurm_cluster: the node did not become idle in 2 minutes; logs in $dir/log:" >&2
 tail -5 "$dir/log/slurmctld.log" "$dir/log/slurmd.log" >&2 || true
 stop
 exit 1

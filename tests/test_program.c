@@ -308,23 +308,17 @@ static void test_divergence_exit_1(void)
 static void test_sigint_leaves_valid_file(void)
 {
     const char *path = cb_test_tmp_path("int.h5");
-    const char *exe = getenv("CLOTHBENCH");
-    pid_t pid = fork();
-    if (pid == 0) {
-        freopen("/dev/null", "w", stdout);
-        freopen("/dev/null", "w", stderr);
-        execl(exe ? exe : "build/clothbench", "clothbench", "run", "data/scenes/hanging.yaml", "--solver",
-              "explicit", "-q", "-o", path, "--set", "duration=1000", (char *)NULL);
-        _exit(127);
-    }
-    /* wait until the run file exists and has a frame, then interrupt */
-    for (int i = 0; i < 200 && access(path, F_OK) != 0; i++) {
-        struct timespec ts = {0, 50000000};
-        nanosleep(&ts, NULL);
-    }
-    struct timespec ts = {0, 500000000};
-    nanosleep(&ts, NULL);
+    /* interrupt once the run file holds row and frame 0: the bar's "step 0/" says so
+     * (an event; a sleep assumed the run got that far in 0.5 s) */
+    const char *args[] = {"run", "data/scenes/hanging.yaml", "--solver", "explicit", "-o", path, "--set",
+                          "duration=1000", NULL};
+    int tty;
+    pid_t pid = cb_test_spawn_tty(&tty, args);
+    CU_ASSERT_FATAL(pid > 0);
+    CU_ASSERT(cb_test_read_until(tty, "step 0/"));
     kill(pid, SIGINT);
+    cb_test_read_until(tty, NULL);
+    close(tty);
     int st = 0;
     waitpid(pid, &st, 0);
     CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);

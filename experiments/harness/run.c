@@ -110,6 +110,48 @@ static int check_solver_blocks(const cb_scene *scene, cb_error *err)
     return 0;
 }
 
+/* MemAvailable of /proc/meminfo in bytes; INFINITY when it cannot be read. */
+static double mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return INFINITY;
+    char line[256];
+    double kb = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
+    fclose(f);
+    return kb >= 0 ? 1024.0 * kb : INFINITY;
+}
+
+/* The vertices of a generated cloth (grid, tet box) before it is made; 0 for one read
+ * from a file (counted once read: the readers bound what they allocate by the file). */
+static double scene_vertices(const cb_scene *s)
+{
+    const cb_cloth_def *c = &s->cloth;
+    if (c->use_tets == 1) return (c->tet_box.n[0] + 1.0) * (c->tet_box.n[1] + 1.0) * (c->tet_box.n[2] + 1.0);
+    if (c->use_tets == 0 && c->use_grid) return (double)c->grid.nx * (double)c->grid.ny;
+    return 0.0;
+}
+
+/* Memory: a run needs at least a fixed part and the method's bytes per vertex (registry.h);
+ * more than --max-memory, or MemAvailable, is refused as bad input before the cloth is
+ * allocated: a grid of a million by twenty vertices grew until the kernel killed it,
+ * leaving a file that said "running" (issue 29). The estimate is a lower bound, so a run
+ * it lets through may still fail (out of memory: exit 1, status error). */
+enum { BASE_MEMORY = 32 << 20 };
+
+static int check_memory(const cb_run_def *def, const cb_solver_class *cls, double nv, const char *what,
+                        cb_error *err)
+{
+    double per = cb_solver_memory_per_vertex(cls->name), need = BASE_MEMORY + nv * per;
+    double have = def->max_memory > 0 ? def->max_memory : mem_available();
+    if (need <= have) return 0;
+    return CB_FAIL(err, CB_ERR_INPUT, "%s: %.0f vertices need about %.0f MB with %s (at least %.0f bytes per vertex), "
+                   "more than the %.0f MB %s", what, nv, need / 1048576.0, cls->name, per, have / 1048576.0,
+                   def->max_memory > 0 ? "of --max-memory" : "available (MemAvailable, /proc/meminfo; "
+                   "--max-memory sets another limit)");
+}
+
 static void set_result(cb_run_result *r, const char *status, const char *msg)
 {
     snprintf(r->status, sizeof r->status, "%s", status);
@@ -147,8 +189,10 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
                  : cb_scene_load(def->scene_path, def->sets, def->nsets, &scene, err);
     if (rc) goto done;
     if ((rc = check_solver_blocks(scene, err))) goto done;
+    if ((rc = check_memory(def, cls, scene_vertices(scene), scene->path, err))) goto done;
     rc = cb_world_create(scene, &world, err);
     if (rc) goto done;
+    if ((rc = check_memory(def, cls, world->nv, scene->path, err))) goto done;
     if (def->reference && (rc = cb_reference_open(def->reference, world->nv, &ref, err))) goto done;
     cb_params params = cb_scene_params(scene, cls->name);
     if (def->solver_parameters) {
@@ -238,6 +282,10 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
             rc = CB_FAIL(err, CB_ERR_INTERRUPTED, "%s", msg);
             break;
         }
+        /* the bar at once, not after a first step that may take minutes; drawn after the
+         * flag's last look outside the step, so a signal after it lands inside the step
+         * (tests/test_reliability.c waits for it) */
+        if (progress_on && step == 0) progress(0, nsteps, 0.0, 0);
         if (audit) cb_audit_begin(audit, world);
         cb_health_begin(health, world);
         rc = cb_solver_step(cls, solver, world, step, scene->dt, &info, err);

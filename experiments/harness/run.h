@@ -23,6 +23,9 @@ typedef struct cb_run_def {
     const char *solver_parameters; /* non-NULL: YAML map that replaces solvers.<solver> */
     const char *reference;     /* non-NULL: a reference run file; the series position_error compares
                                   with it at its frame times (experiments/harness/reference.h) */
+    double max_memory;         /* > 0: the memory (bytes) the run may use; 0: MemAvailable of
+                                  /proc/meminfo. A scene whose estimate exceeds it is refused
+                                  (CB_ERR_INPUT) before the cloth is allocated */
 } cb_run_def;
 
 cb_run_def cb_default_run_def(void);

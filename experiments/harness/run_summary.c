@@ -9,31 +9,54 @@
 #include "experiments/harness/h5attr.h"
 #include "experiments/harness/provenance.h"
 
-/* Reads /series/<name> (width 1 or 3) into a malloc'd array; returns rows or -1. */
-static long read_series(hid_t file, const char *name, int width, double **out)
+/* Reads /series/<name> (width 1 or 3) into a malloc'd array *out of at least `rows` rows
+ * (rows < 0: as many as it has, for /series/time), its row count in *got. Returns 0 (with
+ * *out NULL when the file has no such series: older layouts, the metric is NaN), or
+ * CB_ERR_INPUT when it is there but not numbers, of another shape, or shorter than
+ * /series/time: the summary indexes every series up to the time column's length, so a
+ * short one would be read past its end (issue 29). */
+static int read_series(hid_t file, const char *path, const char *name, int width, long rows, double **out,
+                       long *got, cb_error *err)
 {
-    char path[256];
-    snprintf(path, sizeof path, "/series/%s", name);
+    char ds[256];
+    snprintf(ds, sizeof ds, "/series/%s", name);
     *out = NULL;
-    if (H5Lexists(file, "/series", H5P_DEFAULT) <= 0 || H5Lexists(file, path, H5P_DEFAULT) <= 0) return -1;
-    hid_t d = H5Dopen(file, path, H5P_DEFAULT);
-    if (d < 0) return -1;
-    hid_t sp = H5Dget_space(d);
-    hsize_t dims[2] = {0, 0};
-    int nd = H5Sget_simple_extent_dims(sp, dims, NULL);
-    long rows = -1;
-    if (nd >= 1 && (width == 1 ? nd == 1 : (nd == 2 && dims[1] == (hsize_t)width))) {
+    *got = 0;
+    if (H5Lexists(file, "/series", H5P_DEFAULT) <= 0 || H5Lexists(file, ds, H5P_DEFAULT) <= 0) return 0;
+    hid_t d = H5Dopen(file, ds, H5P_DEFAULT);
+    if (d < 0) return CB_FAIL(err, CB_ERR_INPUT, "%s: %s cannot be opened (a damaged run file)", path, ds);
+    hid_t sp = H5Dget_space(d), ty = H5Dget_type(d);
+    H5T_class_t cls = ty >= 0 ? H5Tget_class(ty) : H5T_NO_CLASS;
+    hsize_t dims[3] = {0, 0, 0};
+    int nd = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+    if (nd >= 1 && nd <= 3) H5Sget_simple_extent_dims(sp, dims, NULL);
+    int rc = CB_ERR_INPUT;
+    if (cls != H5T_FLOAT && cls != H5T_INTEGER)
+        CB_FAIL(err, CB_ERR_INPUT, "%s: %s does not hold numbers (a damaged run file)", path, ds);
+    else if (width == 1 ? nd != 1 : (nd != 2 || dims[1] != (hsize_t)width))
+        CB_FAIL(err, CB_ERR_INPUT, "%s: %s has %d dimensions (%llu columns), expected %s (a damaged run file)", path,
+                ds, nd, nd == 2 ? (unsigned long long)dims[1] : 1ULL, width == 1 ? "a column" : "rows of 3");
+    else if (rows >= 0 && dims[0] < (hsize_t)rows)
+        CB_FAIL(err, CB_ERR_INPUT, "%s: %s has %llu rows, /series/time %ld: a series shorter than the time column "
+                "(a damaged run file); refusing to read past its end", path, ds, (unsigned long long)dims[0], rows);
+    else {
         double *buf = calloc(dims[0] * (hsize_t)width + 1, sizeof *buf);
-        if (buf && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0) {
-            rows = (long)dims[0];
-            *out = buf;
-        } else {
+        if (!buf)
+            rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory reading %s (%llu rows)", path, ds,
+                         (unsigned long long)dims[0]);
+        else if (H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
             free(buf);
+            CB_FAIL(err, CB_ERR_INPUT, "%s: %s cannot be read (a damaged run file)", path, ds);
+        } else {
+            rc = 0;
+            *got = (long)dims[0];
+            *out = buf;
         }
     }
-    H5Sclose(sp);
+    if (ty >= 0) H5Tclose(ty);
+    if (sp >= 0) H5Sclose(sp);
     H5Dclose(d);
-    return rows;
+    return rc;
 }
 
 /* Fold x into *acc, skipping NaN rows; *acc stays NaN until a row has a value. */
@@ -92,8 +115,9 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     double *t = NULL, *dt = NULL, *E = NULL, *depth = NULL, *pen = NULL, *si = NULL, *ms = NULL, *strain = NULL,
            *wall = NULL, *P = NULL, *J = NULL, *vdepth = NULL, *cdepth = NULL, *cwork = NULL, *scross = NULL,
            *ccross = NULL, *awall = NULL, *xwork = NULL;
-    long n = read_series(f, "time", 1, &t);
-    int rc = CB_OK;
+    long n = 0;
+    int rc = read_series(f, path, "time", 1, -1, &t, &n, err);
+    if (rc) goto out;
     if (n < 1) {
         /* a run that failed after opening its file and before row 0 (out of memory
          * building the first metrics): status and message say what happened, the
@@ -107,23 +131,17 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
         s->mean_ms_per_step = s->momentum_drift = NAN;
         goto out;
     }
-    read_series(f, "dt", 1, &dt);
-    read_series(f, "total_energy", 1, &E);
-    read_series(f, "collider_max_depth", 1, &depth);
-    read_series(f, "collider_penetrations", 1, &pen);
-    read_series(f, "self_intersections", 1, &si);
-    read_series(f, "min_separation", 1, &ms);
-    read_series(f, "max_strain", 1, &strain);
-    read_series(f, "wall_step_s", 1, &wall);
-    read_series(f, "linear_momentum", 3, &P);
-    read_series(f, "external_impulse", 3, &J);
-    read_series(f, "vertex_max_depth", 1, &vdepth);
-    read_series(f, "contact_depth_corrected", 1, &cdepth);
-    read_series(f, "contact_work", 1, &cwork);
-    read_series(f, "self_crossings_in_step", 1, &scross);
-    read_series(f, "collider_crossings_in_step", 1, &ccross);
-    read_series(f, "wall_audit_s", 1, &awall);
-    read_series(f, "external_work", 1, &xwork);
+    const struct { const char *name; int width; double **to; } series[] = {
+        {"dt", 1, &dt}, {"total_energy", 1, &E}, {"collider_max_depth", 1, &depth},
+        {"collider_penetrations", 1, &pen}, {"self_intersections", 1, &si}, {"min_separation", 1, &ms},
+        {"max_strain", 1, &strain}, {"wall_step_s", 1, &wall}, {"linear_momentum", 3, &P},
+        {"external_impulse", 3, &J}, {"vertex_max_depth", 1, &vdepth}, {"contact_depth_corrected", 1, &cdepth},
+        {"contact_work", 1, &cwork}, {"self_crossings_in_step", 1, &scross},
+        {"collider_crossings_in_step", 1, &ccross}, {"wall_audit_s", 1, &awall}, {"external_work", 1, &xwork}};
+    for (size_t k = 0; k < sizeof series / sizeof series[0]; k++) {
+        long got;
+        if ((rc = read_series(f, path, series[k].name, series[k].width, n, series[k].to, &got, err))) goto out;
+    }
     s->rows = n;
     s->t_end = t[n - 1];
     s->steps = dt && dt[n - 1] > 0 ? lround(t[n - 1] / dt[n - 1]) : n - 1;

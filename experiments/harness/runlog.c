@@ -391,6 +391,19 @@ static int check_room(const cb_runlog *log, double bytes, cb_error *err)
                    need / 1024.0);
 }
 
+/* Bytes the buffered series rows take on disk. HDF5 allocates a whole chunk
+ * (SERIES_BLOCK rows of every metric) when the first row lands in it, at the next flush:
+ * the first row of a run file costs SERIES_BLOCK * ncols * 8 bytes (about 400 kB), not
+ * one row's worth. Counting rows only let that flush fail on a nearly full disk with the
+ * status still "running" (issue 29). */
+static double pending_series_bytes(const cb_runlog *log)
+{
+    if (log->nbuf == 0) return 0.0;
+    hsize_t first = log->nrows / SERIES_BLOCK, last = (log->nrows + (hsize_t)log->nbuf - 1) / SERIES_BLOCK;
+    hsize_t chunks = last - first + (log->nrows % SERIES_BLOCK == 0 ? 1 : 0);
+    return (double)chunks * SERIES_BLOCK * 8.0 * (double)log->ncols;
+}
+
 static int flush_file(cb_runlog *log, cb_error *err)
 {
     if (H5Fflush(log->file, H5F_SCOPE_GLOBAL) < 0)
@@ -403,7 +416,7 @@ static int flush_file(cb_runlog *log, cb_error *err)
 static int flush_series(cb_runlog *log, cb_error *err)
 {
     if (log->nbuf == 0) return 0;
-    int rc = check_room(log, 8.0 * (double)log->nbuf * (double)log->ncols, err);
+    int rc = check_room(log, pending_series_bytes(log), err);
     if (rc) {
         log->nbuf = 0;
         return rc;
@@ -776,7 +789,10 @@ int cb_runlog_frame(cb_runlog *log, double t, const double (*x)[3], cb_error *er
         log->times = nt;
         log->cap_times = cap;
     }
-    int rc = check_room(log, 24.0 * (double)log->nv + 8.0 * (double)log->nbuf * (double)log->ncols + 4096.0, err);
+    /* the frame (its chunk is one frame), a new chunk of /frames/time, the rows not yet
+     * written and the frame's view (metadata) */
+    double time_chunk = log->nframes % FRAME_TIME_CHUNK == 0 ? 8.0 * FRAME_TIME_CHUNK : 0.0;
+    int rc = check_room(log, 24.0 * (double)log->nv + time_chunk + pending_series_bytes(log) + 4096.0, err);
     if (!rc) rc = flush_series(log, err);
     if (rc) return rc;
     rc = append_rows(log->path, log->frame_time, "/frames/time", 1, log->nframes, 1, NULL, &t, err);

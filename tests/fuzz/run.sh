@@ -4,7 +4,8 @@
 # regression corpus tests/fuzz/regress/<target>/. An input that crashes is written to
 # build-fuzz/crash-<target>-*; copy it into tests/fuzz/regress/<target>/ once fixed, so that
 # tests/test_fuzz_regress.c replays it on every test run. Ends with one line
-# "fuzz: N passed, N failed" (tests/run.sh adds it to its summary). Without clang: fails in
+# "fuzz: N passed, N failed" (tests/run.sh adds it to its summary). Out of memory (libFuzzer's
+# -rss_limit_mb, -malloc_limit_mb) counts as a failure. Without clang: fails in
 # CI (CI=true), skipped with a message elsewhere.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -31,7 +32,10 @@ for t in scene obj tetgen; do
     obj) cp data/meshes/*.obj "$work/corpus/" ;;
   esac
   log=$work/log.txt
+  # out of memory is a failure: more than 2 GB resident, or one allocation above 512 MB
+  # (a reader must allocate in proportion to its input, not to a count its header claims)
   TMPDIR=$work "$build/tests/fuzz/fuzz_$t" "$work/corpus" -max_total_time="$secs" -max_len=4096 \
+      -rss_limit_mb=2048 -malloc_limit_mb=512 \
       -artifact_prefix="$build/crash-$t-" -print_final_stats=1 >"$log" 2>&1
   rc=$?
   stats=$(grep -E "^stat::number_of_executed_units|^#[0-9]+.*DONE" "$log" | tail -1)
