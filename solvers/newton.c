@@ -425,6 +425,7 @@ static int newton_self_collision(const void *self)
 const cb_solver_class cb_solver_newton = {
     .name = "newton",
     .summary = "implicit Euler on the mass-spring model by projected Newton + line search (the fms reference)",
+    .flags = CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_TOLERANCE,
     .create = newton_create,
     .step = newton_step,
     .destroy = newton_destroy,

@@ -1579,10 +1579,15 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
 
 static int pbd_self_collision(const void *self) { return ((const pbd_solver *)self)->self_collision; }
 
+/* the parallel sweeps keep one order whatever the thread count (parts, above) */
+#define PBD_FLAGS (CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_FIXED_ITERATIONS | \
+                   CB_SOLVER_SUBSTEPS | CB_SOLVER_THREAD_INDEPENDENT)
+
 const cb_solver_class cb_solver_pbd = {
     .name = "pbd",
     .summary = "Position Based Dynamics (Mueller et al. 2007): Gauss-Seidel constraint projection, "
                "dimensionless stiffness",
+    .flags = PBD_FLAGS,
     .create = pbd_create,
     .step = pbd_step,
     .destroy = pbd_destroy,
@@ -1592,6 +1597,7 @@ const cb_solver_class cb_solver_pbd = {
 const cb_solver_class cb_solver_xpbd = {
     .name = "xpbd",
     .summary = "XPBD (Macklin et al. 2016): compliant constraints = the shared cloth model",
+    .flags = PBD_FLAGS,
     .create = xpbd_create,
     .step = pbd_step,
     .destroy = pbd_destroy,
