@@ -270,7 +270,8 @@ static void test_out_of_range_refused(void)
 /* The run loop: the last row of a run is at n dt exactly, whatever the solver. */
 static void test_time_ends_at_n_dt(void)
 {
-    const char *scene = cb_test_write_tmp("conf.yaml", contact_scene);
+    char scene[1024]; /* a copy: cb_test_tmp_path's slots are reused by the loop, one per solver */
+    snprintf(scene, sizeof scene, "%s", cb_test_write_tmp("conf.yaml", contact_scene));
     for (int s = 0; s < cb_solver_count(); s++) {
         const char *name = cb_solver_at(s)->name;
         char file[64];
@@ -410,7 +411,8 @@ static void test_step_entry_checks(void)
  * (before any step) with NaN solver figures for every method. */
 static void test_unknown_metrics_are_nan(void)
 {
-    const char *scene = cb_test_write_tmp("conf_nan.yaml", contact_scene);
+    char scene[1024]; /* a copy: cb_test_tmp_path's slots are reused by the loop, one per solver */
+    snprintf(scene, sizeof scene, "%s", cb_test_write_tmp("conf_nan.yaml", contact_scene));
     for (int s = 0; s < cb_solver_count(); s++) {
         const char *name = cb_solver_at(s)->name;
         int events = (cb_solver_at(s)->flags & CB_SOLVER_EVENTS) != 0;
