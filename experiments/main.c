@@ -945,20 +945,16 @@ static void print_usage(FILE *f)
                "exit status: 0 ok, 1 run failed (diverged, error, interrupted), 2 bad input\n");
 }
 
-/* OpenBLAS (behind CHOLMOD) starts one thread per core by default; clothbench compares
- * methods single-threaded, and BLAS threads spinning beside a sweep's workers cost more
- * than they give. CLOTHBENCH_BLAS_THREADS=N overrides. */
-void openblas_set_num_threads(int num_threads);
-
 int main(int argc, char **argv)
 {
     /* No HDF5 cleanup at exit: after a failed write (a full disk) HDF5 1.10's own atexit
      * handler crashed closing the file again (exit 139); files are closed explicitly. */
     H5dont_atexit();
-    const char *bt = getenv("CLOTHBENCH_BLAS_THREADS");
-    openblas_set_num_threads(bt && atoi(bt) > 0 ? atoi(bt) : 1);
+    /* OpenBLAS (behind CHOLMOD) is given its count by the solver around each call
+     * (solvers/cholmod_util.h, the `threads` key of fms and newton), never here. pbd's
+     * parallel sweeps take OpenMP's: one thread unless OMP_NUM_THREADS asks for more
+     * (their results do not depend on the count); a sweep runs its workers side by side. */
 #ifdef _OPENMP
-    /* likewise one OpenMP thread unless asked (results do not depend on the count) */
     if (!getenv("OMP_NUM_THREADS")) omp_set_num_threads(1);
 #endif
     if (argc < 2) {

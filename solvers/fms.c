@@ -120,8 +120,8 @@
  * default thickness/2: distance kept from colliders), factor (auto | simplicial |
  * supernodal: the CHOLMOD factorization kind), self_cache (bool, default true: the
  * self-contact candidate cache, same results either way), contact (constraint |
- * projection), contact_stiffness (c > 0, default 1e2), threads (0 | 1, default 1: the
- * factorization on the calling thread). Everything but `iterations`, and the
+ * projection), contact_stiffness (c > 0, default 1e2), threads (>= 0, default 1: CHOLMOD
+ * and BLAS on the calling thread; N: N threads; 0: one per core). Everything but `iterations`, and the
  * frame of the step (unknowns, predictor, velocity update, contact), is shared with
  * newton in solvers/spring_solver.c.
  */

@@ -25,7 +25,7 @@
  * term of a curved collider, negative semi-definite for a convex one, is left out).
  * H is 3m x 3m over the free vertices (pinned vertices are eliminated: fixed at their
  * targets), factored with CHOLMOD (the pattern and the fill-reducing ordering are
- * analysed once; one thread unless `threads: 0`, cholmod_util.h).
+ * analysed once; one thread unless `threads` says more, cholmod_util.h).
  * Modified Newton (refactor: auto, the default): the factor of an earlier iterate — of
  * this step or of an earlier one — is reused while it converges: H is reassembled and
  * refactored after an iteration whose gradient fell by less than refactor_rate (default

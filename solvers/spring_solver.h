@@ -12,8 +12,9 @@
  * contact (constraint | projection, default constraint: collider contact as a penalty
  * term of g inside the solve, see cb_spring_contact_penalty; projection: only the
  * end-of-step projection of Liu et al., for reproducing the paper), contact_stiffness
- * (c > 0, default 1e2), threads (0 | 1, default 1: the factorization runs on the calling
- * thread; 0: CHOLMOD's and OpenBLAS's own threads), read after the solver's own, in this order.
+ * (c > 0, default 1e2), threads (>= 0, default 1: CHOLMOD and OpenBLAS on the calling
+ * thread; N: N OpenBLAS threads; 0: one per core; set around each CHOLMOD call and
+ * restored, cholmod_util.h), read after the solver's own, in this order.
  *
  * A step with this frame:
  *   cb_spring_solver_predict   x0 = x, pins moved to t+h, y = x0 + (1 - damping) h v on
@@ -58,7 +59,7 @@ typedef struct cb_spring_solver {
     int contact_mode;      /* CB_SPRING_CONTACT_*: `contact` (constraint when the world has colliders) */
     double contact_stiffness; /* c: the contact term of g is 1/2 c m_i max(0, offset - d_i)^2 */
     double contact_offset; /* `contact_offset`: distance kept from the colliders */
-    int threads;           /* `threads` of the factorization (cb_chol_set_threads) */
+    int threads;           /* `threads` of the CHOLMOD calls (cb_chol_set_threads) */
 } cb_spring_solver;
 
 /* Read the common parameters of p, check that p has no key but these and those the

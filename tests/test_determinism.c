@@ -7,9 +7,9 @@
  *
  * Parallel code: pbd/xpbd project a colour's constraints in parallel (OpenMP) when the
  * constraint count is large enough (stepping: paper, >= 4096 constraints: the 28 x 28
- * rows below); fms/newton hand CHOLMOD and OpenBLAS their own threads with `threads: 0`
- * (the supernodal factorization, whose dense blocks go to BLAS). newton's results then
- * depend on the OpenBLAS thread count (see its row).
+ * rows below); fms/newton give CHOLMOD and OpenBLAS the count of their `threads` key
+ * around each call (the supernodal factorization, whose dense blocks go to BLAS).
+ * newton's results then depend on that count (see its row).
  *
  * Any change of a solver's results is a deliberate change of this table: on a mismatch
  * the test prints the row, the expected and the actual hash. Update the row's hash in
@@ -26,7 +26,6 @@
 #include "experiments/harness/registry.h"
 #include "solvers/pbd_simd.h"
 
-#include <cblas.h> /* OpenBLAS's: openblas_set_num_threads */
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -73,11 +72,11 @@ static const row table[] = {
     {"xpbd", {"solvers.xpbd.stepping=paper", "solvers.xpbd.simd=off", "solvers.xpbd.parts=1"}, 28, {1, 2},
      0x55e3f69a625845cdULL, 0},
     {"fms", {"solvers.fms.threads=0", "solvers.fms.factor=supernodal"}, 16, {1, 2}, 0xac788c56dcb6bb02ULL, 0},
-    /* newton with threads: 0 and the supernodal factor is deterministic for a given
-     * OpenBLAS thread count, but not independent of it: 1 thread gives 0xa8fd0034b649a049
-     * (the default row's), 2 threads 0xd8f99c9bb5ab9126 (a known limit of threads: 0; the
-     * default threads: 1 does not depend on it). So this row runs twice with 2 threads. */
-    {"newton", {"solvers.newton.threads=0", "solvers.newton.factor=supernodal"}, 16, {2, 2}, 0xd8f99c9bb5ab9126ULL, 0},
+    /* newton with the supernodal factor is deterministic for a given `threads` (its
+     * OpenBLAS count), but not independent of it: 1 thread gives 0xa8fd0034b649a049 (the
+     * default row's), 2 threads 0xd8f99c9bb5ab9126 (threads: 0, one per core, gives the
+     * latter on a 2-core machine). The OpenMP count does not matter. */
+    {"newton", {"solvers.newton.threads=2", "solvers.newton.factor=supernodal"}, 16, {1, 2}, 0xd8f99c9bb5ab9126ULL, 0},
 };
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
@@ -94,9 +93,7 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
  * *gap the least distance of a vertex from the sphere's surface at the end. */
 static int run_row(const row *r, int threads, uint64_t *hash, double *gap)
 {
-    /* OpenBLAS's pool is process-wide, and a threads: 1 solver sets it to one thread
-     * for good (cholmod_util.h): set both for every run */
-    openblas_set_num_threads(threads);
+    /* OpenBLAS's count is the solver's (`threads`, solvers/cholmod_util.h) */
 #ifdef _OPENMP
     omp_set_num_threads(threads);
 #endif

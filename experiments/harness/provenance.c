@@ -59,12 +59,14 @@ void cb_provenance_get(cb_provenance *p)
     snprintf(p->libraries, sizeof p->libraries, "CHOLMOD %d.%d.%d; OpenBLAS %s; HDF5 %u.%u.%u; libyaml %s",
              cv[0], cv[1], cv[2], blas ? blas : "unknown", hmaj, hmin, hrel, yaml_get_version_string());
 #ifdef _OPENMP
-    int omp = omp_get_max_threads();
+    int omp = omp_get_max_threads(), cores = omp_get_num_procs();
 #else
-    int omp = 1;
+    int omp = 1, cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
 #endif
-    snprintf(p->threads, sizeof p->threads, "OpenMP %d (OMP_NUM_THREADS=%s); OpenBLAS %d", omp,
-             getenv("OMP_NUM_THREADS") ? getenv("OMP_NUM_THREADS") : "unset", openblas_get_num_threads());
+    /* OpenBLAS's count is the solver's (`threads`, set around each CHOLMOD call: in
+     * `parameters`), not a process setting */
+    snprintf(p->threads, sizeof p->threads, "OpenMP %d (OMP_NUM_THREADS=%s); CHOLMOD and OpenBLAS: the solver's "
+             "threads; %d cores", omp, getenv("OMP_NUM_THREADS") ? getenv("OMP_NUM_THREADS") : "unset", cores);
     if (gethostname(p->host, sizeof p->host - 1) != 0) snprintf(p->host, sizeof p->host, "unknown");
     cpu_model(p->cpu, sizeof p->cpu);
 }
