@@ -67,7 +67,7 @@ static void test_default_and_given_recorded(void)
     cb_params_record *rec = NULL;
     cb_error e;
     CU_ASSERT_EQUAL_FATAL(cb_params_record_create(&rec, &e), 0);
-    cb_params p = {"p.yaml", "pbd", t, rec};
+    cb_params p = {.label = "p.yaml", .solver = "pbd", .block = t, .rec = rec};
     int it = 0, b = -1, ch = -1;
     double x = 0;
     static const char *const modes[] = {"slow", "fast", NULL};
@@ -107,7 +107,7 @@ static void test_default_and_given_recorded(void)
     CU_ASSERT_EQUAL(cb_params_record_count(rec), 4);
     CU_ASSERT_STRING_EQUAL(cb_params_record_at(rec, 0)->doc, "again");
     /* no record: nothing recorded, values still read */
-    cb_params q = {"p.yaml", "pbd", t, NULL};
+    cb_params q = {.label = "p.yaml", .solver = "pbd", .block = t};
     CU_ASSERT_EQUAL(cb_params_int(&q, "extra", 5, 1, 100, &it, "x", &e), 0);
     CU_ASSERT_EQUAL(it, 5);
     CU_ASSERT_PTR_NULL(cb_params_record_find(rec, "extra"));
@@ -125,7 +125,7 @@ static void test_range_in_message(void)
     cb_params_record *rec = NULL;
     cb_error e;
     CU_ASSERT_EQUAL_FATAL(cb_params_record_create(&rec, &e), 0);
-    cb_params p = {"p.yaml", "fms", t, rec};
+    cb_params p = {.label = "p.yaml", .solver = "fms", .block = t, .rec = rec};
     int it = -1;
     double x = -1;
     CU_ASSERT_EQUAL(cb_params_int(&p, "iterations", 10, 1, 100, &it, "d", &e), CB_ERR_INPUT);
@@ -149,7 +149,7 @@ static void test_doubles_round_trip(void)
     cb_params_record *rec = NULL;
     cb_error e;
     CU_ASSERT_EQUAL_FATAL(cb_params_record_create(&rec, &e), 0);
-    cb_params p = {"p.yaml", "x", NULL, rec};
+    cb_params p = {.label = "p.yaml", .solver = "x", .rec = rec};
     int n = (int)(sizeof vals / sizeof vals[0]);
     for (int i = 0; i < n; i++) {
         char key[16];

@@ -809,8 +809,8 @@ static void test_params(void)
     cb_error err;
     cb_error_clear(&err);
     CU_ASSERT_EQUAL_FATAL(cb_yaml_load_string(text, "p.yaml", &t, &err), 0);
-    cb_params p = { "p.yaml", "pbd", cb_yaml_get(cb_yaml_get(t, "solvers"), "pbd"), NULL };
-    cb_params none = { "p.yaml", "fms", NULL, NULL };
+    cb_params p = {.label = "p.yaml", .solver = "pbd", .block = cb_yaml_get(cb_yaml_get(t, "solvers"), "pbd")};
+    cb_params none = {.label = "p.yaml", .solver = "fms"};
     int it = -1, b = -1, ch = -1;
     double st = -1;
 
