@@ -27,7 +27,8 @@
  * optional hooks), so a test that judges every method loops over the registry and asks
  * these, never a method's name or the number of methods.
  *
- * Status convention: 0 ok, negative error (cb_error filled), as everywhere.
+ * Status convention: 0 ok, negative error (cb_error filled), as everywhere; a method
+ * that breaks the step contract is CB_ERR_INTERNAL (its fault), bad input CB_ERR_INPUT.
  * Adding a method (ARCHITECTURE.md "How to add a method"): its file in solvers/, one
  * row in the registry (experiments/harness/registry.c), one line in solvers/meson.build,
  * its own test suite (tests/test_<name>.c and its name in tests/meson.build) and one
@@ -58,8 +59,10 @@ typedef struct cb_step_info {
     int contacts;             /* active contacts this step */
     int factorizations;       /* matrix factorizations this step */
     long events;              /* asynchronous events processed this step (-1: not event-based) */
-    double external_impulse[3]; /* impulse applied by colliders and attachments this
-                                   step (the run loop adds gravity); NaN if unknown */
+    double external_impulse[3]; /* impulse applied by colliders, attachments and drag this
+                                   step (the run loop adds gravity); reset to zero, every
+                                   method adds it where they act (the conformance suite
+                                   checks the momentum balance, so it is never unknown) */
     double t_end;             /* input: the time the step ends at, exactly (n + 1) dt (set by
                                  cb_solver_step); a method that schedules by absolute time
                                  (acm) runs to it, not to t + dt, which may differ in the last bit */
@@ -147,7 +150,8 @@ const char *cb_solver_self_collision(const cb_solver_class *cls, const void *sel
  * CB_ERR_INPUT for a NULL argument or a dt that is not a finite number > 0 (before
  * the method runs), the method's own error, CB_ERR_NUMERIC naming the first vertex
  * whose position or velocity is not finite after the step (its values in the
- * message), CB_ERR_INPUT when the method reported more than CB_MAX_STAGES stages. */
+ * message), CB_ERR_INTERNAL when the method broke the contract (it reported more than
+ * CB_MAX_STAGES stages: a fault of the method, not of the input). */
 int cb_solver_step(const cb_solver_class *cls, void *self, cb_world *w, long step, double dt,
                    cb_step_info *info, cb_error *err);
 
