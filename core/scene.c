@@ -1,5 +1,5 @@
 /* core/scene.c — scene files: YAML tree (after --set overrides) -> cb_scene
- * (see scene.h and DESIGN.md "Scene files"). Every rejected value is reported as
+ * (see scene.h and the README, "Scene files"). Every rejected value is reported as
  * "FILE:LINE:COL: key.path: expected ..., got ..." and every unknown key with the
  * list of allowed keys. Mesh-file contents and pin indices are checked later, when
  * the world is created; solver parameter blocks are checked by the solvers. */

@@ -96,11 +96,11 @@ void cb_lap(cb_lap_timer *lap, const char *stage);
 void cb_lap_contact(cb_lap_timer *lap, const char *stage);
 
 /* A knot of a vertex's path inside a step: at time t it was at x and its velocity
- * became v (see cb_solver_class.set_path_hook). */
+ * became v (see cb_solver_class.set_path_knots). */
 typedef void (*cb_path_knot_fn)(void *ctx, int vertex, double t, const double x[3], const double v[3]);
 
 /* Capabilities (cb_solver_class.flags), what the cross-method tests ask instead of names.
- * Self contact and exact paths are the optional hooks self_collision and set_path_hook. */
+ * Self contact and exact paths are the optional hooks self_collision and set_path_knots. */
 enum {
     /* a contact stage after the integrator that moves vertices (projection, impulses,
      * friction), bracketed by the contact probe (contact/contact_probe.h), so its
@@ -134,10 +134,10 @@ typedef struct cb_solver_class {
      * whether it was on. */
     int  (*self_collision)(const void *self);
     /* Optional, for a method whose vertices move on piecewise-linear paths it knows
-     * (acm): call fn(ctx, ...) at every kink of a free vertex's path (fn NULL: stop).
+     * (acm): call fn(ctx, ...) at every path knot of a free vertex's path (fn NULL: stop).
      * The continuous audit (experiments/harness/audit.h) then follows the exact paths; without it a
      * vertex is taken to move in a straight line from one step state to the next. */
-    void (*set_path_hook)(void *self, cb_path_knot_fn fn, void *ctx);
+    void (*set_path_knots)(void *self, cb_path_knot_fn fn, void *ctx);
 } cb_solver_class;
 
 /* The registry of methods (cb_solver_find, ...): experiments/harness/registry.h. */

@@ -3,7 +3,7 @@
  *
  * Paper: Jin Yanxia, Cheng Siyue, Wang He, Cheng Qifu, Zhang Jinrui, "Improvement of
  * traditional geometric constraint method in collision response" (Modern Electronics
- * Technique 43(1), 2020, in Chinese); /work/shared/papers/average-force-jin2020-zh.txt.
+ * Technique 43(1), 2020, in Chinese).
  * Equations (1)-(21) below are the paper's numbers. Several are garbled in the copy we
  * have; what follows is the dimensionally consistent reading, derived here.
  *

@@ -1,8 +1,7 @@
 /* solvers/fms.c — Fast Simulation of Mass-Spring Systems.
  *
  * Paper: T. Liu, A. W. Bargteil, J. F. O'Brien, L. Kavan, "Fast Simulation of
- * Mass-Spring Systems", ACM Trans. Graph. 32(6) (SIGGRAPH Asia 2013), sections 3-4
- * (notes: /work/shared/papers/fast-mass-spring-liu2013-notes-zh.txt).
+ * Mass-Spring Systems", ACM Trans. Graph. 32(6) (SIGGRAPH Asia 2013), sections 3-4.
  *
  * Algorithm. Implicit Euler is the minimisation of
  *     g(x) = 1/2 (x - y)^T M (x - y) + h^2 E(x) - h^2 x^T f_ext,
@@ -65,8 +64,8 @@
  * the fill-reducing ordering and the numeric factor, the triangular solves are our own
  * over the factor in supernodes (CHOLMOD's supernodal factor read in place: dense
  * column blocks with one row list each, so one index per row of a supernode instead of
- * one per entry, serving both triangular solves; a copy was made until 2026-11-24 and
- * cost half the prefactorization in page faults), with x, y and z interleaved so each factor entry is
+ * one per entry, serving both triangular solves; no copy of it, which would cost half
+ * the prefactorization in page faults), with x, y and z interleaved so each factor entry is
  * read once per solve for the three coordinates (the solves are bound by reading the
  * factor). The local step and the right-hand side are one branch-free pass over the
  * springs sorted by their smaller end, stored as arrays (ends, their right-hand-side

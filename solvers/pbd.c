@@ -2,9 +2,9 @@
  * Dynamics (`xpbd`), one constraint engine behind two registry entries.
  *
  * Papers: M. Mueller, B. Heidelberger, M. Hennix, J. Ratcliff, "Position Based
- * Dynamics", VRIPHYS 2006 / JVCI 2007 (/work/shared/papers/pbd-mueller2007-en-zh.txt);
+ * Dynamics", VRIPHYS 2006 / JVCI 2007;
  * M. Macklin, M. Mueller, N. Chentanez, "XPBD: Position-Based Simulation of Compliant
- * Constrained Dynamics", MIG 2016 (notes: pbd-xpbd-explained-zh.txt).
+ * Constrained Dynamics", MIG 2016.
  *
  * Stepping. A step of dt is split into n substeps of length h = dt / n, each running the
  * loop below with `iterations` sweeps:

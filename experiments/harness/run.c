@@ -87,8 +87,8 @@ static void progress(long step, long nsteps, double wall, int done)
     fflush(stderr);
 }
 
-/* The solver's path kinks (cb_solver_class.set_path_hook) are the audited paths' knots. */
-static void audit_kink(void *ctx, int vertex, double t, const double x[3], const double v[3])
+/* The solver's path knots (cb_solver_class.set_path_knots) are the audited paths'. */
+static void audit_path_knot(void *ctx, int vertex, double t, const double x[3], const double v[3])
 {
     (void)v;
     cb_audit_knot(ctx, vertex, t, x);
@@ -249,7 +249,7 @@ static int run_open(run_state *r, cb_error *err)
     if (expensive_every > 0 && (rc = cb_metrics_cache_create(world, &r->mcache, err))) return rc;
     if (def->audit || scene->audit) {
         if ((rc = cb_audit_create(world, &r->audit, err))) return rc;
-        if (cls->set_path_hook) cls->set_path_hook(r->solver, audit_kink, r->audit);
+        if (cls->set_path_knots) cls->set_path_knots(r->solver, audit_path_knot, r->audit);
     }
     cb_step_info_reset(&r->info);
     /* row and frame 0: the initial state */
