@@ -482,15 +482,7 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
      * stability map), finished like an ok one: not run again on resumption, not a
      * failure of the sweep's exit status */
     const cb_yaml *xd = cb_yaml_get(root, "expect_diverged");
-    if (xd) {
-        const char *v = xd->kind == CB_YAML_SCALAR && xd->scalar ? xd->scalar : "";
-        if (!strcmp(v, "true")) e->expect_diverged = 1;
-        else if (strcmp(v, "false")) {
-            rc = CB_FAIL(err, CB_ERR_INPUT, "%s: expect_diverged: expected true or false",
-                         cb_yaml_where(xd, path, w, sizeof w));
-            goto done;
-        }
-    }
+    if (xd && (rc = cb_yaml_bool(xd, path, "expect_diverged", &e->expect_diverged, err))) goto done;
     if (!e->name || !e->output || !e->path) {
         rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
         goto done;

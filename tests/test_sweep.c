@@ -570,6 +570,12 @@ static void test_expect_diverged(void)
     CU_ASSERT_EQUAL(cb("sweep %s -o %s", bad, o), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "xd_bad.yaml:2"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "expect_diverged: expected true or false"));
+    /* read as every boolean key (cb_yaml_bool): yes/no, on/off too */
+    const char *yes = cb_test_write_tmp("xd_yes.yaml", "name: xd\nexpect_diverged: yes\n"
+                                                       "scenes: [data/scenes/hanging.yaml]\nsolvers: [explicit]\n");
+    int rc = cb("sweep %s -o %s --dry-run", yes, o);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
 }
 
 CB_TEST_MAIN("sweep",

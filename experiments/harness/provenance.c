@@ -5,6 +5,8 @@
 #define _DEFAULT_SOURCE /* gethostname */
 #include "experiments/harness/provenance.h"
 
+#include "core/error.h"
+
 #include <cblas.h>
 #include <hdf5.h>
 #include <stdio.h>
@@ -91,7 +93,7 @@ char *cb_provenance_command_line(int argc, char **argv)
 {
     size_t n = 1;
     for (int i = 0; i < argc; i++) n += 4 * strlen(argv[i] ? argv[i] : "") + 3;
-    char *out = malloc(n), *o = out;
+    char *out = cb_malloc(n), *o = out;
     if (!out) return NULL;
     *o = '\0';
     for (int i = 0; i < argc; i++) {
