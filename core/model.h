@@ -1,4 +1,4 @@
-/* core/model.h — the shared cloth model (DESIGN.md "The shared cloth model").
+/* core/model.h — the shared cloth model (ARCHITECTURE.md "The shared cloth model").
  *
  *   stretch: one spring per mesh edge, E = 1/2 k_stretch (l - L)^2
  *   bending: one hinge per interior edge (discrete shells),

@@ -335,3 +335,67 @@ char *cb_params_text(const cb_params *p)
     if (!p || block_empty(p->block)) return cb_strdup("{}");
     return cb_yaml_emit_flow(p->block);
 }
+
+/* ---------------------------------------------------------------- keys of other maps */
+
+typedef struct cb_key_asked {
+    const cb_yaml *map;
+    const char *key;
+} cb_key_asked;
+
+struct cb_keys {
+    cb_key_asked *a;
+    int n, cap;
+    int nomem;
+};
+
+int cb_keys_create(cb_keys **out, cb_error *err)
+{
+    if (!out) return CB_FAIL(err, CB_ERR_INPUT, "cb_keys_create: out is NULL");
+    *out = cb_calloc(1, sizeof **out);
+    return *out ? 0 : CB_FAIL(err, CB_ERR_NOMEM, "cb_keys_create: out of memory");
+}
+
+void cb_keys_free(cb_keys **k)
+{
+    if (!k || !*k) return;
+    free((*k)->a);
+    free(*k);
+    *k = NULL;
+}
+
+const cb_yaml *cb_keys_ask(cb_keys *k, const cb_yaml *map, const char *key)
+{
+    if (!map || !key) return NULL;
+    if (k) {
+        int known = 0;
+        for (int i = 0; i < k->n && !known; i++) known = k->a[i].map == map && !strcmp(k->a[i].key, key);
+        if (!known && k->n == k->cap) {
+            int cap = k->cap ? 2 * k->cap : 64;
+            cb_key_asked *g = cb_realloc(k->a, (size_t)cap * sizeof *g);
+            if (g) {
+                k->a = g;
+                k->cap = cap;
+            } else {
+                k->nomem = 1;
+            }
+        }
+        if (!known && k->n < k->cap) k->a[k->n++] = (cb_key_asked){.map = map, .key = key};
+    }
+    return map->kind == CB_YAML_MAP ? cb_yaml_get(map, key) : NULL;
+}
+
+int cb_keys_check(const cb_keys *k, const cb_yaml *map, const char *label, const char *what, cb_error *err)
+{
+    if (!k) return CB_FAIL(err, CB_ERR_INPUT, "cb_keys_check: no keys record");
+    if (k->nomem) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", label ? label : "keys");
+    if (!map) return 0;
+    const char **allowed = cb_calloc((size_t)k->n + 1, sizeof *allowed);
+    if (!allowed) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", label ? label : "keys");
+    int n = 0;
+    for (int i = 0; i < k->n; i++)
+        if (k->a[i].map == map) allowed[n++] = k->a[i].key;
+    int rc = cb_yaml_check_keys(map, label, what, allowed, err);
+    free(allowed);
+    return rc;
+}

@@ -81,4 +81,20 @@ const char *cb_param_entry_value_text(const cb_param_entry *e, int which, char *
 /* The block as given, one line of text ("{iterations: 10}"); malloc'd; "{}" when absent. */
 char *cb_params_text(const cb_params *p);
 
+/* The same convention for the maps of scenes and experiment files, whose readers have
+ * typed getters of their own (vectors, lists, nested maps, open ranges): every getter
+ * notes the key it asks of a map (cb_keys_ask), and cb_keys_check then refuses a key of
+ * that map no getter asked for, naming the keys asked (in asking order), exactly as
+ * cb_params_end does for a solver's block. There are no hand-typed key lists: a key is
+ * allowed because something reads it. */
+typedef struct cb_keys cb_keys;
+int cb_keys_create(cb_keys **out, cb_error *err);
+void cb_keys_free(cb_keys **k);
+/* map[key] (NULL when absent or map is NULL), noting key as asked of map. `key` must
+ * outlive k (a string literal). Out of memory is reported by the next cb_keys_check. */
+const cb_yaml *cb_keys_ask(cb_keys *k, const cb_yaml *map, const char *key);
+/* Every key of map (a map, or NULL: nothing to check) was asked for; otherwise
+ * "LABEL:LINE:COL: unknown key 'x' in WHAT; allowed keys: ...". */
+int cb_keys_check(const cb_keys *k, const cb_yaml *map, const char *label, const char *what, cb_error *err);
+
 #endif

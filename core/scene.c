@@ -1,5 +1,5 @@
 /* core/scene.c — scene files: YAML tree (after --set overrides) -> cb_scene
- * (see scene.h and DESIGN.md "Scene files"). Every rejected value is reported as
+ * (see scene.h and the README, "Scene files"). Every rejected value is reported as
  * "FILE:LINE:COL: key.path: expected ..., got ..." and every unknown key with the
  * list of allowed keys. Mesh-file contents and pin indices are checked later, when
  * the world is created; solver parameter blocks are checked by the solvers. */
@@ -18,6 +18,7 @@ typedef struct ctx {
     const char *label;
     cb_error *err;
     cb_scene *scene;   /* collects the files the scene reads (cb_scene.files) */
+    cb_keys *keys;     /* the keys asked of each map: the allowed ones (core/params.h) */
 } ctx;
 
 /* A closed/open interval for range checks; infinite ends are unbounded. */
@@ -30,6 +31,19 @@ static const range R_UNIT = { 0.0, 1.0, 0, 0 };
 static const char *where(const ctx *c, const cb_yaml *node, char *buf, size_t size)
 {
     return cb_yaml_where(node, c->label, buf, size);
+}
+
+/* map[key], noted as a key the reader asks of map (a key no getter asks for is refused
+ * by check_keys, which names the keys asked: core/params.h, cb_keys). */
+static const cb_yaml *ask(const ctx *c, const cb_yaml *map, const char *key)
+{
+    return cb_keys_ask(c->keys, map, key);
+}
+
+/* After a map's keys were read: a key of it nobody asked for is an error. */
+static int check_keys(const ctx *c, const cb_yaml *map, const char *what)
+{
+    return cb_keys_check(c->keys, map, c->label, what, c->err);
 }
 
 static int is_null(const cb_yaml *n)
@@ -78,7 +92,7 @@ static int get_double(const ctx *c, const cb_yaml *map, const char *prefix, cons
                       int required, double def, range r, double *out)
 {
     char what[300], w[600], rs[120];
-    const cb_yaml *n = cb_yaml_get(map, key);
+    const cb_yaml *n = ask(c, map, key);
     if (!n) {
         if (required) return missing(c, map, key, prefix && prefix[0] ? prefix : "the scene");
         *out = def;
@@ -101,7 +115,7 @@ static int get_int(const ctx *c, const cb_yaml *map, const char *prefix, const c
                    int required, int def, int lo, int *out)
 {
     char what[300], w[600];
-    const cb_yaml *n = cb_yaml_get(map, key);
+    const cb_yaml *n = ask(c, map, key);
     if (!n) {
         if (required) return missing(c, map, key, prefix && prefix[0] ? prefix : "the scene");
         *out = def;
@@ -123,7 +137,7 @@ static int get_vec(const ctx *c, const cb_yaml *map, const char *prefix, const c
                    int required, const double *def, int n, range r, double *out)
 {
     char what[300], w[600], rs[120];
-    const cb_yaml *node = cb_yaml_get(map, key);
+    const cb_yaml *node = ask(c, map, key);
     if (!node) {
         if (required) return missing(c, map, key, prefix && prefix[0] ? prefix : "the scene");
         for (int i = 0; i < n; i++) out[i] = def ? def[i] : 0.0;
@@ -151,7 +165,7 @@ static int get_choice(const ctx *c, const cb_yaml *map, const char *prefix, cons
                       const char *const *choices, int required, int def, int *out)
 {
     char what[300], w[600], list[300];
-    const cb_yaml *n = cb_yaml_get(map, key);
+    const cb_yaml *n = ask(c, map, key);
     if (!n) {
         if (required) return missing(c, map, key, prefix && prefix[0] ? prefix : "the scene");
         *out = def;
@@ -179,7 +193,7 @@ static int get_map(const ctx *c, const cb_yaml *map, const char *prefix, const c
                    const cb_yaml **out)
 {
     char what[300], w[600];
-    const cb_yaml *n = cb_yaml_get(map, key);
+    const cb_yaml *n = ask(c, map, key);
     *out = NULL;
     if (!n) return 0;
     if (n->kind != CB_YAML_MAP)
@@ -195,7 +209,7 @@ static int get_string(const ctx *c, const cb_yaml *map, const char *prefix, cons
                       const cb_yaml **out)
 {
     char what[300], w[600];
-    const cb_yaml *n = cb_yaml_get(map, key);
+    const cb_yaml *n = ask(c, map, key);
     *out = NULL;
     if (!n) return missing(c, map, key, prefix && prefix[0] ? prefix : "the scene");
     if (n->kind != CB_YAML_SCALAR || n->scalar[0] == '\0' || is_null(n))
@@ -211,7 +225,7 @@ static int get_list(const ctx *c, const cb_yaml *map, const char *prefix, const 
                     const cb_yaml **out)
 {
     char what[300], w[600];
-    const cb_yaml *n = cb_yaml_get(map, key);
+    const cb_yaml *n = ask(c, map, key);
     *out = NULL;
     if (!n || is_null(n)) return 0;
     if (n->kind != CB_YAML_SEQ)
@@ -255,19 +269,18 @@ static int note_file(const ctx *c, const char *path, const char *suffix)
 
 static int read_grid(const ctx *c, const cb_yaml *g, cb_grid_def *def)
 {
-    static const char *const keys[] = { "nx", "ny", "size", "origin", "plane", "diagonal", NULL };
     static const char *const planes[] = { "xy", "xz", "yz", NULL };
     static const char *const diags[] = { "alternate", "right", "left", NULL };
     const char *P = "cloth.grid";
     int rc, plane, diag;
     memset(def, 0, sizeof *def);
-    if ((rc = cb_yaml_check_keys(g, c->label, P, keys, c->err))) return rc;
     if ((rc = get_int(c, g, P, "nx", 1, 0, 2, &def->nx)) ||
         (rc = get_int(c, g, P, "ny", 1, 0, 2, &def->ny)) ||
         (rc = get_vec(c, g, P, "size", 1, NULL, 2, R_POS, def->size)) ||
         (rc = get_vec(c, g, P, "origin", 0, NULL, 3, R_ANY, def->origin)) ||
         (rc = get_choice(c, g, P, "plane", planes, 0, 0, &plane)) ||
-        (rc = get_choice(c, g, P, "diagonal", diags, 0, 0, &diag)))
+        (rc = get_choice(c, g, P, "diagonal", diags, 0, 0, &diag)) ||
+        (rc = check_keys(c, g, P)))
         return rc;
     def->plane = plane == 0 ? CB_PLANE_XY : plane == 1 ? CB_PLANE_XZ : CB_PLANE_YZ;
     def->diagonal = diag == 0 ? CB_DIAG_ALTERNATE : diag == 1 ? CB_DIAG_RIGHT : CB_DIAG_LEFT;
@@ -276,7 +289,6 @@ static int read_grid(const ctx *c, const cb_yaml *g, cb_grid_def *def)
 
 static int read_pin(const ctx *c, const cb_yaml *node, int index, cb_pin_def *pin)
 {
-    static const char *const keys[] = { "select", "indices", "box", "velocity", NULL };
     static const char *const sel[] = { "corners", "corners_top", "corners_bottom", "top",
                                        "bottom", "left", "right", NULL };
     static const cb_pin_kind sel_kind[] = { CB_PIN_CORNERS, CB_PIN_CORNERS_TOP,
@@ -292,9 +304,8 @@ static int read_pin(const ctx *c, const cb_yaml *node, int index, cb_pin_def *pi
                        "%s: %s: expected a map like {select: corners_top}, {indices: [0, 5]} or "
                        "{box: {min: [..], max: [..]}}, got %s",
                        where(c, node, w, sizeof w), P, kind_name(node));
-    if ((rc = cb_yaml_check_keys(node, c->label, P, keys, c->err))) return rc;
-    const cb_yaml *s = cb_yaml_get(node, "select"), *ix = cb_yaml_get(node, "indices"),
-                  *box = cb_yaml_get(node, "box");
+    const cb_yaml *s = ask(c, node, "select"), *ix = ask(c, node, "indices"),
+                  *box = ask(c, node, "box");
     int count = (s != NULL) + (ix != NULL) + (box != NULL);
     if (count != 1)
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected exactly one of select, indices, box; got %s",
@@ -322,31 +333,29 @@ static int read_pin(const ctx *c, const cb_yaml *node, int index, cb_pin_def *pi
                                where(c, ix->items[i], w, sizeof w), item, ix->items[i]->scalar);
         }
     } else {
-        static const char *const bkeys[] = { "min", "max", NULL };
         char B[80];
         snprintf(B, sizeof B, "%s.box", P);
         if (box->kind != CB_YAML_MAP)
             return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected a map {min: [x, y, z], max: [x, y, z]}, got %s",
                            where(c, box, w, sizeof w), B, kind_name(box));
         pin->kind = CB_PIN_BOX;
-        if ((rc = cb_yaml_check_keys(box, c->label, B, bkeys, c->err)) ||
-            (rc = get_vec(c, box, B, "min", 1, NULL, 3, R_ANY, pin->box_min)) ||
-            (rc = get_vec(c, box, B, "max", 1, NULL, 3, R_ANY, pin->box_max)))
+        if ((rc = get_vec(c, box, B, "min", 1, NULL, 3, R_ANY, pin->box_min)) ||
+            (rc = get_vec(c, box, B, "max", 1, NULL, 3, R_ANY, pin->box_max)) ||
+            (rc = check_keys(c, box, B)))
             return rc;
         for (int k = 0; k < 3; k++)
             if (pin->box_min[k] > pin->box_max[k])
                 return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: min[%d] = %g is greater than max[%d] = %g",
                                where(c, box, w, sizeof w), B, k, pin->box_min[k], k, pin->box_max[k]);
     }
-    return get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, pin->velocity);
+    if ((rc = get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, pin->velocity))) return rc;
+    return check_keys(c, node, P);
 }
 
 /* cloth.tets: a TetGen base name (string, relative to the scene file) or
  * {box: {n: [3 ints >= 1], size: [3], origin: [3] (default 0), split: 5|6 (default 6)}}. */
 static int read_tets(const ctx *c, const cb_yaml *tn, const char *dir, cb_cloth_def *cl)
 {
-    static const char *const keys[] = { "box", NULL };
-    static const char *const bkeys[] = { "n", "size", "origin", "split", NULL };
     const char *P = "cloth.tets.box";
     char w[600];
     int rc;
@@ -372,21 +381,18 @@ static int read_tets(const ctx *c, const cb_yaml *tn, const char *dir, cb_cloth_
                        "body.node/body.ele) or {box: {n: [4, 4, 4], size: [0.2, 0.2, 0.2]}}, got %s",
                        where(c, tn, w, sizeof w), tn->kind == CB_YAML_SCALAR ? "nothing" : kind_name(tn));
     const cb_yaml *b;
-    if ((rc = cb_yaml_check_keys(tn, c->label, "cloth.tets", keys, c->err)) ||
-        (rc = get_map(c, tn, "cloth.tets", "box", &b)))
-        return rc;
+    if ((rc = get_map(c, tn, "cloth.tets", "box", &b)) || (rc = check_keys(c, tn, "cloth.tets"))) return rc;
     if (!b) return missing(c, tn, "box", "cloth.tets");
     cl->use_tets = 1;
     cl->tet_box = cb_default_tet_box_def();
-    if ((rc = cb_yaml_check_keys(b, c->label, P, bkeys, c->err)) ||
-        (rc = get_vec(c, b, P, "size", 1, NULL, 3, R_POS, cl->tet_box.size)) ||
+    if ((rc = get_vec(c, b, P, "size", 1, NULL, 3, R_POS, cl->tet_box.size)) ||
         (rc = get_vec(c, b, P, "origin", 0, NULL, 3, R_ANY, cl->tet_box.origin)) ||
         (rc = get_int(c, b, P, "split", 0, 6, 5, &cl->tet_box.split)))
         return rc;
     if (cl->tet_box.split != 5 && cl->tet_box.split != 6)
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s.split: expected 5 or 6 (tets per cube), got %s",
-                       where(c, cb_yaml_get(b, "split"), w, sizeof w), P, cb_yaml_get(b, "split")->scalar);
-    const cb_yaml *n = cb_yaml_get(b, "n");
+                       where(c, ask(c, b, "split"), w, sizeof w), P, ask(c, b, "split")->scalar);
+    const cb_yaml *n = ask(c, b, "n");
     if (!n) return missing(c, b, "n", P);
     if (n->kind != CB_YAML_SEQ || n->n != 3)
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s.n: expected a list of 3 cube counts like [4, 4, 4], got %s",
@@ -399,36 +405,32 @@ static int read_tets(const ctx *c, const cb_yaml *tn, const char *dir, cb_cloth_
             return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected an integer in [1, 1000], got %s",
                            where(c, n->items[k], w, sizeof w), item, n->items[k]->scalar);
     }
-    return 0;
+    return check_keys(c, b, P);
 }
 
 static int read_cloth(const ctx *c, const cb_yaml *root, const char *dir, cb_cloth_def *cl)
 {
-    static const char *const keys[] = { "grid", "mesh", "density", "line_density", "stretch",
-                                        "bend", "thickness", "velocity", "angular_velocity",
-                                        "initial_stretch", "pins", "tets", "volume_density", NULL };
     char w[600], w2[600];
     int rc;
-    const cb_yaml *cn = cb_yaml_get(root, "cloth");
+    const cb_yaml *cn = ask(c, root, "cloth");
     if (!cn) return missing(c, root, "cloth", "the scene");
     if (cn->kind != CB_YAML_MAP)
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth: expected a map with grid or mesh, got %s",
                        where(c, cn, w, sizeof w), kind_name(cn));
-    if ((rc = cb_yaml_check_keys(cn, c->label, "cloth", keys, c->err))) return rc;
 
-    const cb_yaml *grid = cb_yaml_get(cn, "grid"), *mesh = cb_yaml_get(cn, "mesh");
-    const cb_yaml *tets = cb_yaml_get(cn, "tets");
+    const cb_yaml *grid = ask(c, cn, "grid"), *mesh = ask(c, cn, "mesh");
+    const cb_yaml *tets = ask(c, cn, "tets");
     if (tets && (grid || mesh))
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth: give only one of 'grid', 'mesh' and 'tets' (%s at %s)",
                        where(c, tets, w, sizeof w), grid ? "grid" : "mesh",
                        where(c, grid ? grid : mesh, w2, sizeof w2));
-    if (!tets && cb_yaml_get(cn, "volume_density"))
+    if (!tets && ask(c, cn, "volume_density"))
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth.volume_density: only a tet body (cloth.tets) has a "
                        "volume density; cloth takes density (kg/m^2)",
-                       where(c, cb_yaml_get(cn, "volume_density"), w, sizeof w));
-    if (tets && cb_yaml_get(cn, "density"))
+                       where(c, ask(c, cn, "volume_density"), w, sizeof w));
+    if (tets && ask(c, cn, "density"))
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth.density: a tet body (cloth.tets) takes volume_density "
-                       "(kg/m^3), not the areal density", where(c, cb_yaml_get(cn, "density"), w, sizeof w));
+                       "(kg/m^3), not the areal density", where(c, ask(c, cn, "density"), w, sizeof w));
     if (tets) {
         if ((rc = read_tets(c, tets, dir, cl)) ||
             (rc = get_double(c, cn, "cloth", "volume_density", 0, 1000.0, R_POS, &cl->volume_density)))
@@ -471,7 +473,7 @@ static int read_cloth(const ctx *c, const cb_yaml *root, const char *dir, cb_clo
         for (int i = 0; i < pins->n; i++)
             if ((rc = read_pin(c, pins->items[i], i, &cl->pins[i]))) return rc;
     }
-    return 0;
+    return check_keys(c, cn, "cloth");
 }
 
 /* ---------------------------------------------------------------- colliders */
@@ -498,8 +500,6 @@ static void rotated_axes(const double k[3], double deg, double axes[3][3])
 static int read_mesh_collider(const ctx *c, const cb_yaml *node, const char *P, const char *dir,
                               cb_collider *col)
 {
-    static const char *const kkeys[] = { "time", "translation", "rotation", NULL };
-    static const char *const rkeys[] = { "axis", "angle", NULL };
     char w[600], K[96], R[112];
     int rc;
     const cb_yaml *file, *keys;
@@ -510,9 +510,9 @@ static int read_mesh_collider(const ctx *c, const cb_yaml *node, const char *P, 
         (rc = get_vec(c, node, P, "angular_velocity", 0, NULL, 3, R_ANY, mo.angular_velocity)) ||
         (rc = get_vec(c, node, P, "pivot", 0, NULL, 3, R_ANY, mo.pivot)))
         return rc;
-    mo.has_pivot = cb_yaml_get(node, "pivot") != NULL;
-    const cb_yaml *kn = cb_yaml_get(node, "keyframes");
-    if (kn && (cb_yaml_get(node, "velocity") || cb_yaml_get(node, "angular_velocity")))
+    mo.has_pivot = ask(c, node, "pivot") != NULL;
+    const cb_yaml *kn = ask(c, node, "keyframes");
+    if (kn && (ask(c, node, "velocity") || ask(c, node, "angular_velocity")))
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: give either keyframes or velocity/angular_velocity, "
                        "not both", where(c, kn, w, sizeof w), P);
     if (kn && (!keys || keys->n == 0))
@@ -535,34 +535,34 @@ static int read_mesh_collider(const ctx *c, const cb_yaml *node, const char *P, 
                              where(c, k, w, sizeof w), K, kind_name(k));
                 break;
             }
-            if ((rc = cb_yaml_check_keys(k, c->label, K, kkeys, c->err)) ||
-                (rc = get_double(c, k, K, "time", 1, 0.0, R_ANY, &kf[i].time)) ||
+            if ((rc = get_double(c, k, K, "time", 1, 0.0, R_ANY, &kf[i].time)) ||
                 (rc = get_vec(c, k, K, "translation", 0, NULL, 3, R_ANY, kf[i].translation)) ||
-                (rc = get_map(c, k, K, "rotation", &rot)))
+                (rc = get_map(c, k, K, "rotation", &rot)) ||
+                (rc = check_keys(c, k, K)))
                 break;
             if (i > 0 && !(kf[i].time > kf[i - 1].time)) {
                 rc = CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s.time: expected a time after the previous "
                              "keyframe's %g (times must increase strictly), got %s",
-                             where(c, cb_yaml_get(k, "time"), w, sizeof w), K, kf[i - 1].time,
-                             cb_yaml_get(k, "time")->scalar);
+                             where(c, ask(c, k, "time"), w, sizeof w), K, kf[i - 1].time,
+                             ask(c, k, "time")->scalar);
                 break;
             }
             cb_v3_set(kf[i].axis, 0, 0, 1);
             if (rot) {
                 double deg;
-                if ((rc = cb_yaml_check_keys(rot, c->label, R, rkeys, c->err)) ||
-                    (rc = get_vec(c, rot, R, "axis", 1, NULL, 3, R_ANY, kf[i].axis)) ||
-                    (rc = get_double(c, rot, R, "angle", 1, 0.0, R_ANY, &deg)))
+                if ((rc = get_vec(c, rot, R, "axis", 1, NULL, 3, R_ANY, kf[i].axis)) ||
+                    (rc = get_double(c, rot, R, "angle", 1, 0.0, R_ANY, &deg)) ||
+                    (rc = check_keys(c, rot, R)))
                     break;
                 if (!(cb_v3_normalize(kf[i].axis) > 0.0)) {
                     rc = CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s.axis: expected a non-zero vector, got "
-                                 "[0, 0, 0]", where(c, cb_yaml_get(rot, "axis"), w, sizeof w), R);
+                                 "[0, 0, 0]", where(c, ask(c, rot, "axis"), w, sizeof w), R);
                     break;
                 }
                 kf[i].angle = deg * PI / 180.0;
             }
         }
-    } else if (cb_yaml_get(node, "velocity") || cb_yaml_get(node, "angular_velocity")) {
+    } else if (ask(c, node, "velocity") || ask(c, node, "angular_velocity")) {
         mo.kind = CB_TRIMESH_VELOCITY;
     }
     /* the description only: the contact layer builds the geometry (cb_scene_load,
@@ -586,17 +586,6 @@ static int read_collider(const ctx *c, const cb_yaml *node, int index, const cha
     static const char *const types[] = { "plane", "sphere", "box", "capsule", "mesh", NULL };
     static const cb_collider_type tcodes[] = { CB_COLLIDER_PLANE, CB_COLLIDER_SPHERE, CB_COLLIDER_BOX,
                                                CB_COLLIDER_CAPSULE, CB_COLLIDER_MESH };
-    static const char *const k_plane[] = { "type", "point", "normal", "velocity", "friction",
-                                           "restitution", NULL };
-    static const char *const k_sphere[] = { "type", "center", "radius", "velocity", "friction",
-                                            "restitution", NULL };
-    static const char *const k_box[] = { "type", "center", "size", "rotation", "velocity",
-                                         "friction", "restitution", NULL };
-    static const char *const k_capsule[] = { "type", "p0", "p1", "radius", "velocity", "friction",
-                                             "restitution", NULL };
-    static const char *const k_mesh[] = { "type", "file", "velocity", "angular_velocity", "pivot",
-                                          "keyframes", "friction", "restitution", NULL };
-    static const char *const *const kset[] = { k_plane, k_sphere, k_box, k_capsule, k_mesh };
     char P[48], w[600];
     int rc, t;
     snprintf(P, sizeof P, "colliders.%d", index);
@@ -604,7 +593,6 @@ static int read_collider(const ctx *c, const cb_yaml *node, int index, const cha
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected a map like {type: sphere, center: [0, 0, 0], "
                        "radius: 0.5}, got %s", where(c, node, w, sizeof w), P, kind_name(node));
     if ((rc = get_choice(c, node, P, "type", types, 1, 0, &t))) return rc;
-    if ((rc = cb_yaml_check_keys(node, c->label, P, kset[t], c->err))) return rc;
     *col = cb_default_collider(tcodes[t]);
     col->line = node->line;
     switch (tcodes[t]) {
@@ -614,7 +602,7 @@ static int read_collider(const ctx *c, const cb_yaml *node, int index, const cha
             return rc;
         if (!(cb_v3_normalize(col->normal) > 0.0))
             return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s.normal: expected a non-zero vector, got [0, 0, 0]",
-                           where(c, cb_yaml_get(node, "normal"), w, sizeof w), P);
+                           where(c, ask(c, node, "normal"), w, sizeof w), P);
         break;
     }
     case CB_COLLIDER_SPHERE:
@@ -633,15 +621,14 @@ static int read_collider(const ctx *c, const cb_yaml *node, int index, const cha
         snprintf(R, sizeof R, "%s.rotation", P);
         if ((rc = get_map(c, node, P, "rotation", &rot))) return rc;
         if (rot) {
-            static const char *const rkeys[] = { "axis", "angle", NULL };
             double axis[3], angle;
-            if ((rc = cb_yaml_check_keys(rot, c->label, R, rkeys, c->err)) ||
-                (rc = get_vec(c, rot, R, "axis", 1, NULL, 3, R_ANY, axis)) ||
-                (rc = get_double(c, rot, R, "angle", 1, 0.0, R_ANY, &angle)))
+            if ((rc = get_vec(c, rot, R, "axis", 1, NULL, 3, R_ANY, axis)) ||
+                (rc = get_double(c, rot, R, "angle", 1, 0.0, R_ANY, &angle)) ||
+                (rc = check_keys(c, rot, R)))
                 return rc;
             if (!(cb_v3_normalize(axis) > 0.0))
                 return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s.axis: expected a non-zero vector, got [0, 0, 0]",
-                               where(c, cb_yaml_get(rot, "axis"), w, sizeof w), R);
+                               where(c, ask(c, rot, "axis"), w, sizeof w), R);
             rotated_axes(axis, angle, col->axes);
         } else {
             for (int j = 0; j < 3; j++)
@@ -664,7 +651,8 @@ static int read_collider(const ctx *c, const cb_yaml *node, int index, const cha
     }
     if ((rc = get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, col->velocity)) ||
         (rc = get_double(c, node, P, "friction", 0, 0.0, R_NONNEG, &col->friction)) ||
-        (rc = get_double(c, node, P, "restitution", 0, 0.0, R_UNIT, &col->restitution))) {
+        (rc = get_double(c, node, P, "restitution", 0, 0.0, R_UNIT, &col->restitution)) ||
+        (rc = check_keys(c, node, P))) {
         cb_collider_release(col); /* a mesh description read above */
         return rc;
     }
@@ -675,9 +663,6 @@ static int read_collider(const ctx *c, const cb_yaml *node, int index, const cha
 
 static int interpret(const ctx *c, cb_scene *s)
 {
-    static const char *const keys[] = { "name", "duration", "dt", "frame_rate", "gravity",
-                                        "log_every", "bound", "expensive_every", "audit", "health",
-                                        "cloth", "colliders", "solvers", NULL };
     static const double g0[3] = { 0.0, 0.0, -9.81 };
     const cb_yaml *root = s->root;
     char w[600];
@@ -686,7 +671,6 @@ static int interpret(const ctx *c, cb_scene *s)
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: expected a map of scene keys (name, duration, dt, "
                        "cloth, ...) at the top level, got %s", where(c, root, w, sizeof w),
                        kind_name(root));
-    if ((rc = cb_yaml_check_keys(root, c->label, "the scene", keys, c->err))) return rc;
 
     const cb_yaml *name;
     if ((rc = get_string(c, root, "", "name", &name))) return rc;
@@ -699,28 +683,27 @@ static int interpret(const ctx *c, cb_scene *s)
         (rc = get_double(c, root, "", "bound", 0, 1000.0, R_POS, &s->bound)) ||
         (rc = get_int(c, root, "", "expensive_every", 0, 1, 0, &s->expensive_every)))
         return rc;
-    const cb_yaml *audit = cb_yaml_get(root, "audit");
+    const cb_yaml *audit = ask(c, root, "audit");
     if (audit && (rc = cb_yaml_bool(audit, c->label, "audit", &s->audit, c->err))) return rc;
     /* the run health check (experiments/harness/health.h); the defaults are the README's */
-    static const char *const hkeys[] = { "energy_factor", "max_strain", NULL };
     const cb_yaml *health;
     if ((rc = get_map(c, root, "", "health", &health))) return rc;
-    if (health && (rc = cb_yaml_check_keys(health, c->label, "health", hkeys, c->err))) return rc;
     if ((rc = get_double(c, health, "health", "energy_factor", 0, CB_HEALTH_ENERGY_FACTOR, R_POS,
                          &s->health_energy_factor)) ||
         (rc = get_double(c, health, "health", "max_strain", 0, CB_HEALTH_MAX_STRAIN, R_POS,
-                         &s->health_max_strain)))
+                         &s->health_max_strain)) ||
+        (rc = check_keys(c, health, "health")))
         return rc;
     if (s->dt > s->duration)
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: dt: expected a value <= duration (%g), got %s",
-                       where(c, cb_yaml_get(root, "dt"), w, sizeof w), s->duration,
-                       cb_yaml_get(root, "dt")->scalar);
+                       where(c, ask(c, root, "dt"), w, sizeof w), s->duration,
+                       ask(c, root, "dt")->scalar);
     /* the step count must fit a long with room to spare (a count that overflowed gave a
      * run of 0 steps that ended ok) */
     if (!(s->duration / s->dt <= CB_SCENE_MAX_STEPS))
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: dt: duration / dt = %.3g steps, at most %.0e are allowed (got "
-                       "dt %s for a duration of %g s)", where(c, cb_yaml_get(root, "dt"), w, sizeof w),
-                       s->duration / s->dt, CB_SCENE_MAX_STEPS, cb_yaml_get(root, "dt")->scalar, s->duration);
+                       "dt %s for a duration of %g s)", where(c, ask(c, root, "dt"), w, sizeof w),
+                       s->duration / s->dt, CB_SCENE_MAX_STEPS, ask(c, root, "dt")->scalar, s->duration);
 
     if ((rc = read_cloth(c, root, s->dir, &s->cloth))) return rc;
 
@@ -735,7 +718,7 @@ static int interpret(const ctx *c, cb_scene *s)
         }
     }
 
-    const cb_yaml *solvers = cb_yaml_get(root, "solvers");
+    const cb_yaml *solvers = ask(c, root, "solvers");
     if (solvers && !is_null(solvers)) {
         if (solvers->kind != CB_YAML_MAP)
             return CB_FAIL(c->err, CB_ERR_INPUT, "%s: solvers: expected a map of solver names "
@@ -749,7 +732,7 @@ static int interpret(const ctx *c, cb_scene *s)
                                kind_name(b));
         }
     }
-    return 0;
+    return check_keys(c, root, "the scene");
 }
 
 static char *dir_of(const char *path)
@@ -783,7 +766,10 @@ static int finish_load(cb_yaml *root, const char *label, const char *dir, const 
     for (int i = 0; i < nsets; i++)
         if ((rc = cb_yaml_set(s->root, sets[i], label, err))) goto fail;
     ctx c = { .label = label, .err = err, .scene = s };
-    if ((rc = interpret(&c, s))) goto fail;
+    if ((rc = cb_keys_create(&c.keys, err))) goto fail;
+    rc = interpret(&c, s);
+    cb_keys_free(&c.keys);
+    if (rc) goto fail;
     s->text = cb_yaml_emit(s->root);
     if (!s->text) { rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", label); goto fail; }
     *out = s;

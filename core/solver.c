@@ -77,7 +77,7 @@ int cb_solver_step(const cb_solver_class *cls, void *self, cb_world *w, long ste
         if (info->stage[k].contact) info->wall_contact_s += info->stage[k].seconds;
     if (rc) return rc;
     if (info->stages_dropped)
-        return CB_FAIL(err, CB_ERR_INPUT, "%s: the step reported more than %d named stages (%d timings dropped): "
+        return CB_FAIL(err, CB_ERR_INTERNAL, "%s: the step reported more than %d named stages (%d timings dropped): "
                        "raise CB_MAX_STAGES in core/solver.h", cls->name, CB_MAX_STAGES, info->stages_dropped);
     for (int i = 0; i < w->nv; i++) {
         const double *x = w->state.x[i], *v = w->state.v[i];

@@ -23,10 +23,18 @@
  * for non-finite values. Inside step() a method times its named stages with a lap
  * timer (cb_lap_*): each lap ends one stage, so the stages add up to the step.
  *
- * Status convention: 0 ok, negative error (cb_error filled), as everywhere.
- * Adding a method: one file in solvers/, one row in the registry
- * (experiments/harness/registry.c), one test suite in tests/; the conformance suite
- * (tests/test_conformance.c) holds it to this contract.
+ * Capabilities. What a method can do is in its class (`flags`, CB_SOLVER_*, and the
+ * optional hooks), so a test that judges every method loops over the registry and asks
+ * these, never a method's name or the number of methods.
+ *
+ * Status convention: 0 ok, negative error (cb_error filled), as everywhere; a method
+ * that breaks the step contract is CB_ERR_INTERNAL (its fault), bad input CB_ERR_INPUT.
+ * Adding a method (ARCHITECTURE.md "How to add a method"): its file in solvers/, one
+ * row in the registry (experiments/harness/registry.c), one line in solvers/meson.build,
+ * its own test suite (tests/test_<name>.c and its name in tests/meson.build) and one
+ * reviewed hash in tests/test_determinism.c, which asks for it by name. The
+ * cross-method suites (conformance, contact probe, reliability, faults) then hold it to
+ * this contract with no edit.
  */
 #ifndef CB_SOLVER_H
 #define CB_SOLVER_H
@@ -51,8 +59,10 @@ typedef struct cb_step_info {
     int contacts;             /* active contacts this step */
     int factorizations;       /* matrix factorizations this step */
     long events;              /* asynchronous events processed this step (-1: not event-based) */
-    double external_impulse[3]; /* impulse applied by colliders and attachments this
-                                   step (the run loop adds gravity); NaN if unknown */
+    double external_impulse[3]; /* impulse applied by colliders, attachments and drag this
+                                   step (the run loop adds gravity); reset to zero, every
+                                   method adds it where they act (the conformance suite
+                                   checks the momentum balance, so it is never unknown) */
     double t_end;             /* input: the time the step ends at, exactly (n + 1) dt (set by
                                  cb_solver_step); a method that schedules by absolute time
                                  (acm) runs to it, not to t + dt, which may differ in the last bit */
@@ -86,12 +96,35 @@ void cb_lap(cb_lap_timer *lap, const char *stage);
 void cb_lap_contact(cb_lap_timer *lap, const char *stage);
 
 /* A knot of a vertex's path inside a step: at time t it was at x and its velocity
- * became v (see cb_solver_class.set_path_hook). */
+ * became v (see cb_solver_class.set_path_knots). */
 typedef void (*cb_path_knot_fn)(void *ctx, int vertex, double t, const double x[3], const double v[3]);
 
+/* Capabilities (cb_solver_class.flags), what the cross-method tests ask instead of names.
+ * Self contact and exact paths are the optional hooks self_collision and set_path_knots. */
+enum {
+    /* a contact stage after the integrator that moves vertices (projection, impulses,
+     * friction), bracketed by the contact probe (contact/contact_probe.h), so its
+     * contact_* figures are known; without it they are NaN / -1 */
+    CB_SOLVER_CONTACT_STAGE = 1 << 0,
+    /* laps named stages (cb_lap) in every step; without it, stages only when profiling */
+    CB_SOLVER_STAGE_TIMES = 1 << 1,
+    /* event-based: reports cb_step_info.events (without it events is -1) */
+    CB_SOLVER_EVENTS = 1 << 2,
+    /* iterates to a `tolerance` key of its block (a truncated solve leaves a residual force) */
+    CB_SOLVER_TOLERANCE = 1 << 3,
+    /* runs exactly its `iterations` key's iterations per step (no early stop) */
+    CB_SOLVER_FIXED_ITERATIONS = 1 << 4,
+    /* by default splits a step into substeps or events no longer than a bound (stability,
+     * a fixed length, the next event): a longer dt is more work inside one step */
+    CB_SOLVER_SUBSTEPS = 1 << 5,
+    /* bitwise the same results whatever the OpenMP / BLAS thread count */
+    CB_SOLVER_THREAD_INDEPENDENT = 1 << 6,
+};
+
 typedef struct cb_solver_class {
-    const char *name;      /* "explicit", "pbd", "xpbd", "fms", "newton", "avgforce", "acm" */
+    const char *name;      /* e.g. "explicit": the block solvers.<name>, --solver <name> */
     const char *summary;   /* one line for `clothbench list` */
+    unsigned flags;        /* CB_SOLVER_* capabilities */
     int  (*create) (const cb_world *w, const cb_params *p, void **self, cb_error *err);
     int  (*step)   (void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err);
     void (*destroy)(void *self);
@@ -101,10 +134,10 @@ typedef struct cb_solver_class {
      * whether it was on. */
     int  (*self_collision)(const void *self);
     /* Optional, for a method whose vertices move on piecewise-linear paths it knows
-     * (acm): call fn(ctx, ...) at every kink of a free vertex's path (fn NULL: stop).
+     * (acm): call fn(ctx, ...) at every path knot of a free vertex's path (fn NULL: stop).
      * The continuous audit (experiments/harness/audit.h) then follows the exact paths; without it a
      * vertex is taken to move in a straight line from one step state to the next. */
-    void (*set_path_hook)(void *self, cb_path_knot_fn fn, void *ctx);
+    void (*set_path_knots)(void *self, cb_path_knot_fn fn, void *ctx);
 } cb_solver_class;
 
 /* The registry of methods (cb_solver_find, ...): experiments/harness/registry.h. */
@@ -117,7 +150,8 @@ const char *cb_solver_self_collision(const cb_solver_class *cls, const void *sel
  * CB_ERR_INPUT for a NULL argument or a dt that is not a finite number > 0 (before
  * the method runs), the method's own error, CB_ERR_NUMERIC naming the first vertex
  * whose position or velocity is not finite after the step (its values in the
- * message), CB_ERR_INPUT when the method reported more than CB_MAX_STAGES stages. */
+ * message), CB_ERR_INTERNAL when the method broke the contract (it reported more than
+ * CB_MAX_STAGES stages: a fault of the method, not of the input). */
 int cb_solver_step(const cb_solver_class *cls, void *self, cb_world *w, long step, double dt,
                    cb_step_info *info, cb_error *err);
 

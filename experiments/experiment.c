@@ -428,6 +428,7 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
     int rc = cb_yaml_load_file(path, &root, err);
     if (rc) return rc;
     char w[512];
+    cb_keys *keys = NULL;
     cb_experiment *e = cb_calloc(1, sizeof *e);
     char *dir = path_dir(path);
     if (!e || !dir) {
@@ -440,17 +441,17 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
                      cb_yaml_where(root, path, w, sizeof w));
         goto done;
     }
-    static const char *const allowed[] = {"name", "output", "description", "scenes", "solvers",
-                                          "set", "grid", "repeats", "reference", "expect_diverged", NULL};
-    if ((rc = cb_yaml_check_keys(root, path, "experiment", allowed, err))) goto done;
+    /* the keys asked of the file's map are the allowed ones (core/params.h, cb_keys) */
+    if ((rc = cb_keys_create(&keys, err))) goto done;
+    cb_keys_ask(keys, root, "description"); /* free text for the reader, not used */
 
-    const cb_yaml *n = cb_yaml_get(root, "name");
+    const cb_yaml *n = cb_keys_ask(keys, root, "name");
     if (n && (n->kind != CB_YAML_SCALAR || !n->scalar || !n->scalar[0])) {
         rc = CB_FAIL(err, CB_ERR_INPUT, "%s: name: expected a name", cb_yaml_where(n, path, w, sizeof w));
         goto done;
     }
     e->name = n ? cb_strdup(n->scalar) : path_stem(path);
-    const cb_yaml *o = cb_yaml_get(root, "output");
+    const cb_yaml *o = cb_keys_ask(keys, root, "output");
     if (o && (o->kind != CB_YAML_SCALAR || !o->scalar || !o->scalar[0])) {
         rc = CB_FAIL(err, CB_ERR_INPUT, "%s: output: expected a folder", cb_yaml_where(o, path, w, sizeof w));
         goto done;
@@ -468,7 +469,7 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
     }
     /* reference: a reference run file (relative to the working folder) every run logs
      * position_error against (run --reference) */
-    const cb_yaml *rf = cb_yaml_get(root, "reference");
+    const cb_yaml *rf = cb_keys_ask(keys, root, "reference");
     if (rf && (rf->kind != CB_YAML_SCALAR || !rf->scalar || !rf->scalar[0])) {
         rc = CB_FAIL(err, CB_ERR_INPUT, "%s: reference: expected a run file (clothbench reference)",
                      cb_yaml_where(rf, path, w, sizeof w));
@@ -481,23 +482,15 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
     /* expect_diverged: true: a run that ends diverged is this experiment's result (a
      * stability map), finished like an ok one: not run again on resumption, not a
      * failure of the sweep's exit status */
-    const cb_yaml *xd = cb_yaml_get(root, "expect_diverged");
-    if (xd) {
-        const char *v = xd->kind == CB_YAML_SCALAR && xd->scalar ? xd->scalar : "";
-        if (!strcmp(v, "true")) e->expect_diverged = 1;
-        else if (strcmp(v, "false")) {
-            rc = CB_FAIL(err, CB_ERR_INPUT, "%s: expect_diverged: expected true or false",
-                         cb_yaml_where(xd, path, w, sizeof w));
-            goto done;
-        }
-    }
+    const cb_yaml *xd = cb_keys_ask(keys, root, "expect_diverged");
+    if (xd && (rc = cb_yaml_bool(xd, path, "expect_diverged", &e->expect_diverged, err))) goto done;
     if (!e->name || !e->output || !e->path) {
         rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
         goto done;
     }
 
     /* scenes */
-    const cb_yaml *sc = cb_yaml_get(root, "scenes");
+    const cb_yaml *sc = cb_keys_ask(keys, root, "scenes");
     if (!sc) {
         rc = CB_FAIL(err, CB_ERR_INPUT, "%s: missing key 'scenes' (a list of scene files)", path);
         goto done;
@@ -514,7 +507,7 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
     }
 
     /* solvers */
-    const cb_yaml *so = cb_yaml_get(root, "solvers");
+    const cb_yaml *so = cb_keys_ask(keys, root, "solvers");
     if (!so) {
         rc = CB_FAIL(err, CB_ERR_INPUT, "%s: missing key 'solvers' (a list of solver names, or all)", path);
         goto done;
@@ -541,7 +534,7 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
     }
 
     /* fixed overrides */
-    const cb_yaml *st = cb_yaml_get(root, "set");
+    const cb_yaml *st = cb_keys_ask(keys, root, "set");
     if (st && !(st->kind == CB_YAML_SCALAR && (!st->scalar || !st->scalar[0]))) {
         if (st->kind != CB_YAML_MAP) {
             rc = CB_FAIL(err, CB_ERR_INPUT, "%s: set: expected a map of KEY.PATH: value",
@@ -571,7 +564,7 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
     }
 
     /* grid */
-    const cb_yaml *g = cb_yaml_get(root, "grid");
+    const cb_yaml *g = cb_keys_ask(keys, root, "grid");
     if (g && !(g->kind == CB_YAML_SCALAR && (!g->scalar || !g->scalar[0]))) {
         if (g->kind != CB_YAML_MAP) {
             rc = CB_FAIL(err, CB_ERR_INPUT, "%s: grid: expected a map of KEY.PATH: [values]",
@@ -628,7 +621,7 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
         }
     }
 
-    const cb_yaml *rp = cb_yaml_get(root, "repeats");
+    const cb_yaml *rp = cb_keys_ask(keys, root, "repeats");
     e->repeats = 1;
     if (rp) {
         if ((rc = cb_yaml_int(rp, path, "repeats", &e->repeats, err))) goto done;
@@ -638,10 +631,12 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
             goto done;
         }
     }
+    if ((rc = cb_keys_check(keys, root, path, "experiment", err))) goto done;
     if ((rc = make_labels(e, err))) goto done;
     rc = expand(e, err);
 
 done:
+    cb_keys_free(&keys);
     free(dir);
     cb_yaml_free(&root);
     if (rc) cb_experiment_free(&e);

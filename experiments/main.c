@@ -42,32 +42,87 @@
 #define CB_DATA_DIR "data"
 #endif
 
-/* One subcommand: its name, a one-line synopsis for the overview, its full help
- * (`clothbench NAME --help`, `clothbench help NAME`) and the function that runs it. Every command's parser
- * takes -h/--help: it parses the other arguments first (an unknown option is still an
- * error, exit 2), then prints the help and returns 0. A new subcommand is one row of
+/* ---- options: one table per command is both its parser and its help ---- */
+
+typedef enum { OPT_FLAG, OPT_STR, OPT_INT, OPT_LIST } opt_kind;
+
+/* One option of a command: its spellings, its value's name in the help (a flag: what
+ * may follow it, shown only), its help (lines after the first are indented under it),
+ * what it takes (a flag, a string, an integer >= lo, a string per use) . A command's
+ * options are an array indexed by its own enum, so the command reads them by name. A
+ * value follows as the next argument, or after '=' (--solver=fms), or joined to a
+ * one-letter option (-j2). */
+typedef struct option {
+    const char *shrt;  /* "-o", or NULL */
+    const char *lng;   /* "--output" */
+    const char *arg;
+    const char *help;
+    opt_kind kind;
+    int lo;            /* OPT_INT: the least value */
+} option;
+
+/* What the command line gave an option: how often, the value (OPT_STR: the last one),
+ * the integer (OPT_INT), every value in order (OPT_LIST; cb_calloc'd, free_options). */
+typedef struct opt_value {
+    int given;
+    const char *s;
+    int i;
+    const char **list;
+    int n;
+} opt_value;
+
+/* One subcommand: its name, a one-line synopsis and summary for the overview, its help
+ * (`clothbench NAME --help`, `clothbench help NAME`: the usage lines, then its options
+ * from its table, then the tail) and the function that runs it. Every command takes
+ * -h/--help: it parses the other arguments first (an unknown option is still an error,
+ * exit 2), then prints the help and returns 0. A new subcommand is one row of
  * `commands` below. */
 typedef struct command {
     const char *name;
     const char *synopsis; /* arguments, for the overview */
     const char *summary;  /* what it does, for the overview */
-    const char *usage;
+    const char *usage;    /* "usage: ..." and what it does */
+    const option *opts;
+    int nopts;
+    const char *tail;     /* after the options (the exit status), or NULL */
     int (*fn)(int argc, char **argv);
 } command;
+
+#define OPT_COUNT(t) (sizeof t / sizeof t[0])
+#define OPTS(t) t, (int)OPT_COUNT(t)
 
 static const command *current; /* the subcommand being run (for its usage), or NULL */
 
 static void print_usage(FILE *f);
 
+/* The help of a command: its usage, its options from the table, -h/--help, its tail. */
+static void print_help(const command *c, FILE *f)
+{
+    fputs(c->usage, f);
+    fputs("\noptions:\n", f);
+    for (int k = 0; k <= c->nopts; k++) {
+        const option help = {"-h", "--help", NULL, "this help", OPT_FLAG, 0};
+        const option *o = k < c->nopts ? &c->opts[k] : &help;
+        char names[128];
+        snprintf(names, sizeof names, "%s%s%s%s%s", o->shrt ? o->shrt : "", o->shrt ? ", " : "", o->lng,
+                 o->arg ? " " : "", o->arg ? o->arg : "");
+        fprintf(f, "  %-33s ", names);
+        for (const char *p = o->help; *p; p++) {
+            fputc(*p, f);
+            if (*p == '\n') fprintf(f, "%36s", "");
+        }
+        fputc('\n', f);
+    }
+    if (c->tail) fprintf(f, "\n%s", c->tail);
+}
+
 static int bad_usage(const char *fmt, const char *arg)
 {
     fprintf(stderr, "clothbench%s%s: ", current ? " " : "", current ? current->name : "");
     fprintf(stderr, fmt, arg);
-    if (current) fprintf(stderr, "\n\n%s", current->usage);
-    else {
-        fputs("\n\n", stderr);
-        print_usage(stderr);
-    }
+    fputs("\n\n", stderr);
+    if (current) print_help(current, stderr);
+    else print_usage(stderr);
     return 2;
 }
 
@@ -76,7 +131,7 @@ static int is_help(const char *a) { return !strcmp(a, "-h") || !strcmp(a, "--hel
 /* The help of the current subcommand on stdout; exit status 0. */
 static int show_help(void)
 {
-    fputs(current->usage, stdout);
+    print_help(current, stdout);
     return 0;
 }
 
@@ -84,6 +139,93 @@ static void print_error(const cb_error *e)
 {
     fprintf(stderr, "clothbench: error: %s\n", e->message);
     if (getenv("CB_DEBUG")) fprintf(stderr, "  (reported at %s)\n", e->where);
+}
+
+static int parse_int(const char *s, int lo, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > 1000000000L) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* The option of the table that `a` spells (*val: a value given with it), -1 if none. */
+static int match_option(const option *opts, int nopts, const char *a, const char **val)
+{
+    *val = NULL;
+    for (int k = 0; k < nopts; k++) {
+        const option *o = &opts[k];
+        size_t n = strlen(o->lng);
+        if (!strcmp(a, o->lng) || (o->shrt && !strcmp(a, o->shrt))) return k;
+        if (o->kind != OPT_FLAG && !strncmp(a, o->lng, n) && a[n] == '=') {
+            *val = a + n + 1;
+            return k;
+        }
+        if (o->kind != OPT_FLAG && o->shrt && !strncmp(a, o->shrt, 2) && a[2]) {
+            *val = a + 2;
+            return k;
+        }
+    }
+    return -1;
+}
+
+static void free_options(opt_value *v, int nopts)
+{
+    for (int k = 0; k < nopts; k++) free(v[k].list);
+}
+
+/* Parses argv by the current command's table into v (one per option) and at most
+ * maxpos positional arguments into pos (*npos of them); -h/--help sets *help. An unknown
+ * option, a missing or bad value, or one positional argument too many is a usage error,
+ * also with --help. Returns 0 or the exit status of the usage error (v is then freed). */
+static int parse_options(int argc, char **argv, opt_value *v, const char **pos, int maxpos, int *npos, int *help)
+{
+    const command *c = current;
+    memset(v, 0, (size_t)c->nopts * sizeof *v);
+    *npos = 0;
+    *help = 0;
+    int rc = 0;
+    char msg[256];
+    for (int i = 0; i < argc && !rc; i++) {
+        const char *a = argv[i], *val = NULL;
+        if (is_help(a)) {
+            *help = 1;
+            continue;
+        }
+        if (a[0] != '-' || !a[1]) {
+            if (*npos < maxpos) pos[(*npos)++] = a;
+            else rc = bad_usage("unexpected argument '%s'", a);
+            continue;
+        }
+        int k = match_option(c->opts, c->nopts, a, &val);
+        if (k < 0) {
+            rc = bad_usage("unknown option '%s'", a);
+            continue;
+        }
+        const option *o = &c->opts[k];
+        v[k].given++;
+        if (o->kind == OPT_FLAG) continue;
+        if (!val && i + 1 < argc) val = argv[++i];
+        if (!val) {
+            snprintf(msg, sizeof msg, "%s needs %s", a, o->arg);
+            rc = bad_usage("%s", msg);
+        } else if (o->kind == OPT_STR) {
+            v[k].s = val;
+        } else if (o->kind == OPT_INT) {
+            if (parse_int(val, o->lo, &v[k].i)) {
+                snprintf(msg, sizeof msg, "%s needs %s, an integer >= %d (got '%.100s')", a, o->arg, o->lo, val);
+                rc = bad_usage("%s", msg);
+            }
+        } else {
+            if (!v[k].list && !(v[k].list = cb_calloc((size_t)argc + 1, sizeof *v[k].list)))
+                rc = bad_usage("out of memory%s", "");
+            else
+                v[k].list[v[k].n++] = val;
+        }
+    }
+    if (rc) free_options(v, c->nopts);
+    return rc;
 }
 
 static const char *data_dir(void)
@@ -181,35 +323,23 @@ static int list_params(const char *only)
     return 0;
 }
 
-/* The tail every command's option loop shares: --help, an unknown option, the one
- * positional argument. Returns 0 when taken, else the exit status of the usage error. */
-static int common_arg(const char *a, const char **path, int *help)
-{
-    if (is_help(a)) {
-        *help = 1;
-        return 0;
-    }
-    if (a[0] == '-' && a[1]) return bad_usage("unknown option '%s'", a);
-    if (!*path) {
-        *path = a;
-        return 0;
-    }
-    return bad_usage("unexpected argument '%s'", a);
-}
+enum { LIST_PARAMS };
+static const option list_options[] = {
+    [LIST_PARAMS] = {NULL, "--params", "[SOLVER]", "every parameter of every solver (or of SOLVER): type,\n"
+                                                    "default, range or choices, meaning", OPT_FLAG, 0},
+};
 
 static int cmd_list(int argc, char **argv)
 {
-    int help = 0, params = 0;
+    opt_value v[1];
     const char *only = NULL;
-    for (int i = 0; i < argc; i++) {
-        if (is_help(argv[i])) help = 1;
-        else if (!strcmp(argv[i], "--params")) params = 1;
-        else if (argv[i][0] == '-' && argv[i][1]) return bad_usage("unknown option '%s'", argv[i]);
-        else if (params && !only) only = argv[i];
-        else return bad_usage("unexpected argument '%s'", argv[i]);
-    }
+    int npos, help, rc = parse_options(argc, argv, v, &only, 1, &npos, &help);
+    if (rc) return rc;
+    int params = v[LIST_PARAMS].given;
+    free_options(v, current->nopts);
+    if (npos && !params) return bad_usage("unexpected argument '%s'", only);
     if (help) return show_help();
-    if (params) return list_params(only);
+    if (params) return list_params(npos ? only : NULL);
     printf("solvers:\n");
     for (int i = 0; i < cb_solver_count(); i++)
         printf("  %-10s %s\n", cb_solver_at(i)->name, cb_solver_at(i)->summary);
@@ -248,19 +378,15 @@ static int cmd_list(int argc, char **argv)
 
 static int cmd_info(int argc, char **argv)
 {
+    opt_value v[1];
     const char *path = NULL;
-    int help = 0;
-    for (int i = 0; i < argc; i++) {
-        if (is_help(argv[i])) help = 1;
-        else if (argv[i][0] == '-' && argv[i][1]) return bad_usage("unknown option '%s'", argv[i]);
-        else if (!path) path = argv[i];
-        else return bad_usage("info takes exactly one run file, got also '%s'", argv[i]);
-    }
+    int npos, help, rc = parse_options(argc, argv, v, &path, 1, &npos, &help);
+    if (rc) return rc;
     if (help) return show_help();
     if (!path) return bad_usage("info takes exactly one run file%s", "");
     cb_run_summary s;
     cb_error e;
-    int rc = cb_run_summary_read(path, &s, &e);
+    rc = cb_run_summary_read(path, &s, &e);
     if (rc) {
         print_error(&e);
         return 2;
@@ -284,63 +410,56 @@ static double parse_bytes(const char *text)
     return *end ? -1 : v;
 }
 
+enum { RUN_SOLVER, RUN_OUTPUT, RUN_SET, RUN_NO_FRAMES, RUN_AUDIT, RUN_REFERENCE, RUN_MAX_MEMORY, RUN_QUIET };
+static const option run_options[] = {
+    [RUN_SOLVER] = {"-s", "--solver", "NAME", "the solver (see clothbench list); required", OPT_STR, 0},
+    [RUN_OUTPUT] = {"-o", "--output", "RUN.h5", "run file (default runs/<scene>-<solver>.h5)", OPT_STR, 0},
+    [RUN_SET] = {NULL, "--set", "KEY.PATH=VALUE", "override a scene value (repeatable)", OPT_LIST, 0},
+    [RUN_NO_FRAMES] = {NULL, "--no-frames", NULL, "do not write /frames (series only)", OPT_FLAG, 0},
+    [RUN_AUDIT] = {NULL, "--audit", NULL, "count crossings inside every step (= --set audit=true)", OPT_FLAG, 0},
+    [RUN_REFERENCE] = {NULL, "--reference", "REF.h5", "the series position_error against this reference\n"
+                                                      "(clothbench reference) at its frame times", OPT_STR, 0},
+    [RUN_MAX_MEMORY] = {NULL, "--max-memory", "SIZE", "refuse a scene whose memory estimate exceeds SIZE\n"
+                                                     "(bytes; k, M, G, T: powers of 1024); default: the\n"
+                                                     "MemAvailable of /proc/meminfo", OPT_STR, 0},
+    [RUN_QUIET] = {"-q", "--quiet", NULL, "no progress bar, no summary", OPT_FLAG, 0},
+};
+
 static int cmd_run(int argc, char **argv)
 {
+    opt_value v[OPT_COUNT(run_options)];
+    const char *scene = NULL;
+    int npos, help, rc = parse_options(argc, argv, v, &scene, 1, &npos, &help);
+    if (rc) return rc;
     cb_run_def def = cb_default_run_def();
-    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    int quiet = 0, help = 0;
-    char outbuf[4096];
-    if (!sets) return 2;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--solver") || !strcmp(a, "-s")) {
-            if (++i >= argc) { free(sets); return bad_usage("%s needs a solver name", a); }
-            def.solver = argv[i];
-        } else if (!strncmp(a, "--solver=", 9)) {
-            def.solver = a + 9;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (++i >= argc) { free(sets); return bad_usage("%s needs a file name", a); }
-            def.output = argv[i];
-        } else if (!strcmp(a, "--set")) {
-            if (++i >= argc) { free(sets); return bad_usage("%s needs KEY.PATH=VALUE", a); }
-            sets[def.nsets++] = argv[i];
-        } else if (!strncmp(a, "--set=", 6)) {
-            sets[def.nsets++] = a + 6;
-        } else if (!strcmp(a, "--no-frames")) {
-            def.write_frames = 0;
-        } else if (!strcmp(a, "--audit")) {
-            sets[def.nsets++] = "audit=true"; /* recorded in the run file's scene text */
-        } else if (!strcmp(a, "--reference")) {
-            if (++i >= argc) { free(sets); return bad_usage("%s needs a reference run file", a); }
-            def.reference = argv[i];
-        } else if (!strcmp(a, "--max-memory")) {
-            if (++i >= argc || !((def.max_memory = parse_bytes(argv[i])) > 0)) {
-                free(sets);
-                return bad_usage("--max-memory needs a size in bytes > 0 (a suffix k, M, G or T: powers of 1024), "
-                                 "got '%s'", i < argc ? argv[i] : "");
-            }
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = 1;
-        } else if (is_help(a)) {
-            help = 1;
-        } else if (a[0] == '-' && a[1]) {
-            free(sets);
-            return bad_usage("unknown option '%s'", a);
-        } else if (!def.scene_path) {
-            def.scene_path = a;
-        } else {
-            free(sets);
-            return bad_usage("unexpected argument '%s'", a);
-        }
-    }
-    if (help) {
+    def.scene_path = scene;
+    def.solver = v[RUN_SOLVER].s;
+    def.output = v[RUN_OUTPUT].s;
+    def.write_frames = !v[RUN_NO_FRAMES].given;
+    def.reference = v[RUN_REFERENCE].s;
+    int quiet = v[RUN_QUIET].given;
+    const char *max_memory = v[RUN_MAX_MEMORY].s;
+    if (max_memory) def.max_memory = parse_bytes(max_memory);
+    /* the --set values, then --audit as one more (recorded in the run file's scene text) */
+    const char **sets = cb_calloc((size_t)v[RUN_SET].n + 2, sizeof *sets);
+    if (!sets) rc = bad_usage("out of memory%s", "");
+    else if (help) rc = show_help();
+    else if (max_memory && !(def.max_memory > 0))
+        rc = bad_usage("--max-memory needs a size in bytes > 0 (a suffix k, M, G or T: powers of 1024), got '%s'",
+                       max_memory);
+    else if (!def.scene_path) rc = bad_usage("run needs a scene file%s", "");
+    else if (!def.solver) rc = bad_usage("run needs --solver NAME (see clothbench list)%s", "");
+    if (rc || help) {
         free(sets);
-        return show_help();
+        free_options(v, current->nopts);
+        return rc;
     }
-    if (!def.scene_path) { free(sets); return bad_usage("run needs a scene file%s", ""); }
-    if (!def.solver) { free(sets); return bad_usage("run needs --solver NAME (see clothbench list)%s", ""); }
+    for (int k = 0; k < v[RUN_SET].n; k++) sets[def.nsets++] = v[RUN_SET].list[k];
+    if (v[RUN_AUDIT].given) sets[def.nsets++] = "audit=true";
+    free_options(v, current->nopts);
     def.sets = sets;
     def.progress = !quiet;
+    char outbuf[4096];
     if (!def.output) {
         /* default: runs/<scene file stem>-<solver>.h5 */
         const char *base = strrchr(def.scene_path, '/');
@@ -356,7 +475,7 @@ static int cmd_run(int argc, char **argv)
     cb_run_result res;
     cb_error e;
     cb_error_clear(&e);
-    int rc = cb_run(&def, &res, &e);
+    rc = cb_run(&def, &res, &e);
     free(sets);
     if (rc && res.frames == 0) { /* failed before the first frame was on disk */
         print_error(&e);
@@ -377,41 +496,35 @@ static int cmd_run(int argc, char **argv)
     return 0;
 }
 
+enum { RERUN_OUTPUT, RERUN_CHECK, RERUN_SCENE_DIR, RERUN_QUIET };
+static const option rerun_options[] = {
+    [RERUN_OUTPUT] = {"-o", "--output", "NEW.h5", "the new run file (default RUN.rerun.h5)", OPT_STR, 0},
+    [RERUN_CHECK] = {NULL, "--check", NULL, "compare with the old file: identical, or the first\n"
+                                            "differing row and metric, and whether the build differs", OPT_FLAG, 0},
+    [RERUN_SCENE_DIR] = {NULL, "--scene-dir", "DIR", "resolve the scene's files against DIR (they moved)", OPT_STR, 0},
+    [RERUN_QUIET] = {"-q", "--quiet", NULL, "no progress bar", OPT_FLAG, 0},
+};
+
 /* Exit status: 0 identical (or ran, without --check), 1 differs or the rerun failed,
  * 2 bad input. */
 static int cmd_rerun(int argc, char **argv)
 {
+    opt_value v[OPT_COUNT(rerun_options)];
     cb_rerun_def def = {0};
-    int help = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (is_help(a)) {
-            help = 1;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (++i >= argc) return bad_usage("%s needs a file name", a);
-            def.output = argv[i];
-        } else if (!strcmp(a, "--scene-dir")) {
-            if (++i >= argc) return bad_usage("%s needs a folder", a);
-            def.scene_dir = argv[i];
-        } else if (!strcmp(a, "--check")) {
-            def.check = 1;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            def.quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return bad_usage("unknown option '%s'", a);
-        } else if (!def.run_path) {
-            def.run_path = a;
-        } else {
-            return bad_usage("unexpected argument '%s'", a);
-        }
-    }
+    int npos, help, rc = parse_options(argc, argv, v, &def.run_path, 1, &npos, &help);
+    if (rc) return rc;
+    def.output = v[RERUN_OUTPUT].s;
+    def.scene_dir = v[RERUN_SCENE_DIR].s;
+    def.check = v[RERUN_CHECK].given > 0;
+    def.quiet = v[RERUN_QUIET].given > 0;
+    free_options(v, current->nopts);
     if (help) return show_help();
     if (!def.run_path) return bad_usage("rerun needs a run file%s", "");
     cb_run_install_signal_handlers();
     cb_rerun_result res;
     cb_error e;
     cb_error_clear(&e);
-    int rc = cb_rerun(&def, &res, stdout, &e);
+    rc = cb_rerun(&def, &res, stdout, &e);
     if (rc < 0) {
         print_error(&e);
         return rc == CB_ERR_INPUT || rc == CB_ERR_IO ? 2 : 1;
@@ -447,59 +560,43 @@ static int parse_shard(const char *s, int *shard, int *n)
     return 0;
 }
 
-static int parse_int(const char *s, int lo, int *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > 1000000000L) return -1;
-    *out = (int)v;
-    return 0;
-}
+enum { SWEEP_JOBS, SWEEP_SHARD, SWEEP_DRY_RUN, SWEEP_OUTPUT, SWEEP_SET, SWEEP_INDEX, SWEEP_CHECK, SWEEP_NO_FRAMES,
+       SWEEP_QUIET };
+static const option sweep_options[] = {
+    [SWEEP_JOBS] = {"-j", "--jobs", "N", "N worker processes (default 1)", OPT_INT, 1},
+    [SWEEP_SHARD] = {NULL, "--shard", "I/N", "only runs whose index mod N is I (0 <= I < N)", OPT_STR, 0},
+    [SWEEP_DRY_RUN] = {"-n", "--dry-run", NULL, "list the runs (and whether each would run), run nothing", OPT_FLAG, 0},
+    [SWEEP_OUTPUT] = {"-o", "--output", "DIR", "output folder (default: the file's output, or runs/<name>)", OPT_STR, 0},
+    [SWEEP_SET] = {NULL, "--set", "KEY.PATH=VALUE", "one more fixed override for every run (repeatable)", OPT_LIST, 0},
+    [SWEEP_INDEX] = {NULL, "--index", NULL, "only rewrite index.csv and index.h5 from the run files", OPT_FLAG, 0},
+    [SWEEP_CHECK] = {NULL, "--check", NULL, "rerun every run from its file and compare (as rerun\n"
+                                            "--check); <run>.check and the index column checked\n"
+                                            "say identical or what differs; runs nothing new", OPT_FLAG, 0},
+    [SWEEP_NO_FRAMES] = {NULL, "--no-frames", NULL, "run files without /frames", OPT_FLAG, 0},
+    [SWEEP_QUIET] = {"-q", "--quiet", NULL, "no line per finished run, no progress", OPT_FLAG, 0},
+};
 
 static int cmd_sweep(int argc, char **argv)
 {
+    opt_value v[OPT_COUNT(sweep_options)];
+    const char *path = NULL;
+    int npos, help, rc = parse_options(argc, argv, v, &path, 1, &npos, &help);
+    if (rc) return rc;
     cb_sweep_options o = cb_default_sweep_options();
-    const char *path = NULL, *output = NULL;
-    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    int nsets = 0, rc = 2, help = 0;
-    if (!sets) return 2;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
-            if (++i >= argc || parse_int(argv[i], 1, &o.jobs)) { rc = bad_usage("%s needs a number of jobs >= 1", a); goto out; }
-        } else if (!strncmp(a, "-j", 2) && a[2]) {
-            if (parse_int(a + 2, 1, &o.jobs)) { rc = bad_usage("'%s': expected -jN with N >= 1", a); goto out; }
-        } else if (!strcmp(a, "--shard")) {
-            if (++i >= argc || parse_shard(argv[i], &o.shard, &o.nshards)) {
-                rc = bad_usage("--shard needs I/N with 0 <= I < N (got '%s')", i < argc ? argv[i] : "");
-                goto out;
-            }
-        } else if (!strcmp(a, "--dry-run") || !strcmp(a, "-n")) {
-            o.dry_run = 1;
-        } else if (!strcmp(a, "--index")) {
-            o.index_only = 1;
-        } else if (!strcmp(a, "--check")) {
-            o.check = 1;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (++i >= argc) { rc = bad_usage("%s needs a folder", a); goto out; }
-            output = argv[i];
-        } else if (!strcmp(a, "--set")) {
-            if (++i >= argc) { rc = bad_usage("%s needs KEY.PATH=VALUE", a); goto out; }
-            sets[nsets++] = argv[i];
-        } else if (!strncmp(a, "--set=", 6)) {
-            sets[nsets++] = a + 6;
-        } else if (!strcmp(a, "--no-frames")) {
-            o.write_frames = 0;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o.quiet = 1;
-            o.progress = 0;
-        } else {
-            int u = common_arg(a, &path, &help);
-            if (u) {
-                rc = u;
-                goto out;
-            }
-        }
+    const char *output = v[SWEEP_OUTPUT].s, **sets = v[SWEEP_SET].list;
+    int nsets = v[SWEEP_SET].n;
+    if (v[SWEEP_JOBS].given) o.jobs = v[SWEEP_JOBS].i;
+    o.dry_run = v[SWEEP_DRY_RUN].given > 0;
+    o.index_only = v[SWEEP_INDEX].given > 0;
+    o.check = v[SWEEP_CHECK].given > 0;
+    if (v[SWEEP_NO_FRAMES].given) o.write_frames = 0;
+    if (v[SWEEP_QUIET].given) {
+        o.quiet = 1;
+        o.progress = 0;
+    }
+    if (v[SWEEP_SHARD].given && parse_shard(v[SWEEP_SHARD].s, &o.shard, &o.nshards)) {
+        rc = bad_usage("--shard needs I/N with 0 <= I < N (got '%s')", v[SWEEP_SHARD].s);
+        goto out;
     }
     if (help) {
         rc = show_help();
@@ -542,42 +639,35 @@ static int cmd_sweep(int argc, char **argv)
     }
     cb_experiment_free(&e);
 out:
-    free(sets);
+    free_options(v, current->nopts);
     return rc;
 }
 
+
+enum { SUBMIT_SLURM, SUBMIT_TASKS, SUBMIT_SBATCH_ARGS, SUBMIT_DRY_RUN, SUBMIT_OUTPUT, SUBMIT_SET };
+static const option submit_options[] = {
+    [SUBMIT_SLURM] = {NULL, "--slurm", NULL, "submit with sbatch (required: the only scheduler)", OPT_FLAG, 0},
+    [SUBMIT_TASKS] = {NULL, "--tasks", "N", "array tasks = shards (default: runs, at most 16)", OPT_INT, 1},
+    [SUBMIT_SBATCH_ARGS] = {NULL, "--sbatch-args", "\"...\"", "extra sbatch options for both jobs, split on blanks",
+                            OPT_STR, 0},
+    [SUBMIT_DRY_RUN] = {"-n", "--dry-run", NULL, "write the scripts, print the sbatch commands, submit nothing",
+                        OPT_FLAG, 0},
+    [SUBMIT_OUTPUT] = {"-o", "--output", "DIR", "output folder (default: the file's output, or runs/<name>)", OPT_STR, 0},
+    [SUBMIT_SET] = {NULL, "--set", "KEY.PATH=VALUE", "one more fixed override for every run (repeatable)", OPT_LIST, 0},
+};
+
 static int cmd_submit(int argc, char **argv)
 {
+    opt_value v[OPT_COUNT(submit_options)];
+    const char *path = NULL;
+    int npos, help, rc = parse_options(argc, argv, v, &path, 1, &npos, &help);
+    if (rc) return rc;
     cb_submit_options o = {0};
-    const char *path = NULL, *output = NULL;
-    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    int nsets = 0, rc = 2, help = 0, slurm = 0;
-    if (!sets) return 2;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--slurm")) {
-            slurm = 1;
-        } else if (!strcmp(a, "--tasks")) {
-            if (++i >= argc || parse_int(argv[i], 1, &o.tasks)) { rc = bad_usage("%s needs a number >= 1", a); goto out; }
-        } else if (!strcmp(a, "--sbatch-args")) {
-            if (++i >= argc) { rc = bad_usage("%s needs the options, e.g. \"--partition=short --time=1:00:00\"", a); goto out; }
-            o.sbatch_args = argv[i];
-        } else if (!strcmp(a, "--dry-run") || !strcmp(a, "-n")) {
-            o.dry_run = 1;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (++i >= argc) { rc = bad_usage("%s needs a folder", a); goto out; }
-            output = argv[i];
-        } else if (!strcmp(a, "--set")) {
-            if (++i >= argc) { rc = bad_usage("%s needs KEY.PATH=VALUE", a); goto out; }
-            sets[nsets++] = argv[i];
-        } else {
-            int u = common_arg(a, &path, &help);
-            if (u) {
-                rc = u;
-                goto out;
-            }
-        }
-    }
+    const char *output = v[SUBMIT_OUTPUT].s, **sets = v[SUBMIT_SET].list;
+    int nsets = v[SUBMIT_SET].n, slurm = v[SUBMIT_SLURM].given > 0;
+    o.tasks = v[SUBMIT_TASKS].i;
+    o.sbatch_args = v[SUBMIT_SBATCH_ARGS].s;
+    o.dry_run = v[SUBMIT_DRY_RUN].given > 0;
     if (help) {
         rc = show_help();
         goto out;
@@ -609,49 +699,44 @@ static int cmd_submit(int argc, char **argv)
     }
     cb_experiment_free(&e);
 out:
-    free(sets);
+    free_options(v, current->nopts);
     return rc;
 }
 
+enum { REF_REFINE, REF_DT, REF_OUTPUT, REF_SET, REF_QUIET };
+static const option reference_options[] = {
+    [REF_REFINE] = {NULL, "--refine", "Q", "dt_ref = scene dt / Q (default 16)", OPT_INT, 1},
+    [REF_DT] = {NULL, "--dt", "DT", "dt_ref = DT (must divide the scene's dt)", OPT_STR, 0},
+    [REF_OUTPUT] = {"-o", "--output", "REF.h5", "the reference (default runs/<scene>-reference.h5)", OPT_STR, 0},
+    [REF_SET] = {NULL, "--set", "KEY.PATH=VALUE", "override a scene value (repeatable)", OPT_LIST, 0},
+    [REF_QUIET] = {"-q", "--quiet", NULL, "no progress, no summary", OPT_FLAG, 0},
+};
+
 static int cmd_reference(int argc, char **argv)
 {
-    cb_reference_def d = {0};
+    opt_value v[OPT_COUNT(reference_options)];
     const char *path = NULL;
-    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    int nsets = 0, rc = 2, help = 0;
+    int npos, help, rc = parse_options(argc, argv, v, &path, 1, &npos, &help);
+    if (rc) return rc;
+    cb_reference_def d = {0};
+    const char **sets = v[REF_SET].list;
+    int nsets = v[REF_SET].n;
     double dtref = 0;
-    d.refine = CB_REFERENCE_REFINE;
-    if (!sets) return 2;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--refine")) {
-            if (++i >= argc || parse_int(argv[i], 1, &d.refine)) { rc = bad_usage("%s needs an integer >= 1", a); goto out; }
-        } else if (!strcmp(a, "--dt")) {
-            char *end = NULL;
-            if (++i >= argc || !((dtref = strtod(argv[i], &end)) > 0) || *end) {
-                rc = bad_usage("%s needs a step > 0 in seconds", a);
-                goto out;
-            }
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (++i >= argc) { rc = bad_usage("%s needs a file name", a); goto out; }
-            d.output = argv[i];
-        } else if (!strcmp(a, "--set")) {
-            if (++i >= argc) { rc = bad_usage("%s needs KEY.PATH=VALUE", a); goto out; }
-            sets[nsets++] = argv[i];
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            d.quiet = 1;
-        } else {
-            int u = common_arg(a, &path, &help);
-            if (u) {
-                rc = u;
-                goto out;
-            }
+    d.refine = v[REF_REFINE].given ? v[REF_REFINE].i : CB_REFERENCE_REFINE;
+    d.output = v[REF_OUTPUT].s;
+    d.quiet = v[REF_QUIET].given > 0;
+    if (v[REF_DT].given) {
+        char *end = NULL;
+        if (!((dtref = strtod(v[REF_DT].s, &end)) > 0) || *end) {
+            rc = bad_usage("--dt needs a step > 0 in seconds (got '%s')", v[REF_DT].s);
+            goto out;
         }
     }
     if (help) {
         rc = show_help();
         goto out;
     }
+    rc = 2;
     if (!path) { rc = bad_usage("reference needs a scene file%s", ""); goto out; }
     d.scene_path = path;
     d.sets = sets;
@@ -695,63 +780,70 @@ static int cmd_reference(int argc, char **argv)
         rc = 0;
     }
 out:
-    free(sets);
+    free_options(v, current->nopts);
     return rc;
 }
 
+enum { BENCH_QUICK, BENCH_OUTPUT, BENCH_SOLVER, BENCH_CASE, BENCH_STEPS, BENCH_REPEATS, BENCH_MAX_VERTICES,
+       BENCH_SIZE, BENCH_SET, BENCH_QUIET };
+static const option bench_options[] = {
+    [BENCH_QUICK] = {NULL, "--quick", NULL, "1k vertices only, fewer steps", OPT_FLAG, 0},
+    [BENCH_OUTPUT] = {"-o", "--output", "FILE", "write the CSV to FILE (default stdout)", OPT_STR, 0},
+    [BENCH_SOLVER] = {"-s", "--solver", "NAME", "only this solver (repeatable)", OPT_LIST, 0},
+    [BENCH_CASE] = {NULL, "--case", "NAME", "only this case: hanging, drape_sphere_contact, curtain (repeatable)",
+                    OPT_LIST, 0},
+    [BENCH_STEPS] = {NULL, "--steps", "N", "steps per run", OPT_INT, 1},
+    [BENCH_REPEATS] = {NULL, "--repeats", "N", "runs per row (the median is reported)", OPT_INT, 1},
+    [BENCH_MAX_VERTICES] = {NULL, "--max-vertices", "N", "skip larger sizes", OPT_INT, 1},
+    [BENCH_SIZE] = {NULL, "--size", "N", "grid N x N instead of the standard sizes (repeatable)", OPT_LIST, 0},
+    [BENCH_SET] = {NULL, "--set", "KEY.PATH=VALUE", "override a scene value in every row (repeatable)", OPT_LIST, 0},
+    [BENCH_QUIET] = {"-q", "--quiet", NULL, "no progress lines on stderr", OPT_FLAG, 0},
+};
+
 static int cmd_bench(int argc, char **argv)
 {
+    opt_value v[OPT_COUNT(bench_options)];
+    const char *what = NULL;
+    int npos, help, rc = parse_options(argc, argv, v, &what, 1, &npos, &help);
+    if (rc) return rc;
     cb_bench_options o = cb_default_bench_options();
     o.data_dir = data_dir();
-    const char *output = NULL, *what = NULL;
-    const char **solvers = calloc((size_t)argc + 1, sizeof *solvers);
-    const char **cases = calloc((size_t)argc + 1, sizeof *cases);
-    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    int rc = 2, help = 0, quiet = 0;
-    if (!solvers || !cases || !sets) goto out;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--quick")) {
-            o.quick = 1;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (++i >= argc) { rc = bad_usage("%s needs a file name", a); goto out; }
-            output = argv[i];
-        } else if (!strcmp(a, "--solver") || !strcmp(a, "-s")) {
-            if (++i >= argc) { rc = bad_usage("%s needs a solver name", a); goto out; }
-            solvers[o.nsolvers++] = argv[i];
-        } else if (!strcmp(a, "--case")) {
-            if (++i >= argc) { rc = bad_usage("%s needs a case name", a); goto out; }
-            cases[o.ncases++] = argv[i];
-        } else if (!strcmp(a, "--size")) {
-            int n = 0;
-            if (++i >= argc || parse_int(argv[i], 2, &n)) { rc = bad_usage("%s needs a grid size >= 2", a); goto out; }
-            if (o.nsizes == CB_BENCH_MAX_SIZES) { rc = bad_usage("at most 16 --size options%s", ""); goto out; }
-            o.sizes[o.nsizes++] = n;
-        } else if (!strcmp(a, "--set")) {
-            if (++i >= argc || !strchr(argv[i], '=')) { rc = bad_usage("%s needs KEY.PATH=VALUE", a); goto out; }
-            if (o.nsets == CB_BENCH_MAX_SETS) { rc = bad_usage("at most 16 --set options%s", ""); goto out; }
-            sets[o.nsets++] = argv[i];
-        } else if (!strcmp(a, "--steps") || !strcmp(a, "--repeats") || !strcmp(a, "--max-vertices")) {
-            int *dst = !strcmp(a, "--steps") ? &o.steps : !strcmp(a, "--repeats") ? &o.repeats : &o.max_vertices;
-            if (++i >= argc || parse_int(argv[i], 1, dst)) { rc = bad_usage("%s needs a number >= 1", a); goto out; }
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = 1;
-        } else if (is_help(a)) {
-            help = 1;
-        } else if (a[0] == '-' && a[1]) {
-            rc = bad_usage("unknown option '%s'", a);
-            goto out;
-        } else if (!what && (!strcmp(a, "contact") || !strcmp(a, "ccd") || !strcmp(a, "bvh"))) {
-            what = a;
-        } else {
-            rc = bad_usage("unexpected argument '%s' (bench [contact|ccd|bvh] [options])", a);
+    o.quick = v[BENCH_QUICK].given > 0;
+    const char *output = v[BENCH_OUTPUT].s;
+    static const char *const none[1] = {NULL};
+    const char **solvers = v[BENCH_SOLVER].list ? v[BENCH_SOLVER].list : (const char **)none;
+    const char **cases = v[BENCH_CASE].list ? v[BENCH_CASE].list : (const char **)none;
+    const char **sets = v[BENCH_SET].list ? v[BENCH_SET].list : (const char **)none;
+    o.nsolvers = v[BENCH_SOLVER].n;
+    o.ncases = v[BENCH_CASE].n;
+    o.nsets = v[BENCH_SET].n;
+    int quiet = v[BENCH_QUIET].given > 0;
+    if (v[BENCH_STEPS].given) o.steps = v[BENCH_STEPS].i;
+    if (v[BENCH_REPEATS].given) o.repeats = v[BENCH_REPEATS].i;
+    if (v[BENCH_MAX_VERTICES].given) o.max_vertices = v[BENCH_MAX_VERTICES].i;
+    if (v[BENCH_SIZE].n > CB_BENCH_MAX_SIZES || v[BENCH_SET].n > CB_BENCH_MAX_SETS) {
+        rc = bad_usage("at most 16 --size and 16 --set options%s", "");
+        goto out;
+    }
+    for (int k = 0; k < v[BENCH_SIZE].n; k++)
+        if (parse_int(v[BENCH_SIZE].list[k], 2, &o.sizes[o.nsizes++])) {
+            rc = bad_usage("--size needs a grid size >= 2 (got '%s')", v[BENCH_SIZE].list[k]);
             goto out;
         }
+    for (int k = 0; k < o.nsets; k++)
+        if (!strchr(sets[k], '=')) {
+            rc = bad_usage("--set needs KEY.PATH=VALUE (got '%s')", sets[k]);
+            goto out;
+        }
+    if (what && strcmp(what, "contact") && strcmp(what, "ccd") && strcmp(what, "bvh")) {
+        rc = bad_usage("unexpected argument '%s' (bench [contact|ccd|bvh] [options])", what);
+        goto out;
     }
     if (help) {
         rc = show_help();
         goto out;
     }
+    rc = 2;
     o.solvers = solvers;
     o.cases = cases;
     o.sets = sets;
@@ -786,9 +878,7 @@ static int cmd_bench(int argc, char **argv)
         rc = 2;
     }
 out:
-    free(solvers);
-    free(cases);
-    free(sets);
+    free_options(v, current->nopts);
     return rc;
 }
 
@@ -797,140 +887,54 @@ static int cmd_help(int argc, char **argv);
 static const command commands[] = {
     {"list", "list [--params [SOLVER]]", "solvers and bundled scenes; every solver parameter",
      "usage: clothbench list [--params [SOLVER]]\n"
-     "  the registered solvers and the bundled scenes (CLOTHBENCH_DATA or ./data)\n"
-     "\n"
-     "options:\n"
-     "  --params [SOLVER]                 every parameter of every solver (or of SOLVER): type,\n"
-     "                                    default, range or choices, meaning\n"
-     "  -h, --help                        this help\n",
-     cmd_list},
+     "  the registered solvers and the bundled scenes (CLOTHBENCH_DATA or ./data)\n",
+     OPTS(list_options), NULL, cmd_list},
     {"run", "run SCENE --solver NAME [options]", "run one scene with one solver, write a run file",
      "usage: clothbench run SCENE --solver NAME [options]\n"
-     "  run one scene with one solver and write a run file (HDF5, with an XDMF sidecar)\n"
-     "\n"
-     "options:\n"
-     "  -s, --solver NAME                 the solver (see clothbench list); required\n"
-     "  -o, --output RUN.h5               run file (default runs/<scene>-<solver>.h5)\n"
-     "  --set KEY.PATH=VALUE              override a scene value (repeatable)\n"
-     "  --no-frames                       do not write /frames (series only)\n"
-     "  --audit                           count crossings inside every step (= --set audit=true)\n"
-     "  --reference REF.h5                the series position_error against this reference\n"
-     "                                    (clothbench reference) at its frame times\n"
-     "  --max-memory SIZE                 refuse a scene whose memory estimate exceeds SIZE\n"
-     "                                    (bytes; k, M, G, T: powers of 1024); default: the\n"
-     "                                    MemAvailable of /proc/meminfo\n"
-     "  -q, --quiet                       no progress bar, no summary\n"
-     "  -h, --help                        this help\n"
-     "\n"
-     "exit status: 0 ok, 1 the run failed (diverged, error, interrupted), 2 bad input\n",
-     cmd_run},
+     "  run one scene with one solver and write a run file (HDF5, with an XDMF sidecar)\n",
+     OPTS(run_options), "exit status: 0 ok, 1 the run failed (diverged, error, interrupted), 2 bad input\n", cmd_run},
     {"info", "info RUN.h5", "one-screen summary of a run file, with what made it",
      "usage: clothbench info RUN.h5\n"
      "  one-screen summary of a run file: solver, scene, status, energy, momentum,\n"
      "  penetration, the contact stage, the audit, self intersections, strain, time,\n"
-     "  and what made it (commit, build, libraries, host)\n"
-     "\n"
-     "options:\n"
-     "  -h, --help                        this help\n",
-     cmd_info},
+     "  and what made it (commit, build, libraries, host)\n",
+     NULL, 0, NULL, cmd_info},
     {"rerun", "rerun RUN.h5 [options]", "run again from what the run file records",
      "usage: clothbench rerun RUN.h5 [options]\n"
      "  run again from what the run file records (scene text, effective parameters);\n"
-     "  report changed mesh files\n"
-     "\n"
-     "options:\n"
-     "  -o, --output NEW.h5               the new run file (default RUN.rerun.h5)\n"
-     "  --check                           compare with the old file: identical, or the first\n"
-     "                                    differing row and metric, and whether the build differs\n"
-     "  --scene-dir DIR                   resolve the scene's files against DIR (they moved)\n"
-     "  -q, --quiet                       no progress bar\n"
-     "  -h, --help                        this help\n"
-     "\n"
-     "exit status: 0 identical (or ran, without --check), 1 differs or the rerun failed, 2 bad input\n",
+     "  report changed mesh files\n",
+     OPTS(rerun_options), "exit status: 0 identical (or ran, without --check), 1 differs or the rerun failed, 2 bad input\n",
      cmd_rerun},
     {"sweep", "sweep EXPERIMENT.yaml [options]", "every run of an experiment file (resumable)",
      "usage: clothbench sweep EXPERIMENT.yaml [options]\n"
      "  every run of an experiment file, one run file each, and index.csv / index.h5\n"
-     "  (resumable: runs already finished with the same scene are skipped)\n"
-     "\n"
-     "options:\n"
-     "  -j, --jobs N                      N worker processes (default 1)\n"
-     "  --shard I/N                       only runs whose index mod N is I (0 <= I < N)\n"
-     "  -n, --dry-run                     list the runs (and whether each would run), run nothing\n"
-     "  -o, --output DIR                  output folder (default: the file's output, or runs/<name>)\n"
-     "  --set KEY.PATH=VALUE              one more fixed override for every run (repeatable)\n"
-     "  --index                           only rewrite index.csv and index.h5 from the run files\n"
-     "  --check                           rerun every run from its file and compare (as rerun\n"
-     "                                    --check); <run>.check and the index column checked\n"
-     "                                    say identical or what differs; runs nothing new\n"
-     "  --no-frames                       run files without /frames\n"
-     "  -q, --quiet                       no line per finished run, no progress\n"
-     "  -h, --help                        this help\n"
-     "\n"
-     "exit status: 0 every run (of this shard) ok, 1 a run failed, 2 bad input\n",
-     cmd_sweep},
+     "  (resumable: runs already finished with the same scene are skipped)\n",
+     OPTS(sweep_options), "exit status: 0 every run (of this shard) ok, 1 a run failed, 2 bad input\n", cmd_sweep},
     {"reference", "reference SCENE [options]", "a converged trajectory to measure runs against",
      "usage: clothbench reference SCENE [options]\n"
      "  a converged trajectory of a contact-free scene (velocity Verlet, damping 0, at the\n"
      "  scene's dt / refine), checked against the same at half that step; runs measure\n"
-     "  their position_error against it with run --reference\n"
-     "\n"
-     "options:\n"
-     "  --refine Q                        dt_ref = scene dt / Q (default 16)\n"
-     "  --dt DT                           dt_ref = DT (must divide the scene's dt)\n"
-     "  -o, --output REF.h5               the reference (default runs/<scene>-reference.h5)\n"
-     "  --set KEY.PATH=VALUE              override a scene value (repeatable)\n"
-     "  -q, --quiet                       no progress, no summary\n"
-     "  -h, --help                        this help\n"
-     "\n"
-     "exit status: 0 written, 1 a run failed, 2 bad input (a scene with colliders, say)\n",
+     "  their position_error against it with run --reference\n",
+     OPTS(reference_options), "exit status: 0 written, 1 a run failed, 2 bad input (a scene with colliders, say)\n",
      cmd_reference},
     {"submit", "submit EXPERIMENT.yaml --slurm [options]", "a sweep as a Slurm job array plus a merge job",
      "usage: clothbench submit EXPERIMENT.yaml --slurm [options]\n"
      "  a sweep as a Slurm job array (task I runs sweep --shard I/N) and a merge job that\n"
      "  rebuilds the index after every task has ended (afterany); the scripts and the logs\n"
-     "  go into <output>/slurm/, with N fixed in them (resubmit one task: sbatch --array=K)\n"
-     "\n"
-     "options:\n"
-     "  --slurm                           submit with sbatch (required: the only scheduler)\n"
-     "  --tasks N                         array tasks = shards (default: runs, at most 16)\n"
-     "  --sbatch-args \"...\"              extra sbatch options for both jobs, split on blanks\n"
-     "  -n, --dry-run                     write the scripts, print the sbatch commands, submit nothing\n"
-     "  -o, --output DIR                  output folder (default: the file's output, or runs/<name>)\n"
-     "  --set KEY.PATH=VALUE              one more fixed override for every run (repeatable)\n"
-     "  -h, --help                        this help\n"
-     "\n"
-     "exit status: 0 submitted (or written, with --dry-run), 1 sbatch failed, 2 bad input\n",
+     "  go into <output>/slurm/, with N fixed in them (resubmit one task: sbatch --array=K)\n",
+     OPTS(submit_options), "exit status: 0 submitted (or written, with --dry-run), 1 sbatch failed, 2 bad input\n",
      cmd_submit},
     {"bench", "bench [contact|ccd|bvh] [options]", "standard timing table (CSV)",
      "usage: clothbench bench [options]\n"
      "       clothbench bench contact|ccd|bvh [--quick] [-o FILE]\n"
      "  the standard timing table (CSV): every solver on the standard scenes at 1k..64k\n"
      "  vertices, one line per finished row on stderr; or the CCD and BVH timings of the\n"
-     "  contact library\n"
-     "\n"
-     "options:\n"
-     "  --quick                           1k vertices only, fewer steps\n"
-     "  -o, --output FILE                 write the CSV to FILE (default stdout)\n"
-     "  -s, --solver NAME                 only this solver (repeatable)\n"
-     "  --case NAME                       only this case: hanging, drape_sphere_contact, curtain (repeatable)\n"
-     "  --steps N                         steps per run\n"
-     "  --repeats N                       runs per row (the median is reported)\n"
-     "  --max-vertices N                  skip larger sizes\n"
-     "  --size N                          grid N x N instead of the standard sizes (repeatable)\n"
-     "  --set KEY.PATH=VALUE              override a scene value in every row (repeatable)\n"
-     "  -q, --quiet                       no progress lines on stderr\n"
-     "  -h, --help                        this help\n"
-     "\n"
-     "exit status: 0 every row ok, 1 a row failed, 2 bad input\n",
-     cmd_bench},
+     "  contact library\n",
+     OPTS(bench_options), "exit status: 0 every row ok, 1 a row failed, 2 bad input\n", cmd_bench},
     {"help", "help [COMMAND]", "the options of a command (= clothbench COMMAND --help)",
      "usage: clothbench help [COMMAND]\n"
-     "  the options of COMMAND; without one, every command\n"
-     "\n"
-     "options:\n"
-     "  -h, --help                        this help\n",
-     cmd_help},
+     "  the options of COMMAND; without one, every command\n",
+     NULL, 0, NULL, cmd_help},
 };
 
 static const command *find_command(const char *name)
@@ -942,14 +946,12 @@ static const command *find_command(const char *name)
 
 static int cmd_help(int argc, char **argv)
 {
-    const command *about = NULL;
-    int help = 0;
-    for (int i = 0; i < argc; i++) {
-        if (is_help(argv[i])) help = 1;
-        else if (argv[i][0] == '-' && argv[i][1]) return bad_usage("unknown option '%s'", argv[i]);
-        else if (about) return bad_usage("unexpected argument '%s'", argv[i]);
-        else if (!(about = find_command(argv[i]))) return bad_usage("unknown command '%s'", argv[i]);
-    }
+    opt_value v[1];
+    const char *name = NULL;
+    int npos, help, rc = parse_options(argc, argv, v, &name, 1, &npos, &help);
+    if (rc) return rc;
+    const command *about = name ? find_command(name) : NULL;
+    if (name && !about) return bad_usage("unknown command '%s'", name);
     if (help) return show_help();
     if (!about) {
         print_usage(stdout);
@@ -969,20 +971,16 @@ static void print_usage(FILE *f)
                "exit status: 0 ok, 1 run failed (diverged, error, interrupted), 2 bad input\n");
 }
 
-/* OpenBLAS (behind CHOLMOD) starts one thread per core by default; clothbench compares
- * methods single-threaded, and BLAS threads spinning beside a sweep's workers cost more
- * than they give. CLOTHBENCH_BLAS_THREADS=N overrides. */
-void openblas_set_num_threads(int num_threads);
-
 int main(int argc, char **argv)
 {
     /* No HDF5 cleanup at exit: after a failed write (a full disk) HDF5 1.10's own atexit
      * handler crashed closing the file again (exit 139); files are closed explicitly. */
     H5dont_atexit();
-    const char *bt = getenv("CLOTHBENCH_BLAS_THREADS");
-    openblas_set_num_threads(bt && atoi(bt) > 0 ? atoi(bt) : 1);
+    /* OpenBLAS (behind CHOLMOD) is given its count by the solver around each call
+     * (solvers/cholmod_util.h, the `threads` key of fms and newton), never here. pbd's
+     * parallel sweeps take OpenMP's: one thread unless OMP_NUM_THREADS asks for more
+     * (their results do not depend on the count); a sweep runs its workers side by side. */
 #ifdef _OPENMP
-    /* likewise one OpenMP thread unless asked (results do not depend on the count) */
     if (!getenv("OMP_NUM_THREADS")) omp_set_num_threads(1);
 #endif
     if (argc < 2) {
@@ -1001,3 +999,4 @@ int main(int argc, char **argv)
     if (!(current = find_command(argv[1]))) return bad_usage("unknown command '%s'", argv[1]);
     return current->fn(argc - 2, argv + 2);
 }
+

@@ -117,7 +117,7 @@ static void child_check(const cb_experiment *e, const cb_sweep_run *r)
     cb_sweep_run_path(e, r, ".h5", h5, sizeof h5);
     cb_sweep_run_path(e, r, ".rerun.h5", again, sizeof again);
     cb_sweep_run_path(e, r, ".check", check, sizeof check);
-    cb_rerun_def d = {h5, again, NULL, 1, 1};
+    cb_rerun_def d = {.run_path = h5, .output = again, .scene_dir = NULL, .check = 1, .quiet = 1};
     cb_rerun_result res;
     cb_error err;
     cb_error_clear(&err);

@@ -7,27 +7,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <hdf5.h>
-#include <math.h>
-#include <signal.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -53,44 +40,177 @@ static void fmt_num(double v, char *buf, size_t n)
     else snprintf(buf, n, "%.17g", v);
 }
 
+/* The index's columns, one table for both writers (index.csv and index.h5), as
+ * experiments/harness/metrics.c's cb_metric_table is for the series. A column is a
+ * kind and where its value comes from: a field of the run's summary (read from its run
+ * file; missing when the file could not be read: empty in the CSV, -1 / NaN / "" in the
+ * HDF5 file), or the run itself. The experiment's grid keys follow `repeat`, and one
+ * `effective:<key>` column per solver key ends the row. */
 enum { COL_STR, COL_INT, COL_NUM };
-#define NUM_COLS 10
-static const char *const num_names[NUM_COLS] = {"t_end", "energy_drift", "energy_drift_rel", "momentum_drift",
-                                                "max_penetration_depth", "max_self_intersections",
-                                                "min_separation", "max_strain", "mean_ms_per_step", NULL};
+typedef enum {
+    SRC_SUMMARY,    /* the field at `off` of cb_run_summary */
+    SRC_RUN, SRC_FILE, SRC_SCENE, SRC_SOLVER, SRC_REPEAT, SRC_STATUS, SRC_MESSAGE, SRC_SCENE_PATH, SRC_CHECKED,
+    SRC_GRID,       /* the run's value of grid key `key` */
+    SRC_EFFECTIVE,  /* the value the run's solver used for grid key `key` (a solvers.X.k key) */
+} col_src;
 
-static void summary_nums(const run_state *st, double v[9])
+typedef struct index_col {
+    const char *name;
+    int kind;
+    col_src src;
+    size_t off;     /* SRC_SUMMARY: offsetof(cb_run_summary, field) */
+    int key;        /* SRC_GRID, SRC_EFFECTIVE: the experiment's key */
+} index_col;
+
+#define RUN_COL(n, k, s) {.name = n, .kind = k, .src = s}
+#define SUM_NUM(f) {.name = #f, .kind = COL_NUM, .src = SRC_SUMMARY, .off = offsetof(cb_run_summary, f)}
+#define SUM_INT(f) {.name = #f, .kind = COL_INT, .src = SRC_SUMMARY, .off = offsetof(cb_run_summary, f)}
+#define SUM_STR(f) {.name = #f, .kind = COL_STR, .src = SRC_SUMMARY, .off = offsetof(cb_run_summary, f)}
+
+static const index_col head_cols[] = { /* before the grid keys */
+    RUN_COL("run", COL_INT, SRC_RUN),
+    RUN_COL("file", COL_STR, SRC_FILE),
+    RUN_COL("scene", COL_STR, SRC_SCENE),
+    RUN_COL("solver", COL_STR, SRC_SOLVER),
+    RUN_COL("repeat", COL_INT, SRC_REPEAT),
+};
+
+static const index_col body_cols[] = { /* after the grid keys, before the effective values */
+    RUN_COL("status", COL_STR, SRC_STATUS),
+    RUN_COL("message", COL_STR, SRC_MESSAGE),
+    SUM_INT(steps),
+    SUM_NUM(t_end),
+    SUM_NUM(energy_drift),
+    SUM_NUM(energy_drift_rel),
+    SUM_NUM(momentum_drift),
+    SUM_NUM(max_penetration_depth),
+    SUM_NUM(max_self_intersections),
+    SUM_NUM(min_separation),
+    SUM_NUM(max_strain),
+    SUM_NUM(mean_ms_per_step),
+    RUN_COL("scene_path", COL_STR, SRC_SCENE_PATH),
+    SUM_INT(frames),
+    SUM_NUM(energy_start),
+    SUM_NUM(energy_end),
+    SUM_NUM(max_collider_penetrations),
+    SUM_STR(created),
+    /* the yardstick columns (README "What the contact stage hides") */
+    SUM_NUM(energy_peak),
+    SUM_NUM(max_vertex_penetration_depth),
+    SUM_NUM(max_contact_depth_corrected),
+    SUM_NUM(contact_work),
+    SUM_NUM(contact_work_added),
+    SUM_NUM(self_crossings),
+    SUM_NUM(collider_crossings),
+    SUM_NUM(audit_ms_per_step),
+    SUM_STR(self_collision),
+    SUM_STR(git_commit),
+    RUN_COL("checked", COL_STR, SRC_CHECKED),
+};
+
+#define NCOLS(t) ((int)(sizeof t / sizeof t[0]))
+
+/* The experiment's columns in order (cb_calloc'd, *n of them); the effective columns'
+ * names are cb_calloc'd in *names (free_columns frees both). */
+static int columns(const cb_experiment *e, index_col **out, int *n, char ***names, cb_error *err)
 {
-    if (!st->have) {
-        for (int i = 0; i < 9; i++) v[i] = NAN;
-        return;
+    int neff = 0;
+    for (int k = 0; k < e->nkeys; k++) neff += e->keys[k].solver != NULL;
+    int total = NCOLS(head_cols) + e->nkeys + NCOLS(body_cols) + neff;
+    index_col *c = cb_calloc((size_t)total, sizeof *c);
+    char **nm = cb_calloc((size_t)neff + 1, sizeof *nm);
+    *out = c;
+    *names = nm;
+    *n = 0;
+    if (!c || !nm) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
+    int m = 0;
+    for (int q = 0; q < NCOLS(head_cols); q++) c[m++] = head_cols[q];
+    for (int k = 0; k < e->nkeys; k++)
+        c[m++] = (index_col){.name = e->keys[k].path, .kind = COL_STR, .src = SRC_GRID, .key = k};
+    for (int q = 0; q < NCOLS(body_cols); q++) c[m++] = body_cols[q];
+    for (int k = 0, j = 0; k < e->nkeys; k++) {
+        if (!e->keys[k].solver) continue;
+        size_t len = strlen(e->keys[k].path) + 11;
+        if (!(nm[j] = cb_calloc(len, 1))) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
+        snprintf(nm[j], len, "effective:%s", e->keys[k].path);
+        c[m++] = (index_col){.name = nm[j++], .kind = COL_STR, .src = SRC_EFFECTIVE, .key = k};
     }
-    const cb_run_summary *s = &st->s;
-    v[0] = s->t_end;
-    v[1] = s->energy_drift;
-    v[2] = s->energy_drift_rel;
-    v[3] = s->momentum_drift;
-    v[4] = s->max_penetration_depth;
-    v[5] = s->max_self_intersections;
-    v[6] = s->min_separation;
-    v[7] = s->max_strain;
-    v[8] = s->mean_ms_per_step;
+    *n = m;
+    return CB_OK;
 }
 
-/* The yardstick columns, after `created` (README "What the contact stage hides"). */
-#define YARD_COLS 8
-static const char *const yard_names[YARD_COLS] = {"energy_peak", "max_vertex_penetration_depth",
-                                                  "max_contact_depth_corrected", "contact_work",
-                                                  "contact_work_added", "self_crossings",
-                                                  "collider_crossings", "audit_ms_per_step"};
-
-static void yard_nums(const run_state *st, double v[YARD_COLS])
+static void free_columns(const cb_experiment *e, index_col **c, char ***names)
 {
-    const cb_run_summary *s = &st->s;
-    double w[YARD_COLS] = {s->energy_peak, s->max_vertex_penetration_depth, s->max_contact_depth_corrected,
-                           s->contact_work, s->contact_work_added, s->self_crossings, s->collider_crossings,
-                           s->audit_ms_per_step};
-    for (int i = 0; i < YARD_COLS; i++) v[i] = st->have ? w[i] : NAN;
+    if (*names)
+        for (int k = 0; k < e->nkeys; k++) free((*names)[k]); /* at most nkeys, NULL-padded */
+    free(*names);
+    free(*c);
+    *names = NULL;
+    *c = NULL;
+}
+
+/* One cell of the index: its value, or missing (a summary field of a run whose file
+ * could not be read, a grid key the run does not set). `owned`: a string cb_malloc'd
+ * for the cell (the file name, an effective value) that the caller frees. */
+typedef struct cell {
+    int missing;
+    int64_t i;
+    double d;
+    const char *s;
+    char *owned;
+} cell;
+
+static char *effective_value(const cb_sweep_key *k, const run_state *st);
+
+static int cell_of(const cb_experiment *e, long i, const run_state *st, const index_col *c, cell *v, cb_error *err)
+{
+    const cb_sweep_run *r = &e->runs[i];
+    memset(v, 0, sizeof *v);
+    v->s = "";
+    switch (c->src) {
+    case SRC_SUMMARY: {
+        const char *field = (const char *)&st->s + c->off;
+        v->missing = !st->have;
+        if (c->kind == COL_NUM) memcpy(&v->d, field, sizeof v->d);
+        else if (c->kind == COL_INT) {
+            long l;
+            memcpy(&l, field, sizeof l);
+            v->i = l;
+        } else
+            v->s = field;
+        break;
+    }
+    case SRC_RUN: v->i = r->index; break;
+    case SRC_FILE: {
+        size_t len = strlen(r->name) + 4;
+        if (!(v->owned = cb_malloc(len))) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
+        snprintf(v->owned, len, "%s.h5", r->name);
+        v->s = v->owned;
+        break;
+    }
+    case SRC_SCENE: v->s = e->scene_stems[r->scene]; break;
+    case SRC_SOLVER: v->s = e->solvers[r->solver]; break;
+    case SRC_REPEAT: v->i = r->repeat; break;
+    case SRC_STATUS: v->s = cb_sweep_row_status(st); break;
+    case SRC_MESSAGE: v->s = cb_sweep_row_message(st); break;
+    case SRC_SCENE_PATH: v->s = e->scenes[r->scene]; break;
+    case SRC_CHECKED: v->s = st->checked; break;
+    case SRC_GRID:
+        v->missing = r->value[c->key] < 0;
+        if (!v->missing) v->s = e->keys[c->key].values[r->value[c->key]];
+        break;
+    case SRC_EFFECTIVE:
+        if (!(v->owned = effective_value(&e->keys[c->key], st))) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
+        v->s = v->owned;
+        break;
+    }
+    if (!v->s) v->s = "";
+    if (v->missing) {
+        v->i = -1;
+        v->d = NAN;
+        v->s = "";
+    }
+    return CB_OK;
 }
 
 /* A temporary name next to `path`, unique across the machines of a sharded sweep. */
@@ -102,15 +222,6 @@ static void tmp_name(const char *path, char *tmp, size_t n)
     for (char *p = host; *p; p++)
         if (*p == '/') *p = '_';
     snprintf(tmp, n, "%s.tmp.%s.%ld", path, host, (long)getpid());
-}
-
-/* Columns after self_collision: the commit that made the run, the check, and per key of
- * a solver's parameters (solvers.X.k) the value the run's solver used for k. */
-static int n_effective(const cb_experiment *e)
-{
-    int n = 0;
-    for (int k = 0; k < e->nkeys; k++) n += e->keys[k].solver != NULL;
-    return n;
 }
 
 /* The value of the last path component of key k in the run's effective parameters,
@@ -134,110 +245,53 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
     char path[4096], tmp[4400];
     snprintf(path, sizeof path, "%s/index.csv", e->output);
     tmp_name(path, tmp, sizeof tmp);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return CB_FAIL(err, CB_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
-    fputs("run,file,scene,solver,repeat", f);
-    for (int k = 0; k < e->nkeys; k++) {
-        fputc(',', f);
-        cb_csv_field(f, e->keys[k].path);
+    index_col *cols = NULL;
+    char **names = NULL;
+    int ncols = 0, rc = columns(e, &cols, &ncols, &names, err);
+    FILE *f = rc ? NULL : fopen(tmp, "w");
+    if (!rc && !f) rc = CB_FAIL(err, CB_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
+    if (rc) {
+        free_columns(e, &cols, &names);
+        return rc;
     }
-    fputs(",status,message,steps", f);
-    for (int i = 0; i < 9; i++) fprintf(f, ",%s", num_names[i]);
-    fputs(",scene_path,frames,energy_start,energy_end,max_collider_penetrations,created", f);
-    for (int i = 0; i < YARD_COLS; i++) fprintf(f, ",%s", yard_names[i]);
-    fputs(",self_collision,git_commit,checked", f);
-    for (int k = 0; k < e->nkeys; k++) {
-        if (!e->keys[k].solver) continue;
-        char name[600];
-        snprintf(name, sizeof name, "effective:%s", e->keys[k].path);
-        fputc(',', f);
-        cb_csv_field(f, name);
+    for (int q = 0; q < ncols; q++) {
+        if (q) fputc(',', f);
+        cb_csv_field(f, cols[q].name);
     }
     fputc('\n', f);
-    char b[64];
-    for (long i = 0; i < e->nruns; i++) {
-        const cb_sweep_run *r = &e->runs[i];
-        const run_state *st = &states[i];
-        fprintf(f, "%ld,", r->index);
-        char file[600];
-        snprintf(file, sizeof file, "%s.h5", r->name);
-        cb_csv_field(f, file);
-        fputc(',', f);
-        cb_csv_field(f, e->scene_stems[r->scene]);
-        fputc(',', f);
-        cb_csv_field(f, e->solvers[r->solver]);
-        fprintf(f, ",%d", r->repeat);
-        for (int k = 0; k < e->nkeys; k++) {
-            fputc(',', f);
-            if (r->value[k] >= 0) cb_csv_field(f, e->keys[k].values[r->value[k]]);
-        }
-        fputc(',', f);
-        cb_csv_field(f, cb_sweep_row_status(st));
-        fputc(',', f);
-        cb_csv_field(f, cb_sweep_row_message(st));
-        if (st->have) fprintf(f, ",%ld", st->s.steps);
-        else fputc(',', f);
-        double v[9];
-        summary_nums(st, v);
-        for (int q = 0; q < 9; q++) {
-            fputc(',', f);
-            if (st->have) {
-                fmt_num(v[q], b, sizeof b);
+    for (long i = 0; i < e->nruns && !rc; i++) {
+        for (int q = 0; q < ncols && !rc; q++) {
+            cell v;
+            if ((rc = cell_of(e, i, &states[i], &cols[q], &v, err))) break;
+            if (q) fputc(',', f);
+            char b[64];
+            if (v.missing) {
+                /* an empty field */
+            } else if (cols[q].kind == COL_INT) {
+                fprintf(f, "%" PRId64, v.i);
+            } else if (cols[q].kind == COL_NUM) {
+                fmt_num(v.d, b, sizeof b);
                 fputs(b, f);
+            } else {
+                cb_csv_field(f, v.s);
             }
-        }
-        fputc(',', f);
-        cb_csv_field(f, e->scenes[r->scene]);
-        if (st->have) {
-            fprintf(f, ",%ld", st->s.frames);
-            double w[3] = {st->s.energy_start, st->s.energy_end, st->s.max_collider_penetrations};
-            for (int q = 0; q < 3; q++) {
-                fmt_num(w[q], b, sizeof b);
-                fprintf(f, ",%s", b);
-            }
-            fputc(',', f);
-            cb_csv_field(f, st->s.created);
-        } else {
-            fputs(",,,,,", f);
-        }
-        double y[YARD_COLS];
-        yard_nums(st, y);
-        for (int q = 0; q < YARD_COLS; q++) {
-            fputc(',', f);
-            if (st->have) {
-                fmt_num(y[q], b, sizeof b);
-                fputs(b, f);
-            }
-        }
-        fputc(',', f);
-        if (st->have) cb_csv_field(f, st->s.self_collision);
-        fputc(',', f);
-        if (st->have) cb_csv_field(f, st->s.git_commit);
-        fputc(',', f);
-        cb_csv_field(f, st->checked);
-        for (int k = 0; k < e->nkeys; k++) {
-            if (!e->keys[k].solver) continue;
-            char *v = effective_value(&e->keys[k], st);
-            fputc(',', f);
-            cb_csv_field(f, v ? v : "");
-            free(v);
+            free(v.owned);
         }
         fputc('\n', f);
     }
+    free_columns(e, &cols, &names);
     int bad = ferror(f);
-    if (fclose(f) || bad) {
+    if (fclose(f) || bad || rc) {
         remove(tmp);
-        return CB_FAIL(err, CB_ERR_IO, "%s: write failed", tmp);
+        return rc ? rc : CB_FAIL(err, CB_ERR_IO, "%s: write failed", tmp);
     }
     if (rename(tmp, path)) {
-        int rc = CB_FAIL(err, CB_ERR_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+        rc = CB_FAIL(err, CB_ERR_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
         remove(tmp);
         return rc;
     }
     return CB_OK;
 }
-
-static const char *nonnull(const char *s) { return s ? s : ""; }
 
 /* index.h5: one compound dataset /runs, every member 8 bytes (char *, int64 or
  * double) so the in-memory rows are naturally aligned. */
@@ -246,107 +300,26 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
     char path[4096], tmp[4400];
     snprintf(path, sizeof path, "%s/index.h5", e->output);
     tmp_name(path, tmp, sizeof tmp);
-    int neff = n_effective(e);
-    int ncols = 5 + e->nkeys + 3 + 9 + 6 + YARD_COLS + 3 + neff;
-    const char **names = cb_calloc((size_t)ncols, sizeof *names);
-    int *kinds = cb_calloc((size_t)ncols, sizeof *kinds);
+    index_col *cols = NULL;
+    char **names = NULL;
+    int ncols = 0;
+    int rc = columns(e, &cols, &ncols, &names, err);
     size_t rowsize = 8 * (size_t)ncols;
-    unsigned char *buf = cb_calloc((size_t)e->nruns * rowsize + 8, 1);
-    char **owned = cb_calloc((size_t)e->nruns * (size_t)(1 + neff) + 1, sizeof *owned); /* "name.h5", values */
-    char **effnames = cb_calloc((size_t)neff + 1, sizeof *effnames);
-    int rc = CB_OK;
-    if (!names || !kinds || !buf || !owned || !effnames) {
-        rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    int c = 0;
-    names[c] = "run"; kinds[c++] = COL_INT;
-    names[c] = "file"; kinds[c++] = COL_STR;
-    names[c] = "scene"; kinds[c++] = COL_STR;
-    names[c] = "solver"; kinds[c++] = COL_STR;
-    names[c] = "repeat"; kinds[c++] = COL_INT;
-    for (int k = 0; k < e->nkeys; k++) { names[c] = e->keys[k].path; kinds[c++] = COL_STR; }
-    names[c] = "status"; kinds[c++] = COL_STR;
-    names[c] = "message"; kinds[c++] = COL_STR;
-    names[c] = "steps"; kinds[c++] = COL_INT;
-    for (int q = 0; q < 9; q++) { names[c] = num_names[q]; kinds[c++] = COL_NUM; }
-    names[c] = "scene_path"; kinds[c++] = COL_STR;
-    names[c] = "frames"; kinds[c++] = COL_INT;
-    names[c] = "energy_start"; kinds[c++] = COL_NUM;
-    names[c] = "energy_end"; kinds[c++] = COL_NUM;
-    names[c] = "max_collider_penetrations"; kinds[c++] = COL_NUM;
-    names[c] = "created"; kinds[c++] = COL_STR;
-    for (int q = 0; q < YARD_COLS; q++) { names[c] = yard_names[q]; kinds[c++] = COL_NUM; }
-    names[c] = "self_collision"; kinds[c++] = COL_STR;
-    names[c] = "git_commit"; kinds[c++] = COL_STR;
-    names[c] = "checked"; kinds[c++] = COL_STR;
-    for (int k = 0, j = 0; k < e->nkeys; k++) {
-        if (!e->keys[k].solver) continue;
-        size_t len = strlen(e->keys[k].path) + 11;
-        if (!(effnames[j] = cb_calloc(len, 1))) {
-            rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
-            goto out;
-        }
-        snprintf(effnames[j], len, "effective:%s", e->keys[k].path);
-        names[c] = effnames[j++]; kinds[c++] = COL_STR;
-    }
-    CB_ASSERT(c == ncols);
-
-    static const char empty[] = "";
+    unsigned char *buf = rc ? NULL : cb_calloc((size_t)e->nruns * rowsize + 8, 1);
+    char **owned = rc ? NULL : cb_calloc((size_t)e->nruns * (size_t)ncols + 1, sizeof *owned); /* cells' strings */
+    if (!rc && (!buf || !owned)) rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
+    if (rc) goto out;
     for (long i = 0; i < e->nruns; i++) {
-        const cb_sweep_run *r = &e->runs[i];
-        const run_state *st = &states[i];
         unsigned char *row = buf + (size_t)i * rowsize;
-        size_t len = strlen(r->name) + 4;
-        char **mine = owned + (size_t)i * (size_t)(1 + neff); /* this row's strings */
-        owned[(size_t)i * (size_t)(1 + neff)] = cb_calloc(len, 1);
-        if (!mine[0]) {
-            rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
-            goto out;
+        for (int q = 0; q < ncols; q++) {
+            cell v;
+            if ((rc = cell_of(e, i, &states[i], &cols[q], &v, err))) goto out;
+            owned[(size_t)i * (size_t)ncols + (size_t)q] = v.owned;
+            unsigned char *at = row + 8 * (size_t)q; /* every member 8 bytes */
+            if (cols[q].kind == COL_INT) memcpy(at, &v.i, 8);
+            else if (cols[q].kind == COL_NUM) memcpy(at, &v.d, 8);
+            else memcpy(at, &v.s, sizeof v.s);
         }
-        snprintf(mine[0], len, "%s.h5", r->name);
-        double v[9];
-        summary_nums(st, v);
-        int col = 0;
-        int64_t iv;
-        double dv;
-        const char *sv;
-#define PUT_I(x) do { iv = (int64_t)(x); memcpy(row + 8 * (size_t)col++, &iv, 8); } while (0)
-#define PUT_D(x) do { dv = (x); memcpy(row + 8 * (size_t)col++, &dv, 8); } while (0)
-#define PUT_S(x) do { sv = nonnull(x); memcpy(row + 8 * (size_t)col++, &sv, sizeof sv); } while (0)
-        PUT_I(r->index);
-        PUT_S(mine[0]);
-        PUT_S(e->scene_stems[r->scene]);
-        PUT_S(e->solvers[r->solver]);
-        PUT_I(r->repeat);
-        for (int k = 0; k < e->nkeys; k++) PUT_S(r->value[k] >= 0 ? e->keys[k].values[r->value[k]] : empty);
-        PUT_S(cb_sweep_row_status(st));
-        PUT_S(cb_sweep_row_message(st));
-        PUT_I(st->have ? st->s.steps : -1);
-        for (int q = 0; q < 9; q++) PUT_D(v[q]);
-        PUT_S(e->scenes[r->scene]);
-        PUT_I(st->have ? st->s.frames : -1);
-        PUT_D(st->have ? st->s.energy_start : NAN);
-        PUT_D(st->have ? st->s.energy_end : NAN);
-        PUT_D(st->have ? st->s.max_collider_penetrations : NAN);
-        PUT_S(st->have ? st->s.created : empty);
-        double y[YARD_COLS];
-        yard_nums(st, y);
-        for (int q = 0; q < YARD_COLS; q++) PUT_D(y[q]);
-        PUT_S(st->have ? st->s.self_collision : empty);
-        PUT_S(st->have ? st->s.git_commit : empty);
-        PUT_S(st->checked);
-        for (int k = 0, j = 1; k < e->nkeys; k++) {
-            if (!e->keys[k].solver) continue;
-            if (!(mine[j] = effective_value(&e->keys[k], st))) {
-                rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
-                goto out;
-            }
-            PUT_S(mine[j++]);
-        }
-#undef PUT_I
-#undef PUT_D
-#undef PUT_S
     }
     H5Eset_auto(H5E_DEFAULT, NULL, NULL);
     hid_t strt = H5Tcopy(H5T_C_S1);
@@ -354,10 +327,10 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
     H5Tset_cset(strt, H5T_CSET_UTF8);
     hid_t ct = H5Tcreate(H5T_COMPOUND, rowsize);
     for (int q = 0; q < ncols && ct >= 0; q++) {
-        hid_t t = kinds[q] == COL_STR ? strt : kinds[q] == COL_INT ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
-        if (H5Tinsert(ct, names[q], 8 * (size_t)q, t) < 0) {
+        hid_t t = cols[q].kind == COL_STR ? strt : cols[q].kind == COL_INT ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
+        if (H5Tinsert(ct, cols[q].name, 8 * (size_t)q, t) < 0) {
             rc = CB_FAIL(err, CB_ERR_INPUT, "%s: index.h5: cannot add the column '%s' (a grid key with a "
-                         "reserved name?)", e->path, names[q]);
+                         "reserved name?)", e->path, cols[q].name);
             break;
         }
     }
@@ -394,14 +367,10 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
     H5Tclose(strt);
 out:
     if (owned)
-        for (long i = 0; i < e->nruns * (long)(1 + neff); i++) free(owned[i]);
+        for (size_t k = 0; k < (size_t)e->nruns * (size_t)ncols; k++) free(owned[k]);
     free(owned);
-    if (effnames)
-        for (int j = 0; j < neff; j++) free(effnames[j]);
-    free(effnames);
     free(buf);
-    free(kinds);
-    free(names);
+    free_columns(e, &cols, &names);
     return rc;
 }
 

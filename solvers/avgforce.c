@@ -3,7 +3,7 @@
  *
  * Paper: Jin Yanxia, Cheng Siyue, Wang He, Cheng Qifu, Zhang Jinrui, "Improvement of
  * traditional geometric constraint method in collision response" (Modern Electronics
- * Technique 43(1), 2020, in Chinese); /work/shared/papers/average-force-jin2020-zh.txt.
+ * Technique 43(1), 2020, in Chinese).
  * Equations (1)-(21) below are the paper's numbers. Several are garbled in the copy we
  * have; what follows is the dimensionally consistent reading, derived here.
  *
@@ -976,6 +976,7 @@ static int avg_self_collision(const void *self) { return ((const avg_solver *)se
 const cb_solver_class cb_solver_avgforce = {
     .name = "avgforce",
     .summary = "average-force predictor, Taylor springs, separating-axis penetration response (Jin 2020)",
+    .flags = CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_SUBSTEPS | CB_SOLVER_THREAD_INDEPENDENT,
     .create = avg_create,
     .step = avg_step,
     .destroy = avg_destroy,

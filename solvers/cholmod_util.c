@@ -44,7 +44,7 @@ struct cb_chol {
     int copied;              /* the copy holds the current factor */
     int factorizations;
     int failed;
-    int threads;             /* 1: factor on the calling thread only; 0: the library's threads */
+    int threads;             /* threads of CHOLMOD and BLAS in this system's calls (0: one per core) */
     char label[128];
 };
 
@@ -163,7 +163,45 @@ int cb_chol_create(int n, const int *colptr, const int *rowidx, int nrhs, cb_cho
 int cb_chol_size(const cb_chol *c) { return c ? c->n : 0; }
 void cb_chol_set_threads(cb_chol *c, int threads)
 {
-    if (c) c->threads = threads == 1 ? 1 : 0;
+    if (c) c->threads = threads >= 0 ? threads : 1;
+}
+
+/* The library thread state of one CHOLMOD call: the system's count is set before the
+ * call and the caller's put back after it (threads_enter / threads_leave), so what a
+ * call gets depends on its system alone, never on what ran before in the process. */
+typedef struct threads_saved {
+    int blas;   /* OpenBLAS's count (process-wide; nothing else in clothbench calls BLAS) */
+    int levels; /* OpenMP's max-active-levels of this thread */
+} threads_saved;
+
+static threads_saved threads_enter(const cb_chol *c)
+{
+    threads_saved saved = {openblas_get_num_threads(), 0};
+    int n = c->threads;
+#ifdef _OPENMP
+    if (n == 0) n = omp_get_num_procs();
+    /* CHOLMOD's supernodal factorization opens its parallel regions with a compiled-in
+     * num_threads clause (4 in Debian's build), which OMP_NUM_THREADS does not limit.
+     * max-active-levels 0 makes every region the calling thread opens inactive (one
+     * thread); it is a per-task ICV, so other threads and later regions keep theirs. */
+    saved.levels = omp_get_max_active_levels();
+    if (n == 1) omp_set_max_active_levels(0);
+#else
+    if (n == 0) n = saved.blas;
+#endif
+    /* the BLAS of the supernodal blocks and solves: OpenBLAS's own pthread pool (setting
+     * the count is a store while it does not exceed the pool started at load) */
+    if (n != saved.blas) openblas_set_num_threads(n);
+    return saved;
+}
+
+static void threads_leave(const cb_chol *c, threads_saved saved)
+{
+    (void)c;
+#ifdef _OPENMP
+    omp_set_max_active_levels(saved.levels);
+#endif
+    if (openblas_get_num_threads() != saved.blas) openblas_set_num_threads(saved.blas);
 }
 double *cb_chol_values(cb_chol *c) { return c ? (double *)c->A->x : NULL; }
 double *cb_chol_rhs(cb_chol *c) { return c ? (double *)c->B->x : NULL; }
@@ -310,21 +348,9 @@ int cb_chol_factor(cb_chol *c, cb_error *err)
         if (rc) return rc;
     }
     c->failed = -1;
-#ifdef _OPENMP
-    /* CHOLMOD's supernodal factorization opens its parallel regions with a compiled-in
-     * num_threads clause (4 in Debian's build), which OMP_NUM_THREADS does not limit.
-     * max-active-levels 0 makes every region the calling thread opens inactive (one
-     * thread); it is a per-task ICV, so other threads and later regions keep theirs. */
-    int levels = omp_get_max_active_levels();
-    if (c->threads == 1) omp_set_max_active_levels(0);
-#endif
-    /* the BLAS of the supernodal blocks: OpenBLAS's own pthread pool, process-wide
-     * (nothing else in clothbench calls BLAS; a global store, no thread is started) */
-    if (c->threads == 1) openblas_set_num_threads(1);
+    threads_saved saved = threads_enter(c);
     int ok = cholmod_factorize(c->A, c->L, &c->c);
-#ifdef _OPENMP
-    if (c->threads == 1) omp_set_max_active_levels(levels);
-#endif
+    threads_leave(c, saved);
     rc = check(c, ok, "cholmod_factorize", err);
     if (rc) return rc;
     c->factorizations++;
@@ -349,7 +375,9 @@ int cb_chol_solve(cb_chol *c, const double **x, cb_error *err)
     if (!c || !x) return CB_FAIL(err, CB_ERR_INPUT, "cb_chol_solve: NULL argument");
     if (!c->L || c->failed >= 0 || !c->factorizations)
         return CB_FAIL(err, CB_ERR_INPUT, "%s: solve without a valid factorization", c->label);
+    threads_saved saved = threads_enter(c);
     int ok = cholmod_solve2(CHOLMOD_A, c->L, c->B, NULL, &c->X, NULL, &c->Y, &c->E, &c->c);
+    threads_leave(c, saved);
     int rc = check(c, ok, "cholmod_solve2", err);
     if (rc) return rc;
     *x = c->X->x;

@@ -36,12 +36,14 @@ int cb_chol_create(int n, const int *colptr, const int *rowidx, int nrhs, cb_cho
 void cb_chol_free(cb_chol **c);
 
 int cb_chol_size(const cb_chol *c);
-/* Threads of the numeric factorization: 1 (the default) runs it on the calling thread
- * only: CHOLMOD's OpenMP regions are made inactive around the call (max-active-levels 0,
- * a per-task ICV: Debian's CHOLMOD otherwise opens 4 threads whatever OMP_NUM_THREADS
- * says, 1.2 M futex calls in 80 newton steps), and OpenBLAS is set to one thread
- * (openblas_set_num_threads, before each factorization: process-wide, so it stays at
- * one thread for the rest of the process). 0 leaves CHOLMOD's OpenMP regions alone.
+/* Threads of this system's CHOLMOD calls (factorization and CHOLMOD's solve), set before
+ * each call and restored after it, so a call does not depend on what ran before in the
+ * process. 1 (the default) runs it on the calling thread only: CHOLMOD's OpenMP regions
+ * are made inactive around the call (max-active-levels 0, a per-task ICV: Debian's
+ * CHOLMOD otherwise opens 4 threads whatever OMP_NUM_THREADS says, 1.2 M futex calls in
+ * 80 newton steps) and OpenBLAS gets one thread. N > 1: CHOLMOD's regions active (with
+ * their compiled-in count), OpenBLAS N threads; 0: likewise with one OpenBLAS thread per
+ * core (omp_get_num_procs). The supernodal results depend on the OpenBLAS count.
  * Without OpenMP in the build the CHOLMOD part cannot be controlled (use factor:
  * simplicial, which has no parallel region). */
 void cb_chol_set_threads(cb_chol *c, int threads);

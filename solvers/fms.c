@@ -1,8 +1,7 @@
 /* solvers/fms.c — Fast Simulation of Mass-Spring Systems.
  *
  * Paper: T. Liu, A. W. Bargteil, J. F. O'Brien, L. Kavan, "Fast Simulation of
- * Mass-Spring Systems", ACM Trans. Graph. 32(6) (SIGGRAPH Asia 2013), sections 3-4
- * (notes: /work/shared/papers/fast-mass-spring-liu2013-notes-zh.txt).
+ * Mass-Spring Systems", ACM Trans. Graph. 32(6) (SIGGRAPH Asia 2013), sections 3-4.
  *
  * Algorithm. Implicit Euler is the minimisation of
  *     g(x) = 1/2 (x - y)^T M (x - y) + h^2 E(x) - h^2 x^T f_ext,
@@ -85,8 +84,8 @@
  * the fill-reducing ordering and the numeric factor, the triangular solves are our own
  * over the factor in supernodes (CHOLMOD's supernodal factor read in place: dense
  * column blocks with one row list each, so one index per row of a supernode instead of
- * one per entry, serving both triangular solves; a copy was made until 2026-11-24 and
- * cost half the prefactorization in page faults), with x, y and z interleaved so each factor entry is
+ * one per entry, serving both triangular solves; no copy of it, which would cost half
+ * the prefactorization in page faults), with x, y and z interleaved so each factor entry is
  * read once per solve for the three coordinates (the solves are bound by reading the
  * factor). The local step and the right-hand side are one branch-free pass over the
  * springs sorted by their smaller end, stored as arrays (ends, their right-hand-side
@@ -145,8 +144,8 @@
  * supernodal: the CHOLMOD factorization kind), self_cache (bool, default true: the
  * self-contact candidate cache, same results either way), contact (constraint |
  * projection), contact_stiffness (c > 0, default 1e2), friction_velocity (eps_v, m/s,
- * default 1e-3: static friction below this slip speed), threads (0 | 1, default 1: the
- * factorization on the calling thread). Everything but `iterations`, and the
+ * default 1e-3: static friction below this slip speed), threads (>= 0, default 1: CHOLMOD
+ * and BLAS on the calling thread; N: N threads; 0: one per core). Everything but `iterations`, and the
  * frame of the step (unknowns, predictor, velocity update, contact), is shared with
  * newton in solvers/spring_solver.c.
  */
@@ -726,6 +725,7 @@ static int fms_self_collision(const void *self)
 const cb_solver_class cb_solver_fms = {
     .name = "fms",
     .summary = "fast mass-spring (Liu et al. 2013): local/global iterations on implicit Euler, one prefactored solve",
+    .flags = CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_FIXED_ITERATIONS | CB_SOLVER_THREAD_INDEPENDENT,
     .create = fms_create,
     .step = fms_step,
     .destroy = fms_destroy,

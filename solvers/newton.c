@@ -29,7 +29,7 @@
  * term of a curved collider, negative semi-definite for a convex one, is left out).
  * H is 3m x 3m over the free vertices (pinned vertices are eliminated: fixed at their
  * targets), factored with CHOLMOD (the pattern and the fill-reducing ordering are
- * analysed once; one thread unless `threads: 0`, cholmod_util.h).
+ * analysed once; one thread unless `threads` says more, cholmod_util.h).
  * Modified Newton (refactor: auto, the default): the factor of an earlier iterate — of
  * this step or of an earlier one — is reused while it converges: H is reassembled and
  * refactored after an iteration whose gradient fell by less than refactor_rate (default
@@ -474,6 +474,7 @@ static int newton_self_collision(const void *self)
 const cb_solver_class cb_solver_newton = {
     .name = "newton",
     .summary = "implicit Euler on the mass-spring model by projected Newton + line search (the fms reference)",
+    .flags = CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_TOLERANCE,
     .create = newton_create,
     .step = newton_step,
     .destroy = newton_destroy,

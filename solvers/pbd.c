@@ -1,10 +1,16 @@
 /* solvers/pbd.c — Position Based Dynamics (`pbd`) and Extended Position Based
  * Dynamics (`xpbd`), one constraint engine behind two registry entries.
  *
+ * Files: this one holds the method's description, the projections, the sweeps and the
+ * step; solvers/pbd_layout.c the parameters and the constraint graph (constraints,
+ * colours, mesh parts, SIMD batches; create and destroy); solvers/pbd_contact.c the
+ * collider and self contact constraints; solvers/pbd_internal.h the solver's state they
+ * share; solvers/pbd_simd*.c the SIMD kernels.
+ *
  * Papers: M. Mueller, B. Heidelberger, M. Hennix, J. Ratcliff, "Position Based
- * Dynamics", VRIPHYS 2006 / JVCI 2007 (/work/shared/papers/pbd-mueller2007-en-zh.txt);
+ * Dynamics", VRIPHYS 2006 / JVCI 2007;
  * M. Macklin, M. Mueller, N. Chentanez, "XPBD: Position-Based Simulation of Compliant
- * Constrained Dynamics", MIG 2016 (notes: pbd-xpbd-explained-zh.txt).
+ * Constrained Dynamics", MIG 2016.
  *
  * Stepping. A step of dt is split into n substeps of length h = dt / n, each running the
  * loop below with `iterations` sweeps:
@@ -160,6 +166,7 @@
  * bend_max_step: 0 restores the paper's step.
  */
 #include "solvers/pbd.h"
+#include "solvers/pbd_internal.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -178,88 +185,6 @@
 #include "core/vec3.h"
 #include "solvers/pbd_constraints.h"
 #include "solvers/pbd_simd.h"
-
-enum { T_STRETCH = 0, T_BEND = 1, T_TET = 2 };
-enum { STEP_SMALL = 0, STEP_PAPER = 1 };
-#define MAX_COLOURS 256
-
-/* One colour of one constraint type: constraints [begin, end); with the SIMD path, the
- * ones whose vertices are all free come first, [begin, mid), as the batches [b0, b1). */
-typedef struct block { int type, begin, end, mid, b0, b1; } block;
-
-/* Internal constraints as compact records: vertex indices, their inverse masses
- * (gathered at create: a pinned vertex has 0 and is never written) and the rest value
- * (length L, the bending rest angle, the rest 6V). Stored colour by colour, sorted by
- * vertex index within a colour. */
-typedef struct scon { int v[2]; double w[2]; double rest; } scon;
-typedef struct qcon { int v[4]; double w[4]; double rest; } qcon;
-
-typedef struct coll_con {   /* collider constraint (p - q) . n >= 0 on one vertex */
-    int v, col;
-    double q[3], n[3];
-    double vn0;             /* normal velocity relative to the collider before the solve */
-    int active;
-} coll_con;
-
-typedef struct self_con { int v[4]; double side; int active; } self_con;
-
-typedef struct pbd_solver {
-    int xpbd;
-    int iterations, substeps;
-    double k_stretch, k_bend, k_volume;     /* pbd: effective k' per type */
-    double ks_raw, kb_raw, kv_raw;          /* pbd: the stiffnesses as given */
-    int kprime_sweeps;                      /* the sweep count k' was computed for */
-    int stepping;                           /* STEP_SMALL or STEP_PAPER */
-    double max_substep;                     /* small_steps: the longest substep (s) */
-    double bend_cap;                        /* pbd: largest bending step (rad) per projection */
-    int bending;                            /* 0 paper, 1 dihedral */
-    double k_damping, drag, offset;
-    double k_damping_sub;                   /* per substep: 1 - (1 - k_damping)^(1/n) (small_steps) */
-    int self_collision;
-    double self_h, self_margin;
-    double pressure;
-    int parallel;
-    int mesh_order;                         /* 1: serial sweeps in mesh order, no colouring */
-    int simd;                               /* the SIMD width (solvers/pbd_simd.h): 8, 4, 0 = off */
-    int parts;                              /* the parameter: mesh parts swept without barriers */
-    int nparts;                             /* parts in use (1: a barrier after every colour) */
-    int *part_block;                        /* [nparts + 1]: part q is blocks part_block[q..q+1),
-                                             * the boundary blocks part_block[nparts..nblocks) */
-    const cb_mesh *mesh;
-    int nv;
-    const double *w;                        /* inverse masses (the world's) */
-    /* internal constraints, stored by colour (xpbd: compliance and multiplier arrays) */
-    int ns, nb, nt;
-    scon *st; double *salpha, *slambda;
-    qcon *bd; double *balpha, *blambda;
-    qcon *te; double *talpha, *tlambda;
-    int nblocks; block *blocks;
-    cb_pbd_batch2 *sbat; cb_pbd_batch4 *bbat; /* SIMD batches of stretch and bending constraints */
-    double inv_h2;                          /* 1/h^2 of the current substep (xpbd) */
-    /* per-vertex work arrays */
-    double (*p)[3], (*vpred)[3];
-    /* collider constraints */
-    int ncc, capcc; coll_con *cc;
-    /* self collision */
-    cb_spatial_hash *hash;
-    int nsc, capsc; self_con *sc;
-    long ncand, capcand; int (*cand)[2];    /* small_steps: the step's (vertex, triangle) candidates */
-    /* pressure */
-    double v6rest;
-    double (*grad)[3];
-    cb_contact_probe *probe;                /* measures the stage after the solve (colliders only) */
-    /* the impulse of what is outside the cloth (colliders, attachments, drag), summed
-     * where it acts: never inferred from the momentum change, so that the shared
-     * momentum balance checks the internal constraints (which must conserve it) */
-    double ext[3];                          /* this step's, N s */
-    double (*jthr)[4];                      /* per thread: m dp of attached constraints (padded) */
-    int nthr;
-} pbd_solver;
-
-static const char *const bending_names[] = {"paper", "dihedral", NULL};
-static const char *const order_names[] = {"colour", "mesh", NULL};
-static const char *const stepping_names[] = {"small_steps", "paper", NULL};
-static const char *const simd_names[] = {"auto", "avx2", "off", NULL};
 
 /* ------------------------------------------------------------ helpers */
 
@@ -348,630 +273,6 @@ double cb_pbd_volume6(const cb_mesh *m, const double (*x)[3], double (*grad)[3])
 /* Greedy colouring of n constraints of `arity` vertices (verts[c*arity + j]) so that
  * no two constraints of a colour share a vertex with w > 0. colour[c] gets the colour;
  * returns the number of colours, or -1 when more than MAX_COLOURS would be needed. */
-static int colour_constraints(int n, int arity, const int *verts, const double *w, uint64_t (*mask)[4],
-                              int nv, int *colour)
-{
-    memset(mask, 0, (size_t)nv * sizeof *mask);
-    int ncol = 0;
-    for (int c = 0; c < n; c++) {
-        uint64_t used[4] = {0, 0, 0, 0};
-        const int *v = verts + (size_t)c * arity;
-        for (int j = 0; j < arity; j++)
-            if (w[v[j]] > 0.0)
-                for (int q = 0; q < 4; q++) used[q] |= mask[v[j]][q];
-        int col = -1;
-        for (int q = 0; q < 4 && col < 0; q++)
-            if (~used[q]) {
-                uint64_t free_bits = ~used[q];
-                int b = 0;
-                while (!((free_bits >> b) & 1u)) b++;
-                col = 64 * q + b;
-            }
-        if (col < 0) return -1;
-        for (int j = 0; j < arity; j++)
-            if (w[v[j]] > 0.0) mask[v[j]][col / 64] |= (uint64_t)1 << (col % 64);
-        colour[c] = col;
-        if (col + 1 > ncol) ncol = col + 1;
-    }
-    return ncol;
-}
-
-typedef struct ckey { int key, idx; } ckey;
-
-static int ckey_cmp(const void *pa, const void *pb)
-{
-    const ckey *a = pa, *b = pb;
-    if (a->key != b->key) return a->key < b->key ? -1 : 1;
-    return a->idx < b->idx ? -1 : a->idx > b->idx;
-}
-
-/* Colour one constraint type and reorder its arrays by colour, and within a colour by
- * the smallest vertex index (memory locality; the constraints of a colour touch disjoint
- * free vertices, so their order does not change the result), appending one block per
- * non-empty colour. verts has n*arity ints, rest and alpha n doubles. */
-static int order_by_colour(pbd_solver *s, int type, int n, int arity, int *verts, double *rest,
-                           double *alpha, uint64_t (*mask)[4], cb_error *err)
-{
-    if (n <= 0) return CB_OK;
-    if (s->mesh_order) {
-        block *nb = cb_realloc(s->blocks, (size_t)(s->nblocks + 1) * sizeof *nb);
-        if (!nb) return CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory");
-        s->blocks = nb;
-        s->blocks[s->nblocks++] = (block){type, 0, n, n, 0, 0};
-        return CB_OK;
-    }
-    int *colour = cb_calloc((size_t)n, sizeof *colour);
-    int *tmpv = cb_calloc((size_t)n * (size_t)arity, sizeof *tmpv);
-    double *tmpd = cb_calloc((size_t)n * 2, sizeof *tmpd);
-    ckey *ord = cb_calloc((size_t)n, sizeof *ord);
-    int count[MAX_COLOURS + 1];
-    int rc = CB_OK;
-    if (!colour || !tmpv || !tmpd || !ord) {
-        rc = CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for %d constraints", n);
-        goto done;
-    }
-    int ncol = colour_constraints(n, arity, verts, s->w, mask, s->nv, colour);
-    if (ncol < 0) {
-        rc = CB_FAIL(err, CB_ERR_INPUT, "pbd: the constraints need more than %d colours "
-                     "(a vertex with too many neighbours)", MAX_COLOURS);
-        goto done;
-    }
-    memset(count, 0, sizeof count);
-    for (int c = 0; c < n; c++) count[colour[c] + 1]++;
-    for (int k = 0; k < ncol; k++) count[k + 1] += count[k];
-    block *nb = cb_realloc(s->blocks, (size_t)(s->nblocks + ncol) * sizeof *nb);
-    if (!nb) {
-        rc = CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory");
-        goto done;
-    }
-    s->blocks = nb;
-    for (int k = 0; k < ncol; k++)
-        if (count[k + 1] > count[k])
-            s->blocks[s->nblocks++] = (block){type, count[k], count[k + 1], count[k + 1], 0, 0};
-    memcpy(tmpv, verts, (size_t)n * (size_t)arity * sizeof *tmpv);
-    memcpy(tmpd, rest, (size_t)n * sizeof *tmpd);
-    memcpy(tmpd + n, alpha, (size_t)n * sizeof *tmpd);
-    for (int c = 0; c < n; c++) {
-        const int *v = tmpv + (size_t)c * arity;
-        int key = v[0];
-        for (int j = 1; j < arity; j++) key = v[j] < key ? v[j] : key;
-        ord[count[colour[c]]++] = (ckey){key, c};
-    }
-    for (int k = 0; k < ncol; k++) { /* count[k] is now the end of colour k */
-        int begin = k ? count[k - 1] : 0;
-        if (count[k] > begin) qsort(ord + begin, (size_t)(count[k] - begin), sizeof *ord, ckey_cmp);
-    }
-    for (int dst = 0; dst < n; dst++) {
-        int c = ord[dst].idx;
-        memcpy(verts + (size_t)dst * arity, tmpv + (size_t)c * arity, (size_t)arity * sizeof *verts);
-        rest[dst] = tmpd[c];
-        alpha[dst] = tmpd[n + c];
-    }
-done:
-    free(colour);
-    free(tmpv);
-    free(tmpd);
-    free(ord);
-    return rc;
-}
-
-/* ------------------------------------------------------------ create / destroy */
-
-static void pbd_destroy(void *self)
-{
-    pbd_solver *s = self;
-    if (!s) return;
-    free(s->st); free(s->salpha); free(s->slambda);
-    free(s->bd); free(s->balpha); free(s->blambda);
-    free(s->te); free(s->talpha); free(s->tlambda);
-    free(s->blocks);
-    free(s->part_block);
-    free(s->sbat);
-    free(s->bbat);
-    free(s->p); free(s->vpred);
-    free(s->cc);
-    free(s->sc);
-    free(s->cand);
-    free(s->grad);
-    free(s->jthr);
-    cb_spatial_hash_free(&s->hash);
-    cb_contact_probe_free(&s->probe);
-    free(s);
-}
-
-static double kprime(double k, int iterations)
-{
-    return 1.0 - pow(1.0 - k, 1.0 / (double)iterations);
-}
-
-/* k' for `sweeps` projections per time step (paper: per substep) */
-static void set_kprime(pbd_solver *s, int sweeps)
-{
-    s->k_stretch = kprime(s->ks_raw, sweeps);
-    s->k_bend = kprime(s->kb_raw, sweeps);
-    s->k_volume = kprime(s->kv_raw, sweeps);
-    s->kprime_sweeps = sweeps;
-}
-
-/* The number of substeps of a step of dt: `substeps` (paper), or at least enough
- * for substeps no longer than max_substep (small_steps). */
-static int substep_count(const pbd_solver *s, double dt)
-{
-    if (s->stepping == STEP_PAPER) return s->substeps;
-    double q = ceil(dt / s->max_substep * (1.0 - 1e-12));
-    int n = q > 1e6 ? 1000000 : q < 1 ? 1 : (int)q;
-    return n > s->substeps ? n : s->substeps;
-}
-
-/* The stiffnesses read from the parameters (pbd: dimensionless k; xpbd: the tet
- * volume compliance), for building the constraints. */
-typedef struct stiffness {
-    double ks, kb, kv, vol_compliance;
-} stiffness;
-
-/* Create-time constraint arrays before colouring reorders them into s->st, bd, te. */
-typedef struct build_arrays {
-    int (*sv)[2], (*bv)[4], (*tv)[4];
-    double *srest, *brest, *trest;
-    uint64_t (*mask)[4];
-} build_arrays;
-
-static void free_build_arrays(build_arrays *b)
-{
-    free(b->sv); free(b->bv); free(b->tv);
-    free(b->srest); free(b->brest); free(b->trest);
-    free(b->mask);
-    memset(b, 0, sizeof *b);
-}
-
-/* Stage 1: the parameters (every key read between begin and end), and what they
- * imply: the k' mapping, the bending cap, pressure only on a closed mesh. */
-static int read_parameters(pbd_solver *s, const cb_world *w, const cb_params *prm, stiffness *k, cb_error *err)
-{
-    const char *name = s->xpbd ? "xpbd" : "pbd";
-    const int xpbd = s->xpbd;
-    *k = (stiffness){1.0, 0.1, 1.0, 0.0};
-    cb_params q;
-    int rc = cb_params_begin(prm, &q, err);
-    if (!rc) rc = cb_params_choice(&q, "stepping", stepping_names, STEP_SMALL, &s->stepping,
-                                   "small_steps: substeps of at most max_substep (Macklin 2019); paper: the 2007 loop", err);
-    if (!rc) rc = cb_params_double(&q, "max_substep", 2.5e-4, 1e-9, 1e6, &s->max_substep,
-                                   "longest substep with stepping small_steps (s)", err);
-    if (!rc) rc = cb_params_int(&q, "iterations", s->stepping == STEP_PAPER ? 10 : 1, 1, 1000000, &s->iterations,
-                                "Gauss-Seidel sweeps per substep (default 1 with small_steps, 10 with paper)", err);
-    if (!rc) rc = cb_params_int(&q, "substeps", 1, 1, 1000000, &s->substeps,
-                                "substeps per step (small_steps: the least number)", err);
-    if (!rc) rc = cb_params_double(&q, "damping", 0.0, 0.0, 1.0, &s->k_damping,
-                                   "k_damping of the paper's section 3.5 velocity damping", err);
-    if (!rc) rc = cb_params_double(&q, "drag", 0.0, 0.0, 1e6, &s->drag,
-                                   "velocity drag rate (1/s): v *= exp(-drag h)", err);
-    if (!rc) rc = cb_params_double(&q, "contact_offset", 0.5 * w->thickness, 0.0, 1e3, &s->offset,
-                                   "distance kept from the colliders (m; default half the cloth thickness)", err);
-    if (!rc) rc = cb_params_bool(&q, "self_collision", w->mesh && w->mesh->nf > 0, &s->self_collision,
-                                 "vertex-triangle self-collision constraints (default on for a triangle mesh)", err);
-    if (!rc) rc = cb_params_double(&q, "self_thickness", w->thickness, 0.0, 1e3, &s->self_h,
-                                   "self-collision thickness (m; default the cloth thickness)", err);
-    if (!rc) rc = cb_params_double(&q, "self_margin", s->self_h, 0.0, 1e3, &s->self_margin,
-                                   "extra self-collision search distance (m; default self_thickness)", err);
-    if (!rc) rc = cb_params_double(&q, "pressure", 0.0, 0.0, 1e6, &s->pressure,
-                                   "overpressure factor of a closed mesh (0: off)", err);
-    if (!rc) rc = cb_params_choice(&q, "order", order_names, 0, &s->mesh_order,
-                                   "sweep order: colour (parallel colours) or mesh (serial, the paper's)", err);
-    int simd_choice = 0;
-    if (!rc) rc = cb_params_choice(&q, "simd", simd_names, 0, &simd_choice,
-                                   "auto: stretch and bending 8 (AVX-512) or 4 (AVX2) at a time, as the CPU allows; "
-                                   "avx2: at most 4; off: scalar", err);
-    if (!rc) rc = cb_params_int(&q, "parts", 2, 1, 64, &s->parts,
-                                "parallel sweeps: mesh parts swept side by side without a barrier per colour "
-                                "(1: a barrier after every colour)", err);
-    if (!xpbd) {
-        if (!rc) rc = cb_params_double(&q, "stretch_stiffness", 1.0, 0.0, 1.0, &k->ks,
-                                       "dimensionless stretch stiffness k", err);
-        if (!rc) rc = cb_params_double(&q, "bend_stiffness", 0.1, 0.0, 1.0, &k->kb,
-                                       "dimensionless bending stiffness k", err);
-        if (!rc) rc = cb_params_double(&q, "volume_stiffness", 1.0, 0.0, 1.0, &k->kv,
-                                       "dimensionless tet volume stiffness k", err);
-        if (!rc) rc = cb_params_choice(&q, "bending", bending_names, 0, &s->bending,
-                                       "bending constraint: the paper's acos(n1.n2) or the model's dihedral angle", err);
-        if (!rc) rc = cb_params_double(&q, "bend_max_step", 0.5, 0.0, 1e30, &s->bend_cap,
-                                       "largest angle change of one bending projection (rad; 0: unlimited)", err);
-    } else {
-        s->bending = 1;
-        if (!rc) rc = cb_params_double(&q, "volume_compliance", 0.0, 0.0, 1e30, &k->vol_compliance,
-                                       "tet volume compliance (0: incompressible)", err);
-    }
-    rc = cb_params_end(prm, &q, rc, err);
-    if (rc) return rc;
-    int width = cb_pbd_simd_width();
-    s->simd = s->mesh_order || simd_choice == 2 ? 0 : simd_choice == 1 && width > 4 ? 4 : width;
-    s->ks_raw = k->ks;
-    s->kb_raw = k->kb;
-    s->kv_raw = k->kv;
-    set_kprime(s, s->iterations);
-    if (xpbd || !(s->bend_cap > 0)) s->bend_cap = INFINITY;
-    const cb_mesh *m = w->mesh;
-    if (s->pressure > 0) {
-        int open = m->nf == 0 || m->ns > 0;
-        for (int e = 0; e < m->ne && !open; e++) open = m->ef[e][1] < 0;
-        if (open)
-            return CB_FAIL(err, CB_ERR_INPUT, "%s: pressure needs a closed triangle mesh (every edge in "
-                           "two triangles, no springs)", name);
-        s->v6rest = cb_pbd_volume6(m, (const double (*)[3])m->x, NULL);
-    }
-    return CB_OK;
-}
-
-/* Stage 2: every array of the solver and the create-time arrays in b. */
-static int allocate(pbd_solver *s, const cb_world *w, build_arrays *b, cb_error *err)
-{
-    const cb_mesh *m = w->mesh;
-    int nv = w->nv;
-    size_t ne = (size_t)m->ne, nh = (size_t)m->nh, nt = (size_t)w->ntets;
-    size_t ne1 = ne ? ne : 1, nh1 = nh ? nh : 1, nt1 = nt ? nt : 1;
-    b->sv = cb_calloc(ne1, sizeof *b->sv);
-    b->bv = cb_calloc(nh1, sizeof *b->bv);
-    b->tv = cb_calloc(nt1, sizeof *b->tv);
-    b->srest = cb_calloc(ne1, sizeof *b->srest);
-    b->brest = cb_calloc(nh1, sizeof *b->brest);
-    b->trest = cb_calloc(nt1, sizeof *b->trest);
-    b->mask = cb_calloc((size_t)nv, sizeof *b->mask);
-    s->st = cb_calloc(ne1, sizeof *s->st);
-    s->salpha = cb_calloc(ne1, sizeof *s->salpha);
-    s->slambda = cb_calloc(ne1, sizeof *s->slambda);
-    s->bd = cb_calloc(nh1, sizeof *s->bd);
-    s->balpha = cb_calloc(nh1, sizeof *s->balpha);
-    s->blambda = cb_calloc(nh1, sizeof *s->blambda);
-    s->te = cb_calloc(nt1, sizeof *s->te);
-    s->talpha = cb_calloc(nt1, sizeof *s->talpha);
-    s->tlambda = cb_calloc(nt1, sizeof *s->tlambda);
-    s->p = cb_calloc((size_t)nv, sizeof *s->p);
-    s->vpred = cb_calloc((size_t)nv, sizeof *s->vpred);
-    s->capcc = nv * (w->ncolliders > 0 ? w->ncolliders : 1);
-    s->cc = cb_calloc((size_t)s->capcc, sizeof *s->cc);
-    s->grad = cb_calloc((size_t)nv, sizeof *s->grad);
-#ifdef _OPENMP
-    s->nthr = omp_get_max_threads();
-#else
-    s->nthr = 1;
-#endif
-    if (s->nthr < 1) s->nthr = 1;
-    s->jthr = cb_calloc((size_t)s->nthr, sizeof *s->jthr);
-    if (!b->sv || !b->bv || !b->tv || !b->srest || !b->brest || !b->trest || !b->mask || !s->jthr ||
-        !s->st || !s->salpha || !s->slambda || !s->bd || !s->balpha || !s->blambda || !s->te || !s->talpha ||
-        !s->tlambda || !s->p || !s->vpred || !s->cc || !s->grad)
-        return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d vertices", s->xpbd ? "xpbd" : "pbd", nv);
-    return CB_OK;
-}
-
-/* Stage 3: the constraints in mesh order: stretch per edge, bending per hinge, volume
- * per tet (those with a free vertex, and a non-zero stiffness). */
-static void build_constraints(pbd_solver *s, const cb_world *w, const stiffness *k, build_arrays *b)
-{
-    const cb_mesh *m = w->mesh;
-    const double *ww = w->inv_mass;
-    const int xpbd = s->xpbd;
-    /* stretch: every mesh edge (xpbd: none when k_stretch = 0) */
-    const double (*X)[3] = (const double (*)[3])m->x;
-    if (!xpbd || w->model.k_stretch > 0)
-        for (int e = 0; e < m->ne; e++) {
-            int ia = m->e[e][0], ib = m->e[e][1];
-            if (ww[ia] == 0 && ww[ib] == 0) continue;
-            b->sv[s->ns][0] = ia;
-            b->sv[s->ns][1] = ib;
-            b->srest[s->ns] = w->model.rest_length[e];
-            s->salpha[s->ns] = xpbd ? 1.0 / w->model.k_stretch : 0.0;
-            s->ns++;
-        }
-    /* bending: every hinge */
-    for (int i = 0; i < m->nh; i++) {
-        const int *h = m->h[i];
-        if (ww[h[0]] == 0 && ww[h[1]] == 0 && ww[h[2]] == 0 && ww[h[3]] == 0) continue;
-        double alpha = 0, rest;
-        if (xpbd) {
-            double kw = 2.0 * w->model.k_bend * w->model.hinge_weight[i];
-            if (!(kw > 0)) continue;
-            alpha = 1.0 / kw;
-        } else if (!(k->kb > 0)) {
-            continue;
-        }
-        if (s->bending == 0) rest = cb_pbd_bend_paper_angle(X[h[0]], X[h[1]], X[h[2]], X[h[3]]);
-        else rest = w->model.hinge_rest_angle[i];
-        memcpy(b->bv[s->nb], h, sizeof b->bv[0]);
-        b->brest[s->nb] = rest;
-        s->balpha[s->nb] = alpha;
-        s->nb++;
-    }
-    /* tetrahedral volume */
-    for (int i = 0; i < w->ntets; i++) {
-        const int *t = w->tets[i];
-        if (!xpbd && !(k->kv > 0)) break;
-        memcpy(b->tv[s->nt], t, sizeof b->tv[0]);
-        b->trest[s->nt] = cb_pbd_tet_volume(X[t[0]], X[t[1]], X[t[2]], X[t[3]], 0.0, NULL);
-        s->talpha[s->nt] = k->vol_compliance;
-        s->nt++;
-    }
-}
-
-/* Stage 4: colour each kind of constraint (parallel sweeps) and pack them. */
-static int colour_and_pack(pbd_solver *s, const cb_world *w, build_arrays *b, cb_error *err)
-{
-    const double *ww = w->inv_mass;
-    int rc = order_by_colour(s, T_STRETCH, s->ns, 2, &b->sv[0][0], b->srest, s->salpha, b->mask, err);
-    if (!rc) rc = order_by_colour(s, T_BEND, s->nb, 4, &b->bv[0][0], b->brest, s->balpha, b->mask, err);
-    if (!rc) rc = order_by_colour(s, T_TET, s->nt, 4, &b->tv[0][0], b->trest, s->talpha, b->mask, err);
-    if (rc) return rc;
-    for (int c = 0; c < s->ns; c++) {
-        scon *k = &s->st[c];
-        for (int j = 0; j < 2; j++) {
-            k->v[j] = b->sv[c][j];
-            k->w[j] = ww[b->sv[c][j]];
-        }
-        k->rest = b->srest[c];
-    }
-    for (int c = 0; c < s->nb + s->nt; c++) {
-        int tet = c >= s->nb, i = tet ? c - s->nb : c;
-        qcon *k = tet ? &s->te[i] : &s->bd[i];
-        for (int j = 0; j < 4; j++) {
-            k->v[j] = tet ? b->tv[i][j] : b->bv[i][j];
-            k->w[j] = ww[k->v[j]];
-        }
-        k->rest = tet ? b->trest[i] : b->brest[i];
-    }
-    return CB_OK;
-}
-
-/* A constraint with a pinned participant (inverse mass 0) moves only its free ones: the
- * attachment's impulse times h is their mass-weighted displacement, added to acc.
- * Constraints among free vertices move their centre of mass by nothing: they are not
- * counted, so the momentum balance tests them. */
-static inline int attached(const double *w, int n)
-{
-    for (int j = 0; j < n; j++)
-        if (w[j] == 0.0) return 1;
-    return 0;
-}
-
-/* Stage 4a (parallel sweeps, `parts` > 1): the vertices fall in `parts` ranges of their
- * index (bands of a grid); a constraint whose free vertices all lie in part q belongs to
- * it, any other to the boundary. Every colour block is reordered part by part (stably)
- * and the blocks regrouped: part 0's (in their colour order), part 1's, ..., then the
- * boundary's. A sweep then runs the parts side by side, each part's colours one after the
- * other on one thread with no barrier between them (two parts share no free vertex),
- * then the boundary on one thread: two barriers per sweep instead of one per colour, and
- * the same order, so the same result, with any number of threads. A mesh whose vertex
- * order is not banded (more than a quarter of the constraints on the boundary) keeps the
- * barrier per colour. */
-static int part_of(const pbd_solver *s, const int *v, const double *w, int arity, int K)
-{
-    int q = -1;
-    for (int j = 0; j < arity; j++) {
-        if (w[j] == 0.0) continue;
-        int r = (int)((long long)v[j] * K / s->nv);
-        if (q < 0) q = r;
-        else if (q != r) return K;
-    }
-    return q < 0 ? 0 : q;
-}
-
-static int con_part(const pbd_solver *s, int type, int c, int K)
-{
-    if (type == T_STRETCH) return part_of(s, s->st[c].v, s->st[c].w, 2, K);
-    const qcon *q = type == T_BEND ? &s->bd[c] : &s->te[c];
-    return part_of(s, q->v, q->w, 4, K);
-}
-
-/* Scratch of reorder_block, for blocks of up to cap constraints. */
-typedef struct reorder_buf { int *key; scon *ts; qcon *tq; double *ta; int cap; } reorder_buf;
-
-static int reorder_buf_alloc(const pbd_solver *s, reorder_buf *r, cb_error *err)
-{
-    r->cap = 1;
-    for (int b = 0; b < s->nblocks; b++)
-        if (s->blocks[b].end - s->blocks[b].begin > r->cap) r->cap = s->blocks[b].end - s->blocks[b].begin;
-    r->key = cb_calloc((size_t)r->cap, sizeof *r->key);
-    r->ts = cb_calloc((size_t)r->cap, sizeof *r->ts);
-    r->tq = cb_calloc((size_t)r->cap, sizeof *r->tq);
-    r->ta = cb_calloc((size_t)r->cap, sizeof *r->ta);
-    if (!r->key || !r->ts || !r->tq || !r->ta)
-        return CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for %d constraints", r->cap);
-    return CB_OK;
-}
-
-static void reorder_buf_free(reorder_buf *r)
-{
-    free(r->key);
-    free(r->ts);
-    free(r->tq);
-    free(r->ta);
-}
-
-/* Reorder block bl's constraints (records and compliances) stably by r->key[i] in
- * [0, nkey), the key of constraint bl->begin + i (nkey <= MAX_KEYS); start[0..nkey] gets
- * where each key's run begins, counted from bl->begin. The order within a colour does
- * not change the result; the mesh parts and the SIMD batches both group by it. */
-#define MAX_KEYS 66
-static void reorder_block(pbd_solver *s, const block *bl, int nkey, int *start, reorder_buf *r)
-{
-    int m = bl->end - bl->begin, fill[MAX_KEYS];
-    scon *st = s->st + bl->begin;
-    qcon *qc = (bl->type == T_BEND ? s->bd : s->te) + bl->begin;
-    double *al = (bl->type == T_STRETCH ? s->salpha : bl->type == T_BEND ? s->balpha : s->talpha) + bl->begin;
-    memset(start, 0, (size_t)(nkey + 1) * sizeof *start);
-    for (int i = 0; i < m; i++) start[r->key[i] + 1]++;
-    for (int q = 0; q < nkey; q++) start[q + 1] += start[q];
-    memcpy(fill, start, (size_t)nkey * sizeof *fill);
-    if (bl->type == T_STRETCH) memcpy(r->ts, st, (size_t)m * sizeof *r->ts);
-    else memcpy(r->tq, qc, (size_t)m * sizeof *r->tq);
-    memcpy(r->ta, al, (size_t)m * sizeof *r->ta);
-    for (int i = 0; i < m; i++) {
-        int d = fill[r->key[i]]++;
-        if (bl->type == T_STRETCH) st[d] = r->ts[i];
-        else qc[d] = r->tq[i];
-        al[d] = r->ta[i];
-    }
-}
-
-static int split_parts(pbd_solver *s, cb_error *err)
-{
-    int K = s->parts, n = s->ns + s->nb + s->nt, nboundary = 0;
-    s->nparts = 1;
-    if (K < 2 || s->mesh_order || !s->parallel) return CB_OK;
-    for (int b = 0; b < s->nblocks; b++)
-        for (int c = s->blocks[b].begin; c < s->blocks[b].end; c++)
-            nboundary += con_part(s, s->blocks[b].type, c, K) == K;
-    if (4 * nboundary > n) return CB_OK;
-    reorder_buf r = {0};
-    block *nb = cb_calloc((size_t)s->nblocks * (size_t)(K + 1), sizeof *nb);
-    int *sub = cb_calloc((size_t)s->nblocks * (size_t)(K + 2), sizeof *sub); /* block b, part q: its start */
-    s->part_block = cb_calloc((size_t)K + 2, sizeof *s->part_block);
-    int rc = reorder_buf_alloc(s, &r, err);
-    if (!rc && (!nb || !sub || !s->part_block)) rc = CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for %d mesh parts", K);
-    if (rc) goto done;
-    for (int b = 0; b < s->nblocks; b++) {
-        const block *bl = &s->blocks[b];
-        for (int c = bl->begin; c < bl->end; c++) r.key[c - bl->begin] = con_part(s, bl->type, c, K);
-        reorder_block(s, bl, K + 1, sub + (size_t)b * (K + 2), &r);
-    }
-    int nn = 0;
-    for (int q = 0; q <= K; q++) {
-        s->part_block[q] = nn;
-        for (int b = 0; b < s->nblocks; b++) {
-            const int *start = sub + (size_t)b * (K + 2);
-            int begin = s->blocks[b].begin + start[q], end = s->blocks[b].begin + start[q + 1];
-            if (end > begin) nb[nn++] = (block){s->blocks[b].type, begin, end, end, 0, 0};
-        }
-    }
-    s->part_block[K + 1] = nn;
-    free(s->blocks);
-    s->blocks = nb;
-    nb = NULL;
-    s->nblocks = nn;
-    s->nparts = K;
-done:
-    free(nb);
-    free(sub);
-    reorder_buf_free(&r);
-    return rc;
-}
-
-/* Stage 4b (SIMD path): within each colour of stretch and bending constraints, the
- * constraints whose vertices are all free first (reorder_block: stable), then their
- * batches of four, the last one padded with empty lanes (w = 0, c = -1, the vertices of
- * its first lane, never written). */
-static int make_batches(pbd_solver *s, cb_error *err)
-{
-    reorder_buf r = {0};
-    int rc = reorder_buf_alloc(s, &r, err), n2 = 0, n4 = 0;
-    for (int b = 0; b < s->nblocks && !rc; b++) {
-        block *bl = &s->blocks[b];
-        if (bl->type == T_TET) continue;
-        int start[3];
-        for (int c = bl->begin; c < bl->end; c++)
-            r.key[c - bl->begin] = bl->type == T_STRETCH ? attached(s->st[c].w, 2) : attached(s->bd[c].w, 4);
-        reorder_block(s, bl, 2, start, &r);
-        bl->mid = bl->begin + start[1];
-        int nb = (bl->mid - bl->begin + 3) / 4;
-        bl->b0 = bl->type == T_STRETCH ? n2 : n4;
-        bl->b1 = bl->b0 + nb;
-        if (bl->type == T_STRETCH) n2 += nb;
-        else n4 += nb;
-    }
-    reorder_buf_free(&r);
-    if (rc) return rc;
-    s->sbat = cb_calloc((size_t)(n2 ? n2 : 1), sizeof *s->sbat);
-    s->bbat = cb_calloc((size_t)(n4 ? n4 : 1), sizeof *s->bbat);
-    if (!s->sbat || !s->bbat) return CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for %d batches", n2 + n4);
-    for (int b = 0; b < s->nblocks; b++) {
-        const block *bl = &s->blocks[b];
-        if (bl->type == T_TET) continue;
-        int two = bl->type == T_STRETCH, arity = two ? 2 : 4;
-        for (int i = bl->b0; i < bl->b1; i++) {
-            /* the batch's rows: vertex j of lane l is v[j][l] (the same in both layouts) */
-            int (*v)[4] = two ? s->sbat[i].v : s->bbat[i].v, *cl = two ? s->sbat[i].c : s->bbat[i].c;
-            double (*w)[4] = two ? s->sbat[i].w : s->bbat[i].w, *rest = two ? s->sbat[i].rest : s->bbat[i].rest;
-            for (int l = 0; l < 4; l++) {
-                int c = bl->begin + 4 * (i - bl->b0) + l, real = c < bl->mid;
-                int src = real ? c : bl->begin + 4 * (i - bl->b0); /* an empty lane reads lane 0 */
-                const int *sv = two ? s->st[src].v : s->bd[src].v;
-                const double *sw = two ? s->st[src].w : s->bd[src].w;
-                for (int j = 0; j < arity; j++) {
-                    v[j][l] = sv[j];
-                    w[j][l] = real ? sw[j] : 0.0;
-                }
-                rest[l] = two ? s->st[src].rest : s->bd[src].rest;
-                cl[l] = real ? c : -1;
-            }
-        }
-    }
-    return CB_OK;
-}
-
-/* Stage 5: self collision (spatial hash, constraint store) and the contact probe. */
-static int contact_parts(pbd_solver *s, const cb_world *w, cb_error *err)
-{
-    const char *name = s->xpbd ? "xpbd" : "pbd";
-    const cb_mesh *m = w->mesh;
-    int nv = w->nv;
-    int rc = 0;
-    if (s->self_collision) {
-        if (m->nf == 0) rc = CB_FAIL(err, CB_ERR_INPUT, "%s: self_collision needs a triangle mesh", name);
-        if (!rc) rc = cb_spatial_hash_create(1.0, &s->hash, err);
-        if (!rc) {
-            s->capsc = 4 * nv;
-            s->sc = cb_calloc((size_t)s->capsc, sizeof *s->sc);
-            if (!s->sc) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", name);
-        }
-    }
-    if (!rc && w->ncolliders) rc = cb_contact_probe_create(w, &s->probe, err);
-    return rc;
-}
-
-static int create_common(const cb_world *w, const cb_params *prm, int xpbd, void **self, cb_error *err)
-{
-    const char *name = xpbd ? "xpbd" : "pbd";
-    if (!w || !self) return CB_FAIL(err, CB_ERR_INPUT, "%s: NULL argument", name);
-    *self = NULL;
-    pbd_solver *s = cb_calloc(1, sizeof *s);
-    if (!s) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", name);
-    s->xpbd = xpbd;
-    s->mesh = w->mesh;
-    s->nv = w->nv;
-    s->w = w->inv_mass;
-    stiffness k;
-    build_arrays b = {0};
-    int rc = read_parameters(s, w, prm, &k, err);
-    if (!rc) rc = allocate(s, w, &b, err);
-    if (!rc) {
-        build_constraints(s, w, &k, &b);
-        /* small_steps runs 20x the sweeps of a step, each of them a parallel region with
-         * a barrier per colour: with one sweep per substep a colour of a 40 x 40 cloth is
-         * too little work to share (2 threads on a loaded 2-core machine: 1.4 s per step
-         * instead of 38 ms), so it goes parallel at 16x the size only */
-        int par_min = s->stepping == STEP_PAPER ? 4096 : 65536;
-        s->parallel = !s->mesh_order && s->ns + s->nb + s->nt >= par_min;
-        rc = colour_and_pack(s, w, &b, err);
-    }
-    if (!rc) rc = split_parts(s, err);
-    if (!rc && s->simd) rc = make_batches(s, err);
-    free_build_arrays(&b);
-    if (!rc) rc = contact_parts(s, w, err);
-    if (rc) {
-        pbd_destroy(s);
-        return rc;
-    }
-    *self = s;
-    return CB_OK;
-}
-
-static int pbd_create(const cb_world *w, const cb_params *p, void **self, cb_error *err)
-{
-    return create_common(w, p, 0, self, err);
-}
-
-static int xpbd_create(const cb_world *w, const cb_params *p, void **self, cb_error *err)
-{
-    return create_common(w, p, 1, self, err);
-}
 
 /* ------------------------------------------------------------ projections */
 
@@ -1228,194 +529,17 @@ static void solve(pbd_solver *s)
     }
 }
 
-/* ------------------------------------------------------------ contact generation */
+/* ------------------------------------------------------------ create / step */
 
-/* Signed distance of x + sigma (p - x) from collider c at time t0 + sigma h, minus offset. */
-static double entry_fn(const cb_collider *c, const double x[3], const double p[3], double t0, double h,
-                       double sigma, double offset, double pt[3], double n[3])
+static int pbd_create(const cb_world *w, const cb_params *p, void **self, cb_error *err)
 {
-    for (int k = 0; k < 3; k++) pt[k] = x[k] + sigma * (p[k] - x[k]);
-    return cb_collider_query(c, t0 + sigma * h, pt, n, NULL) - offset;
+    return cb_pbd_create(w, p, 0, self, err);
 }
 
-static void make_collider_constraints(pbd_solver *s, const cb_world *w, double t0, double h)
+static int xpbd_create(const cb_world *w, const cb_params *p, void **self, cb_error *err)
 {
-    s->ncc = 0;
-    for (int i = 0; i < w->nv; i++) {
-        if (s->w[i] == 0.0) continue;
-        const double *x = w->state.x[i], *p = s->p[i];
-        for (int c = 0; c < w->ncolliders; c++) {
-            const cb_collider *col = &w->colliders[c];
-            double pt[3], n[3];
-            double f1 = entry_fn(col, x, p, t0, h, 1.0, s->offset, pt, n);
-            if (f1 >= fmax(s->offset, 1e-9)) continue; /* clearly outside at the end (margin: offset) */
-            double f0 = entry_fn(col, x, p, t0, h, 0.0, s->offset, pt, n);
-            coll_con *k = &s->cc[s->ncc];
-            if (f0 >= 0 && f1 < 0) {
-                /* continuous: bisect for the entry point (f = 0) */
-                double lo = 0, hi = 1;
-                for (int it = 0; it < 40; it++) {
-                    double mid = 0.5 * (lo + hi);
-                    if (entry_fn(col, x, p, t0, h, mid, s->offset, pt, n) >= 0) lo = mid;
-                    else hi = mid;
-                }
-                entry_fn(col, x, p, t0, h, lo, s->offset, k->q, k->n);
-            } else {
-                /* static: closest point of p (inside, or within the margin) */
-                double cp[3];
-                cb_collider_query(col, t0 + h, p, k->n, cp);
-                for (int q = 0; q < 3; q++) k->q[q] = cp[q] + s->offset * k->n[q];
-            }
-            double vc[3], vr[3];
-            cb_collider_velocity(col, t0 + h, p, vc);
-            cb_v3_sub(vr, s->vpred[i], vc);
-            k->vn0 = cb_v3_dot(vr, k->n);
-            k->v = i;
-            k->col = c;
-            k->active = 0;
-            s->ncc++;
-        }
-    }
+    return cb_pbd_create(w, p, 1, self, err);
 }
-
-/* Signed distance of y from the plane of triangle (a, b, c) and whether its projection
- * lies in the triangle (barycentric tolerance tol). */
-static double tri_side(const double y[3], const double a[3], const double b[3], const double c[3], double tol,
-                       int *inside)
-{
-    double e1[3], e2[3], r[3], N[3];
-    cb_v3_sub(e1, b, a);
-    cb_v3_sub(e2, c, a);
-    cb_v3_sub(r, y, a);
-    cb_v3_cross(N, e1, e2);
-    double n2 = cb_v3_norm2(N);
-    *inside = 0;
-    if (!(n2 > 0)) return 0.0;
-    double t1[3], t2[3];
-    cb_v3_cross(t1, r, e2);
-    cb_v3_cross(t2, e1, r);
-    double u = cb_v3_dot(t1, N) / n2, v = cb_v3_dot(t2, N) / n2;
-    *inside = u >= -tol && v >= -tol && u + v <= 1.0 + tol;
-    return cb_v3_dot(r, N) / sqrt(n2);
-}
-
-/* query > 0: hash the predicted positions again and collect the candidates within
- * `query` (>= self_h + self_margin); query = 0: reuse the candidates of the last query
- * (small_steps: one query per step, its distance covering the step's motion). */
-static int make_self_constraints(pbd_solver *s, const cb_world *w, double query, cb_error *err)
-{
-    s->nsc = 0;
-    const cb_mesh *m = s->mesh;
-    const double (*x)[3] = (const double (*)[3])w->state.x;
-    const double (*p)[3] = (const double (*)[3])s->p;
-    const cb_pair_list *pl = NULL;
-    if (query > 0) {
-        int rc = cb_spatial_hash_query(s->hash, m, p, query, err);
-        if (rc) return rc;
-        pl = cb_spatial_hash_pairs(s->hash);
-        if (s->stepping != STEP_PAPER) {
-            /* kept for the whole step: only the pairs really within `query` (the
-             * hash's cells hold many more), tested once instead of every substep */
-            s->ncand = 0;
-            for (long k = 0; k < pl->n; k++) {
-                int v = pl->p[k][0];
-                const int *f = m->f[pl->p[k][1]];
-                if (cb_point_triangle_distance2(p[v], p[f[0]], p[f[1]], p[f[2]], NULL, NULL) > query * query)
-                    continue;
-                if (s->ncand == s->capcand) {
-                    long cap = s->capcand ? 2 * s->capcand : 1024;
-                    int (*n)[2] = cb_realloc(s->cand, (size_t)cap * sizeof *n);
-                    if (!n) return CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for self candidates");
-                    s->cand = n;
-                    s->capcand = cap;
-                }
-                s->cand[s->ncand][0] = v;
-                s->cand[s->ncand][1] = pl->p[k][1];
-                s->ncand++;
-            }
-            pl = NULL;
-        }
-    }
-    long npairs = pl ? pl->n : s->ncand;
-    double reach = s->self_h + s->self_margin;
-    for (long k = 0; k < npairs; k++) {
-        int v = pl ? pl->p[k][0] : s->cand[k][0], t = pl ? pl->p[k][1] : s->cand[k][1];
-        const int *f = m->f[t];
-        if (s->w[v] == 0 && s->w[f[0]] == 0 && s->w[f[1]] == 0 && s->w[f[2]] == 0) continue;
-        int in0, in1;
-        double s0 = tri_side(x[v], x[f[0]], x[f[1]], x[f[2]], 0.02, &in0);
-        double s1 = tri_side(p[v], p[f[0]], p[f[1]], p[f[2]], 0.02, &in1);
-        if (!in0 && !in1) continue;
-        double side = s0 > 0 ? 1.0 : s0 < 0 ? -1.0 : (s1 >= 0 ? 1.0 : -1.0);
-        if (side * s1 >= reach) continue;
-        if (s->nsc == s->capsc) {
-            int cap = 2 * s->capsc;
-            self_con *n = cb_realloc(s->sc, (size_t)cap * sizeof *n);
-            if (!n) return CB_FAIL(err, CB_ERR_NOMEM, "pbd: out of memory for self contacts");
-            s->sc = n;
-            s->capsc = cap;
-        }
-        self_con *c = &s->sc[s->nsc++];
-        c->v[0] = v;
-        c->v[1] = f[0];
-        c->v[2] = f[1];
-        c->v[3] = f[2];
-        c->side = side;
-        c->active = 0;
-    }
-    return CB_OK;
-}
-
-/* Anything still inside a collider after the sweeps is put on its surface (+offset). */
-static int final_collider_pass(pbd_solver *s, const cb_world *w, double t1)
-{
-    int moved = 0;
-    for (int i = 0; i < w->nv; i++) {
-        if (s->w[i] == 0.0) continue;
-        for (int c = 0; c < w->ncolliders; c++) {
-            double n[3], cp[3];
-            double d = cb_collider_query(&w->colliders[c], t1, s->p[i], n, cp);
-            if (d < 0) {
-                for (int q = 0; q < 3; q++) {
-                    double to = cp[q] + s->offset * n[q];
-                    s->jthr[0][q] += (to - s->p[i][q]) * w->mass[i];
-                    s->p[i][q] = to;
-                }
-                moved++;
-            }
-        }
-    }
-    return moved;
-}
-
-/* Restitution and friction on the velocities of vertices whose collider constraint acted. */
-static void contact_velocities(pbd_solver *s, cb_world *w, double t1)
-{
-    for (int c = 0; c < s->ncc; c++) {
-        coll_con *k = &s->cc[c];
-        if (!k->active) continue;
-        const cb_collider *col = &w->colliders[k->col];
-        double *v = w->state.v[k->v];
-        double vc[3], vr[3], vt[3];
-        cb_collider_velocity(col, t1, w->state.x[k->v], vc);
-        cb_v3_sub(vr, v, vc);
-        double vn = cb_v3_dot(vr, k->n);
-        cb_v3_copy(vt, vr);
-        cb_v3_axpy(vt, -vn, k->n);
-        double vn_new = vn;
-        if (k->vn0 < 0) vn_new = fmax(vn, -col->restitution * k->vn0);
-        double dvn = vn_new - fmin(k->vn0, 0.0);
-        double lt = cb_v3_norm(vt);
-        double scale = lt > 0 ? fmax(0.0, 1.0 - col->friction * fmax(dvn, 0.0) / lt) : 0.0;
-        for (int q = 0; q < 3; q++) {
-            double to = vc[q] + vn_new * k->n[q] + scale * vt[q];
-            s->ext[q] += w->mass[k->v] * (to - v[q]); /* restitution and friction */
-            v[q] = to;
-        }
-    }
-}
-
-/* ------------------------------------------------------------ step */
 
 /* self_query: the candidate distance of a new spatial-hash query, 0 to reuse the last */
 static int substep(pbd_solver *s, cb_world *w, double t0, double h, double self_query, cb_step_info *info,
@@ -1448,10 +572,10 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, double self_
         for (int k = 0; k < 3; k++) s->p[i][k] = w->state.x[i][k] + h * w->state.v[i][k];
     }
     cb_lap(&lap, "predict");
-    if (w->ncolliders) make_collider_constraints(s, w, t0, h);
+    if (w->ncolliders) cb_pbd_collider_constraints(s, w, t0, h);
     else s->ncc = 0;
     if (s->self_collision) {
-        int rc = make_self_constraints(s, w, self_query, err);
+        int rc = cb_pbd_self_constraints(s, w, self_query, err);
         if (rc) return rc;
     }
     cb_lap_contact(&lap, "contact");
@@ -1471,7 +595,7 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, double self_
                 w->state.v[i][k] = s->w[i] == 0.0 ? w->pin_velocity[i][k] : (s->p[i][k] - w->state.x[i][k]) / h;
         cb_contact_probe_begin(s->probe, w, t1, (const double (*)[3])s->p, (const double (*)[3])w->state.v);
     }
-    int fixed = w->ncolliders ? final_collider_pass(s, w, t1) : 0;
+    int fixed = w->ncolliders ? cb_pbd_final_collider_pass(s, w, t1) : 0;
     for (int t = 0; t < s->nthr; t++) /* the position-level impulses: m dp / h */
         for (int k = 0; k < 3; k++) s->ext[k] += s->jthr[t][k] / h;
     for (int i = 0; i < nv; i++) {
@@ -1482,7 +606,7 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, double self_
         }
     }
     cb_world_apply_pins(w, t1);
-    contact_velocities(s, w, t1);
+    cb_pbd_contact_velocities(s, w, t1);
     if (s->probe)
         cb_contact_probe_end(s->probe, w, (const double (*)[3])w->state.x, (const double (*)[3])w->state.v, info);
     cb_lap_contact(&lap, "contact");
@@ -1499,13 +623,13 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     const char *name = s->xpbd ? "xpbd" : "pbd"; /* arguments checked by cb_solver_step */
     if (w->nv != s->nv || w->mesh != s->mesh)
         return CB_FAIL(err, CB_ERR_INPUT, "%s: the world is not the one the solver was created for", name);
-    int nsub = substep_count(s, dt);
+    int nsub = cb_pbd_substep_count(s, dt);
     /* small_steps: k' spreads the stiffness over every sweep of the step */
     int sweeps = s->stepping == STEP_PAPER ? s->iterations : s->iterations * nsub;
-    if (sweeps != s->kprime_sweeps) set_kprime(s, sweeps);
+    if (sweeps != s->kprime_sweeps) cb_pbd_set_kprime(s, sweeps);
     /* section 3.5 damping removes the fraction k_damping of the non-rigid velocity per
      * step (paper: per substep, as before) */
-    s->k_damping_sub = s->stepping == STEP_PAPER || nsub == 1 ? s->k_damping : kprime(s->k_damping, nsub);
+    s->k_damping_sub = s->stepping == STEP_PAPER || nsub == 1 ? s->k_damping : cb_pbd_kprime(s->k_damping, nsub);
     double h = dt / (double)nsub;
     cb_v3_zero(s->ext);
 #ifdef _OPENMP
@@ -1579,21 +703,28 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
 
 static int pbd_self_collision(const void *self) { return ((const pbd_solver *)self)->self_collision; }
 
+/* the parallel sweeps keep one order whatever the thread count (parts, above) */
+#define PBD_FLAGS (CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_FIXED_ITERATIONS | \
+                   CB_SOLVER_SUBSTEPS | CB_SOLVER_THREAD_INDEPENDENT)
+
 const cb_solver_class cb_solver_pbd = {
     .name = "pbd",
     .summary = "Position Based Dynamics (Mueller et al. 2007): Gauss-Seidel constraint projection, "
                "dimensionless stiffness",
+    .flags = PBD_FLAGS,
     .create = pbd_create,
     .step = pbd_step,
-    .destroy = pbd_destroy,
+    .destroy = cb_pbd_destroy,
     .self_collision = pbd_self_collision,
 };
 
 const cb_solver_class cb_solver_xpbd = {
     .name = "xpbd",
     .summary = "XPBD (Macklin et al. 2016): compliant constraints = the shared cloth model",
+    .flags = PBD_FLAGS,
     .create = xpbd_create,
     .step = pbd_step,
-    .destroy = pbd_destroy,
+    .destroy = cb_pbd_destroy,
     .self_collision = pbd_self_collision,
 };
+

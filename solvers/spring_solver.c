@@ -43,8 +43,9 @@ int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_w
                                    "c: contact penalty 1/2 c m_i depth^2 in the solve", err);
     if (!rc) rc = cb_params_double(p, "friction_velocity", 1e-3, 1e-12, 1e3, &s->friction_velocity,
                                    "eps_v (m/s): collider friction is static below this sliding speed", err);
-    if (!rc) rc = cb_params_int(p, "threads", 1, 0, 1, &s->threads,
-                                "1: CHOLMOD and BLAS on the calling thread; 0: their own threads", err);
+    if (!rc) rc = cb_params_int(p, "threads", 1, 0, 1024, &s->threads,
+                                "threads of CHOLMOD and BLAS in the solves (1: the calling thread; 0: one per core)",
+                                err);
     if (!rc) rc = cb_params_check(p, err); /* before the build: the solver's own keys were read first */
     cd.self_distance = w->thickness;
     s->contact_offset = cd.collider_offset;

@@ -13,8 +13,10 @@
  * term of g inside the solve, see cb_spring_contact_penalty; projection: only the
  * end-of-step projection of Liu et al., for reproducing the paper), contact_stiffness
  * (c > 0, default 1e2), friction_velocity (eps_v > 0, m/s, default 1e-3: the sliding
- * speed below which the in-solve collider friction is static, cb_spring_friction), threads (0 | 1, default 1: the factorization runs on the calling
- * thread; 0: CHOLMOD's and OpenBLAS's own threads), read after the solver's own, in this order.
+ * speed below which the in-solve collider friction is static, cb_spring_friction), threads
+ * (>= 0, default 1: CHOLMOD and OpenBLAS on the calling thread; N: N OpenBLAS threads; 0:
+ * one per core; set around each CHOLMOD call and restored, cholmod_util.h), read after the
+ * solver's own, in this order.
  *
  * A step with this frame:
  *   cb_spring_solver_predict   x0 = x, pins moved to t+h, y = x0 + (1 - damping) h v on
@@ -70,7 +72,7 @@ typedef struct cb_spring_solver {
     int *fcol;             /* [nv] that collider (-1: none) */
     int nfric;             /* vertices with fn > 0 */
     int lagged;            /* 1 once fn was computed (after the first solve of the run) */
-    int threads;           /* `threads` of the factorization (cb_chol_set_threads) */
+    int threads;           /* `threads` of the CHOLMOD calls (cb_chol_set_threads) */
 } cb_spring_solver;
 
 /* Read the common parameters of p, check that p has no key but these and those the

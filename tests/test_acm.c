@@ -183,34 +183,34 @@ static long ccd_crossings(const cb_mesh *m, cb_bvh *b, cb_bvh_result *r, const d
 }
 
 /* ---- exact check over the real trajectories.
- * Between two kinks (velocity changes, reported by cb_acm_set_kink_hook) a vertex moves
+ * Between two knots (velocity changes, reported by cb_acm_set_path_knots) a vertex moves
  * on a straight line, so the trajectory of a step [t0, t1] is the polyline through its
- * knots: (t0, x at t0), every kink, (t1, x at t1). A primitive pair moves linearly
+ * knots: (t0, x at t0), every knot, (t1, x at t1). A primitive pair moves linearly
  * between consecutive knot times of its four vertices (merged), so CCD over each of
  * those sub-intervals is exact. Candidates: an AABB self query over each vertex's box
  * of its knots (the polyline is in the box), complete; a pair is skipped when its
  * distance at t0 exceeds the sum of the path lengths that can reduce it (the distance
  * is 1-Lipschitz in the point and in the largest motion of the other side's vertices),
  * which is also complete. The knots are checked against the lines they claim: every
- * kink lies on the previous segment (within 1e-10 m). */
+ * knot lies on the previous segment (within 1e-10 m). */
 
-typedef struct kink {
+typedef struct knot {
     int i;
     double t, x[3], v[3];
-} kink;
+} knot;
 
-typedef struct kink_log {
-    kink *k;
+typedef struct knot_log {
+    knot *k;
     long n, cap;
     int oom;
-} kink_log;
+} knot_log;
 
-static void log_kink(void *ctx, int i, double t, const double x[3], const double v[3])
+static void log_knot(void *ctx, int i, double t, const double x[3], const double v[3])
 {
-    kink_log *L = ctx;
+    knot_log *L = ctx;
     if (L->n == L->cap) {
         long nc = L->cap ? 2 * L->cap : 4096;
-        kink *k = realloc(L->k, (size_t)nc * sizeof *k);
+        knot *k = realloc(L->k, (size_t)nc * sizeof *k);
         if (!k) {
             L->oom = 1;
             return;
@@ -218,7 +218,7 @@ static void log_kink(void *ctx, int i, double t, const double x[3], const double
         L->k = k;
         L->cap = nc;
     }
-    kink *k = &L->k[L->n++];
+    knot *k = &L->k[L->n++];
     k->i = i;
     k->t = t;
     cb_v3_copy(k->x, x);
@@ -237,7 +237,7 @@ typedef struct exact_ws {
     cb_bvh_result *r;
     /* results */
     long pairs_checked, subintervals, inconsistent;
-    double worst_gap;        /* largest kink distance from the previous segment */
+    double worst_gap;        /* largest knot distance from the previous segment */
     int first_kind, first_a, first_b;
     double first_t, first_d0;
 } exact_ws;
@@ -302,10 +302,10 @@ static double pair_reach(int ee, const double L[4])
     return ee ? fmax(L[0], L[1]) + fmax(L[2], L[3]) : L[0] + fmax(L[1], fmax(L[2], L[3]));
 }
 
-/* Exact CCD of one step: x0, v0 the state at t0, x1 at t1, L the kinks in between.
+/* Exact CCD of one step: x0, v0 the state at t0, x1 at t1, L the knots in between.
  * Returns the number of touching pairs (-1 on error); W gets the diagnostics. */
 static long exact_crossings(exact_ws *W, const cb_mesh *m, double t0, double t1, const double (*x0)[3],
-                            const double (*v0)[3], const double (*x1)[3], const kink_log *L)
+                            const double (*v0)[3], const double (*x1)[3], const knot_log *L)
 {
     int nv = W->nv;
     long need = L->n + 2L * nv;
@@ -332,7 +332,7 @@ static long exact_crossings(exact_ws *W, const cb_mesh *m, double t0, double t1,
         cb_v3_copy(W->kx[W->off[i + 1] - 1], x1[i]);
     }
     for (long k = 0; k < L->n; k++) {
-        const kink *q = &L->k[k];
+        const knot *q = &L->k[k];
         long j = W->fill[q->i]++;
         W->kt[j] = q->t;
         cb_v3_copy(W->kx[j], q->x);
@@ -353,7 +353,7 @@ static long exact_crossings(exact_ws *W, const cb_mesh *m, double t0, double t1,
         }
     }
     /* consistency: every knot lies on the line of the previous segment (its start
-       knot's velocity: v0 for the first, then each kink's), times ordered in [t0, t1] */
+       knot's velocity: v0 for the first, then each knot's), times ordered in [t0, t1] */
     for (int i = 0; i < nv; i++) W->fill[i] = W->off[i] + 1;
     for (int i = 0; i < nv; i++) cb_v3_copy(W->kv[W->off[i]], v0[i]);
     for (long k = 0; k < L->n; k++) cb_v3_copy(W->kv[W->fill[L->k[k].i]++], L->k[k].v);
@@ -479,16 +479,16 @@ static long run_safely_opts(const char *path, const char *const *sets, int nsets
                     !cb_selfcheck_create(s.w->mesh, CB_BV_DEFAULT, &sc, &e));
     CU_ASSERT_FATAL(!cb_bvh_build(b, (const double (*)[3])s.w->state.x, 0.0, &e));
     exact_ws W;
-    kink_log K = {0};
+    knot_log K = {0};
     if (flags & SAFE_EXACT) {
         CU_ASSERT_FATAL(exact_init(&W, s.w->mesh) == 0);
-        cb_acm_set_kink_hook(s.solver, log_kink, &K);
+        cb_acm_set_path_knots(s.solver, log_knot, &K);
     }
     size_t bytes = (size_t)s.w->nv * sizeof(double[3]);
     double (*prev)[3] = malloc(bytes), (*prevv)[3] = malloc(bytes);
     memcpy(prev, s.w->state.x, bytes);
     memcpy(prevv, s.w->state.v, bytes);
-    long events = 0, crossings = 0, inters = 0, inside = 0, exact_steps = 0, exact_pairs = 0, kinks = 0;
+    long events = 0, crossings = 0, inters = 0, inside = 0, exact_steps = 0, exact_pairs = 0, knots = 0;
     double min_dist = INFINITY;
     int ok = 1, first_exact_step = -1;
     for (int k = 0; k < steps && ok; k++) {
@@ -512,7 +512,7 @@ static long run_safely_opts(const char *path, const char *const *sets, int nsets
         inters += ni;
         if (flags & SAFE_EXACT) {
             CU_ASSERT_FATAL(!K.oom);
-            kinks += K.n;
+            knots += K.n;
             long h = exact_crossings(&W, s.w->mesh, t0, s.w->state.t, (const double (*)[3])prev,
                                      (const double (*)[3])prevv, x, &K);
             CU_ASSERT(h >= 0);
@@ -532,9 +532,9 @@ static long run_safely_opts(const char *path, const char *const *sets, int nsets
                     "min collider distance %.3g\n",
             path, events, inside, inters, crossings, min_dist);
     if (flags & SAFE_EXACT) {
-        fprintf(stderr, "  exact: %ld kinks, %ld pairs checked over %ld sub-intervals, %ld steps (%ld pairs) with "
+        fprintf(stderr, "  exact: %ld knots, %ld pairs checked over %ld sub-intervals, %ld steps (%ld pairs) with "
                         "crossings, %ld inconsistent knots (largest gap %.3g m)\n",
-                kinks, W.pairs_checked, W.subintervals, exact_steps, exact_pairs, W.inconsistent, W.worst_gap);
+                knots, W.pairs_checked, W.subintervals, exact_steps, exact_pairs, W.inconsistent, W.worst_gap);
         CU_ASSERT_EQUAL(exact_pairs, 0);
         CU_ASSERT_EQUAL(W.inconsistent, 0);
         if (close_pairs) *close_pairs = W.pairs_checked; /* close pairs whose trajectories were examined */
@@ -570,7 +570,7 @@ static void test_safety_shipped_scenes(void)
        pulled apart at 0.5 m/s (they meet after about 0.08 s). For the ribbons the chord
        check (straight line from step to step) is only reported: over 40 such steps it
        reports crossings in 5 of them while the exact check over the real
-       piecewise-linear trajectories (7.1e6 kinks) finds none, i.e. chords cutting
+       piecewise-linear trajectories (7.1e6 knots) finds none, i.e. chords cutting
        across paths that went around the other ribbon; 24 steps keep the suite fast. */
     const char *ribbons[] = {"cloth.pins.0.velocity=[-0.5,0,0]", "cloth.pins.1.velocity=[0.5,0,0]"};
     long close_pairs = 0;

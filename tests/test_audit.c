@@ -8,6 +8,7 @@
 #include "cb_sim.h"
 #include "experiments/harness/audit.h"
 #include "experiments/harness/metrics.h"
+#include "experiments/harness/run.h"
 #include "core/vec3.h"
 
 /* A 6 x 6 sheet (0.2 m) 0.2 m above a 1 cm thick box, falling at 200 m/s, no gravity:
@@ -147,8 +148,51 @@ static void test_program_reports_the_audit(void)
     CU_ASSERT(strstr(out, "crossings in steps: not audited") != NULL);
 }
 
+/* The harness allocates through core/error.h's hook (cb_malloc ...), so fault
+ * injection reaches the run loop, the metrics and the audit: every allocation of a short
+ * audited run (acm: path knots) fails in turn, and each run ends with 0 (a metric that
+ * cannot be computed is NaN) or CB_ERR_NOMEM with a message, never a crash (and, under
+ * ASan, no leak). The audit's and the metrics' allocations are among those counted. */
+static void test_run_allocation_failures(void)
+{
+    const char *scene = cb_test_write_tmp("audit_oom.yaml",
+        "name: oom\nduration: 0.01\ndt: 0.005\naudit: true\n"
+        "cloth: {grid: {nx: 4, ny: 4, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.01]}}\n"
+        "colliders:\n  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1]}\n");
+    char path[1024];
+    snprintf(path, sizeof path, "%s", scene);
+    long total = -1, failed = 0, bad = 0;
+    for (long n = 0; n < 100000; n++) {
+        cb_run_def d = cb_default_run_def();
+        d.scene_path = path;
+        d.solver = "acm";
+        cb_run_result res;
+        cb_error e;
+        cb_error_clear(&e);
+        cb_alloc_count();
+        cb_alloc_fail_after(n);
+        int rc = cb_run(&d, &res, &e);
+        long used = cb_alloc_count();
+        cb_alloc_fail_after(-1);
+        if (rc == 0 && used <= n) {
+            total = used;
+            break;
+        }
+        failed++;
+        if (rc != 0 && (rc != CB_ERR_NOMEM || !e.message[0])) {
+            bad++;
+            fprintf(stderr, "  allocation %ld failing: %d: %s\n", n + 1, rc, e.message);
+        }
+    }
+    fprintf(stderr, "  %ld allocations in the run, each failed in turn: %ld handled wrongly\n", total, bad);
+    CU_ASSERT(total > 0);
+    CU_ASSERT(failed == total);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 CB_TEST_MAIN("audit",
              CB_TEST(test_tunnelling_sheet_is_counted),
              CB_TEST(test_layers_passing_through_each_other),
              CB_TEST(test_knots_and_nan),
-             CB_TEST(test_program_reports_the_audit))
+             CB_TEST(test_program_reports_the_audit),
+             CB_TEST(test_run_allocation_failures))

@@ -3,6 +3,12 @@
 #include "cb_test.h"
 #include "cb_sim.h"
 
+#include <cblas.h> /* OpenBLAS's: openblas_get_num_threads */
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <unistd.h>
+
 #include "contact/colliders.h"
 #include "contact/distance.h"
 #include "experiments/harness/metrics.h"
@@ -186,7 +192,71 @@ static void test_massless_vertex_not_posdef(void)
     }
 }
 
+/* Positions and velocities after `steps` steps of the determinism test's drop onto a
+ * sphere (16 x 16, the supernodal factor, whose blocks go to BLAS) with one --set. */
+static int drop(const char *solver, const char *set, int steps, double (**xv)[3], int *nv)
+{
+    const char *scene =
+        "name: drop\nduration: 1\ndt: 0.005\n"
+        "cloth:\n  grid: {nx: 16, ny: 16, size: [0.4, 0.4], origin: [-0.2, -0.2, 0.5]}\n"
+        "  density: 0.1\n  stretch: 1000\n  bend: 1.0e-4\n  thickness: 0.002\n"
+        "colliders:\n  - {type: sphere, center: [0.03, -0.02, 0.3], radius: 0.15, friction: 0.3}\n"
+        "  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1]}\n";
+    char factor[64];
+    snprintf(factor, sizeof factor, "solvers.%s.factor=supernodal", solver);
+    const char *sets[] = {factor, set};
+    cb_sim s;
+    int rc = sim_open(&s, solver, scene, 1, sets, 2);
+    for (int k = 0; k < steps && !rc; k++) rc = cb_sim_step(&s);
+    if (!rc && xv) {
+        *nv = s.w->nv;
+        *xv = malloc(2 * (size_t)s.w->nv * sizeof **xv);
+        if (*xv) {
+            memcpy(*xv, s.w->state.x, (size_t)s.w->nv * sizeof **xv);
+            memcpy(*xv + s.w->nv, s.w->state.v, (size_t)s.w->nv * sizeof **xv);
+        }
+    }
+    cb_sim_close(&s);
+    return rc;
+}
+
+/* The thread count is the solver's `threads`, set around each CHOLMOD call and restored
+ * after it: newton with threads: 0 (one BLAS thread per core) after fms with threads: 1
+ * in the same process gives the bits newton gives on its own (fms used to leave OpenBLAS
+ * at one thread for good, and newton's supernodal bits depend on that count), and
+ * OpenBLAS's count is afterwards what it was before. On a one-core machine both counts
+ * are 1 and this cannot tell. */
+static void test_threads_are_the_solvers(void)
+{
+    /* OpenBLAS as a process starts with it, one thread per core (the suite's earlier
+     * tests may have changed it) */
+#ifdef _OPENMP
+    int blas = omp_get_num_procs();
+#else
+    int blas = (int)sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+    openblas_set_num_threads(blas);
+    double (*alone)[3] = NULL, (*after)[3] = NULL;
+    int nv = 0, nv2 = 0;
+    CU_ASSERT_EQUAL_FATAL(drop("newton", "solvers.newton.threads=0", 50, &alone, &nv), 0);
+    CU_ASSERT_EQUAL(openblas_get_num_threads(), blas);
+    CU_ASSERT_EQUAL_FATAL(drop("fms", "solvers.fms.threads=1", 5, NULL, NULL), 0);
+    CU_ASSERT_EQUAL(openblas_get_num_threads(), blas);
+    CU_ASSERT_EQUAL_FATAL(drop("newton", "solvers.newton.threads=0", 50, &after, &nv2), 0);
+    CU_ASSERT_EQUAL(openblas_get_num_threads(), blas);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(alone);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(after);
+    CU_ASSERT_EQUAL_FATAL(nv, nv2);
+    int same = !memcmp(alone, after, 2 * (size_t)nv * sizeof *alone);
+    fprintf(stderr, "  newton threads: 0 after fms threads: 1: %s its results alone (OpenBLAS %d thread(s))\n",
+            same ? "bitwise" : "NOT", blas);
+    CU_ASSERT(same);
+    free(alone);
+    free(after);
+}
+
 CB_TEST_MAIN("cholmod_util",
              CB_TEST(test_cholmod_errors),
              CB_TEST(test_solve3_matches_cholmod),
-             CB_TEST(test_massless_vertex_not_posdef))
+             CB_TEST(test_massless_vertex_not_posdef),
+             CB_TEST(test_threads_are_the_solvers))

@@ -1,6 +1,7 @@
 /* tests/test_conformance.c — every registered solver held to the solver interface
  * (core/solver.h, ARCHITECTURE.md "The solver interface"). The tests loop over the
- * registry, so a new method gets them without a line here:
+ * registry and ask a method's capabilities (core/solver.h, CB_SOLVER_*), never its
+ * name, so a new method gets them without a line here:
  *
  *   - momentum balance: per step, P(t+dt) - P(t) = external_impulse + (free mass) g dt,
  *     with contact (a sphere and a floor) and an attachment (a pinned corner);
@@ -53,14 +54,16 @@ static void momentum(const cb_world *w, double p[3])
 }
 
 /* Settings a solver needs for a property to hold to round-off, with the reason. Only
- * a solver whose default stops short of the answer on purpose belongs here. */
-static int tight_settings(const char *solver, const char **sets)
+ * a solver whose default stops short of the answer on purpose needs one: a method that
+ * iterates to a tolerance (CB_SOLVER_TOLERANCE) runs to a tight one. */
+static int tight_settings(const cb_solver_class *cls, char *buf, size_t size, const char **sets)
 {
     /* a truncated Newton solve leaves a net residual force: sum(grad) = dP - J - m g dt
-     * exactly (1e-7 kg m/s here at the default tolerance 1e-4, reported per step as the
-     * residual); converged, the balance shows whether the impulse is accounted for */
-    if (!strcmp(solver, "newton")) {
-        sets[0] = "solvers.newton.tolerance=1e-11";
+     * exactly (1e-7 kg m/s here at newton's default tolerance 1e-4, reported per step as
+     * the residual); converged, the balance shows whether the impulse is accounted for */
+    if (cls->flags & CB_SOLVER_TOLERANCE) {
+        snprintf(buf, size, "solvers.%s.tolerance=1e-11", cls->name);
+        sets[0] = buf;
         return 1;
     }
     return 0;
@@ -74,7 +77,8 @@ static void test_momentum_balance(void)
         const char *name = cb_solver_at(s)->name;
         cb_sim sim;
         const char *sets[4];
-        int nsets = tight_settings(name, sets);
+        char tight[128];
+        int nsets = tight_settings(cb_solver_at(s), tight, sizeof tight, sets);
         if (!opened(&sim, name, contact_scene, sets, nsets)) continue;
         cb_world *w = sim.w;
         double mfree = free_mass(w), worst = 0, pmax = 0, contact_steps = 0;
@@ -266,7 +270,8 @@ static void test_out_of_range_refused(void)
 /* The run loop: the last row of a run is at n dt exactly, whatever the solver. */
 static void test_time_ends_at_n_dt(void)
 {
-    const char *scene = cb_test_write_tmp("conf.yaml", contact_scene);
+    char scene[1024]; /* a copy: cb_test_tmp_path's slots are reused by the loop, one per solver */
+    snprintf(scene, sizeof scene, "%s", cb_test_write_tmp("conf.yaml", contact_scene));
     for (int s = 0; s < cb_solver_count(); s++) {
         const char *name = cb_solver_at(s)->name;
         char file[64];
@@ -341,7 +346,7 @@ static void test_step_contract(void)
                 sum += info.stage[k].seconds;
                 if (info.stage[k].contact) contact += info.stage[k].seconds;
             }
-            CU_ASSERT(info.nstages > 0 || !strcmp(cls->name, "acm")); /* acm times stages when profiling */
+            CU_ASSERT(info.nstages > 0 || !(cls->flags & CB_SOLVER_STAGE_TIMES));
             CU_ASSERT(sum <= info.wall_step_s * (1.0 + 1e-12) + 1e-9);
             CU_ASSERT_EQUAL(info.wall_contact_s, contact);
         }
@@ -391,7 +396,7 @@ static void test_step_entry_checks(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "nan"));
     sim.w->state.v[3][1] = 0.0;
     f.mode = 2;
-    CU_ASSERT_EQUAL(cb_solver_step(&fake_class, &f, sim.w, 6, 0.01, &info, &e), CB_ERR_INPUT);
+    CU_ASSERT_EQUAL(cb_solver_step(&fake_class, &f, sim.w, 6, 0.01, &info, &e), CB_ERR_INTERNAL); /* the method's fault */
     CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "more than 16 named stages (5 timings dropped)"));
     f.mode = 3;
     CU_ASSERT_EQUAL(cb_solver_step(&fake_class, &f, sim.w, 7, 0.01, &info, &e), CB_ERR_IO);
@@ -401,15 +406,17 @@ static void test_step_entry_checks(void)
 }
 
 /* What a method does not know is NaN in the run file, never a 0 that reads as a
- * measurement: `events` only for the event-based method (acm), the contact stage's
- * figures only for methods that have one (every method but acm), and a row 0 (before any
- * step) with NaN solver figures for every method. */
+ * measurement: `events` only for an event-based method (CB_SOLVER_EVENTS), the contact
+ * stage's figures only for methods that have one (CB_SOLVER_CONTACT_STAGE), and a row 0
+ * (before any step) with NaN solver figures for every method. */
 static void test_unknown_metrics_are_nan(void)
 {
-    const char *scene = cb_test_write_tmp("conf_nan.yaml", contact_scene);
+    char scene[1024]; /* a copy: cb_test_tmp_path's slots are reused by the loop, one per solver */
+    snprintf(scene, sizeof scene, "%s", cb_test_write_tmp("conf_nan.yaml", contact_scene));
     for (int s = 0; s < cb_solver_count(); s++) {
         const char *name = cb_solver_at(s)->name;
-        int acm = !strcmp(name, "acm");
+        int events = (cb_solver_at(s)->flags & CB_SOLVER_EVENTS) != 0;
+        int stage = (cb_solver_at(s)->flags & CB_SOLVER_CONTACT_STAGE) != 0;
         char file[64];
         snprintf(file, sizeof file, "conf-nan-%s.h5", name);
         cb_run_def d = cb_default_run_def();
@@ -438,9 +445,9 @@ static void test_unknown_metrics_are_nan(void)
         H5Fclose(f);
         for (int k = 0; k < 3; k++) CU_ASSERT(isnan(v[k][0])); /* row 0: no step yet */
         for (int r = 1; r < 4; r++) {
-            CU_ASSERT_EQUAL(isnan(v[0][r]) != 0, !acm);  /* events */
-            CU_ASSERT_EQUAL(isnan(v[1][r]) != 0, acm);   /* the contact stage's depth */
-            if (isnan(v[0][r]) == !acm && isnan(v[1][r]) == acm) continue;
+            CU_ASSERT_EQUAL(isnan(v[0][r]) != 0, !events); /* events */
+            CU_ASSERT_EQUAL(isnan(v[1][r]) != 0, !stage);  /* the contact stage's depth */
+            if ((isnan(v[0][r]) != 0) == !events && (isnan(v[1][r]) != 0) == !stage) continue;
             fprintf(stderr, "  %s row %d: events %g, contact_depth_corrected %g\n", name, r, v[0][r], v[1][r]);
         }
     }

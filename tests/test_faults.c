@@ -71,6 +71,7 @@ static void test_sigkill_then_reopen(void)
         long steps = -1;
         const char *r = strstr(out, "\nsteps");
         if (r) sscanf(r + 1, "steps %ld", &steps);
+        fprintf(stderr, "  %-8s killed: status running, %ld steps readable\n", name, steps);
         if (!(steps > 0)) fprintf(stderr, "  %s: %s\n", name, out);
         CU_ASSERT(steps > 0); /* the rows up to the last flush */
     }

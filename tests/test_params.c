@@ -67,7 +67,7 @@ static void test_default_and_given_recorded(void)
     cb_params_record *rec = NULL;
     cb_error e;
     CU_ASSERT_EQUAL_FATAL(cb_params_record_create(&rec, &e), 0);
-    cb_params p = {"p.yaml", "pbd", t, rec};
+    cb_params p = {.label = "p.yaml", .solver = "pbd", .block = t, .rec = rec};
     int it = 0, b = -1, ch = -1;
     double x = 0;
     static const char *const modes[] = {"slow", "fast", NULL};
@@ -107,7 +107,7 @@ static void test_default_and_given_recorded(void)
     CU_ASSERT_EQUAL(cb_params_record_count(rec), 4);
     CU_ASSERT_STRING_EQUAL(cb_params_record_at(rec, 0)->doc, "again");
     /* no record: nothing recorded, values still read */
-    cb_params q = {"p.yaml", "pbd", t, NULL};
+    cb_params q = {.label = "p.yaml", .solver = "pbd", .block = t};
     CU_ASSERT_EQUAL(cb_params_int(&q, "extra", 5, 1, 100, &it, "x", &e), 0);
     CU_ASSERT_EQUAL(it, 5);
     CU_ASSERT_PTR_NULL(cb_params_record_find(rec, "extra"));
@@ -125,7 +125,7 @@ static void test_range_in_message(void)
     cb_params_record *rec = NULL;
     cb_error e;
     CU_ASSERT_EQUAL_FATAL(cb_params_record_create(&rec, &e), 0);
-    cb_params p = {"p.yaml", "fms", t, rec};
+    cb_params p = {.label = "p.yaml", .solver = "fms", .block = t, .rec = rec};
     int it = -1;
     double x = -1;
     CU_ASSERT_EQUAL(cb_params_int(&p, "iterations", 10, 1, 100, &it, "d", &e), CB_ERR_INPUT);
@@ -149,7 +149,7 @@ static void test_doubles_round_trip(void)
     cb_params_record *rec = NULL;
     cb_error e;
     CU_ASSERT_EQUAL_FATAL(cb_params_record_create(&rec, &e), 0);
-    cb_params p = {"p.yaml", "x", NULL, rec};
+    cb_params p = {.label = "p.yaml", .solver = "x", .rec = rec};
     int n = (int)(sizeof vals / sizeof vals[0]);
     for (int i = 0; i < n; i++) {
         char key[16];
@@ -427,6 +427,31 @@ static void test_run_file_parameters_rerun(void)
     }
 }
 
+/* The keys of a scene's or an experiment's maps (cb_keys): the allowed keys are those
+ * asked of that map, in asking order; a nested map has its own; an absent map passes. */
+static void test_keys_asked_are_allowed(void)
+{
+    cb_yaml *t = parse("a: 1\nb: {x: 2, y: 3}\nc: 4\n");
+    cb_keys *k = NULL;
+    cb_error e;
+    CU_ASSERT_EQUAL_FATAL(cb_keys_create(&k, &e), 0);
+    CU_ASSERT_PTR_NOT_NULL(cb_keys_ask(k, t, "b"));
+    CU_ASSERT_PTR_NOT_NULL(cb_keys_ask(k, t, "a"));
+    CU_ASSERT_PTR_NULL(cb_keys_ask(k, t, "z")); /* asked, absent: still allowed */
+    const cb_yaml *b = cb_keys_ask(k, t, "b"); /* asked twice: listed once */
+    CU_ASSERT_PTR_NOT_NULL(cb_keys_ask(k, b, "x"));
+    CU_ASSERT_EQUAL(cb_keys_check(k, t, "s.yaml", "the test", &e), CB_ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "s.yaml:3:1: unknown key 'c' in the test; allowed keys: b, a, z"));
+    CU_ASSERT_EQUAL(cb_keys_check(k, b, "s.yaml", "b", &e), CB_ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "unknown key 'y' in b; allowed keys: x"));
+    cb_keys_ask(k, b, "y");
+    CU_ASSERT_EQUAL(cb_keys_check(k, b, "s.yaml", "b", &e), 0);
+    CU_ASSERT_EQUAL(cb_keys_check(k, NULL, "s.yaml", "none", &e), 0);
+    cb_keys_free(&k);
+    CU_ASSERT_PTR_NULL(k);
+    cb_yaml_free(&t);
+}
+
 CB_TEST_MAIN("params",
              CB_TEST(test_default_and_given_recorded),
              CB_TEST(test_range_in_message),
@@ -435,4 +460,5 @@ CB_TEST_MAIN("params",
              CB_TEST(test_effective_text_round_trip),
              CB_TEST(test_every_key_in_every_mode),
              CB_TEST(test_readme_table_matches_list),
-             CB_TEST(test_run_file_parameters_rerun))
+             CB_TEST(test_run_file_parameters_rerun),
+             CB_TEST(test_keys_asked_are_allowed))

@@ -96,7 +96,7 @@ static void test_unknown_top_key(void)
 static void test_unknown_cloth_key(void)
 {
     const char *t = cat(BASE_HEAD, "cloth:\n  grid: {nx: 3, ny: 3, size: [1, 1]}\n  colour: red\n");
-    EXPECT_FAIL(t, "colour", "colour", "unknown key 'colour' in cloth; allowed keys: grid, mesh, density");
+    EXPECT_FAIL(t, "colour", "colour", "unknown key 'colour' in cloth; allowed keys: grid, mesh, tets, volume_density, density");
 }
 
 static void test_unknown_collider_key(void)
@@ -809,8 +809,8 @@ static void test_params(void)
     cb_error err;
     cb_error_clear(&err);
     CU_ASSERT_EQUAL_FATAL(cb_yaml_load_string(text, "p.yaml", &t, &err), 0);
-    cb_params p = { "p.yaml", "pbd", cb_yaml_get(cb_yaml_get(t, "solvers"), "pbd"), NULL };
-    cb_params none = { "p.yaml", "fms", NULL, NULL };
+    cb_params p = {.label = "p.yaml", .solver = "pbd", .block = cb_yaml_get(cb_yaml_get(t, "solvers"), "pbd")};
+    cb_params none = {.label = "p.yaml", .solver = "fms"};
     int it = -1, b = -1, ch = -1;
     double st = -1;
 

@@ -560,6 +560,23 @@ static void test_expect_diverged(void)
     CU_ASSERT_EQUAL(cb("sweep %s -o %s", bad, o), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "xd_bad.yaml:2"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "expect_diverged: expected true or false"));
+    /* read as every boolean key (cb_yaml_bool): yes/no, on/off too */
+    const char *yes = cb_test_write_tmp("xd_yes.yaml", "name: xd\nexpect_diverged: yes\n"
+                                                       "scenes: [data/scenes/hanging.yaml]\nsolvers: [explicit]\n");
+    int rc = cb("sweep %s -o %s --dry-run", yes, o);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+}
+
+/* An experiment file's keys are those the reader asks for (core/params.h, cb_keys): an
+ * unknown one is refused naming it and the allowed ones. */
+static void test_unknown_experiment_key(void)
+{
+    const char *bad = cb_test_write_tmp("xk.yaml", "name: xk\nscenes: [data/scenes/hanging.yaml]\n"
+                                                   "solvers: [explicit]\ncolour: red\n");
+    CU_ASSERT_EQUAL(cb("sweep %s --dry-run", bad), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "xk.yaml:4:1: unknown key 'colour' in experiment; allowed keys: description, "
+                                       "name, output, reference, expect_diverged, scenes, solvers, set, grid, repeats"));
 }
 
 CB_TEST_MAIN("sweep",
@@ -571,4 +588,5 @@ CB_TEST_MAIN("sweep",
     CB_TEST(test_index_shows_other_writer_running),
     CB_TEST(test_parallel_jobs),
     CB_TEST(test_bad_experiment_files),
-    CB_TEST(test_expect_diverged))
+    CB_TEST(test_expect_diverged),
+    CB_TEST(test_unknown_experiment_key))

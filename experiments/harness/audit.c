@@ -134,7 +134,7 @@ void cb_audit_knot(cb_audit *a, int i, double t, const double x[3])
     if (!a || i < 0 || i >= a->nv) return;
     if (a->nknots == a->capknots) {
         long cap = a->capknots ? 2 * a->capknots : 1024;
-        knot *k = realloc(a->knots, (size_t)cap * sizeof *k);
+        knot *k = cb_realloc(a->knots, (size_t)cap * sizeof *k);
         if (!k) {
             a->knot_error = 1;
             return;
@@ -153,12 +153,12 @@ static int sort_knots(cb_audit *a)
 {
     memset(a->first, 0, (size_t)(a->nv + 1) * sizeof *a->first);
     if (a->nknots == 0) return 0;
-    knot *tmp = realloc(a->tmp, (size_t)a->nknots * sizeof *tmp);
+    knot *tmp = cb_realloc(a->tmp, (size_t)a->nknots * sizeof *tmp);
     if (!tmp) return -1;
     a->tmp = tmp;
     for (long k = 0; k < a->nknots; k++) a->first[a->knots[k].vertex + 1]++;
     for (int i = 0; i < a->nv; i++) a->first[i + 1] += a->first[i];
-    long *pos = malloc((size_t)a->nv * sizeof *pos);
+    long *pos = cb_malloc((size_t)a->nv * sizeof *pos);
     if (!pos) return -1;
     memcpy(pos, a->first, (size_t)a->nv * sizeof *pos);
     for (long k = 0; k < a->nknots; k++) tmp[pos[a->knots[k].vertex]++] = a->knots[k];
@@ -258,7 +258,7 @@ static int pair_crosses(const cb_audit *a, const double (*x1)[3], int kind, cons
     if (gap > 1e-9 * (1.0 + sqrt(d2))) return 0;
     long need = 2;
     for (int j = 0; j < 4; j++) need += a->first[v[j] + 1] - a->first[v[j]];
-    double stack[MAX_PIECES], *times = need <= MAX_PIECES ? stack : malloc((size_t)need * sizeof *times);
+    double stack[MAX_PIECES], *times = need <= MAX_PIECES ? stack : cb_malloc((size_t)need * sizeof *times);
     if (!times) return 1; /* out of memory: the conservative answer */
     int m = piece_times(a, v, 4, times);
     cb_ccd_opts o = cb_default_ccd_opts();

@@ -63,7 +63,7 @@ static void collider_penetration(const cb_world *w, cb_metrics *m)
     if (!w->ncolliders) return;
     const double (*x)[3] = (const double (*)[3])w->state.x;
     const double t = w->state.t;
-    double *d = malloc((size_t)w->nv * sizeof *d);
+    double *d = cb_malloc((size_t)w->nv * sizeof *d);
     if (!d) {
         m->collider_penetrations = m->collider_max_depth = m->vertex_penetrations = m->vertex_max_depth = NAN;
         return;

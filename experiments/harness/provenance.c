@@ -5,6 +5,8 @@
 #define _DEFAULT_SOURCE /* gethostname */
 #include "experiments/harness/provenance.h"
 
+#include "core/error.h"
+
 #include <cblas.h>
 #include <hdf5.h>
 #include <stdio.h>
@@ -59,12 +61,14 @@ void cb_provenance_get(cb_provenance *p)
     snprintf(p->libraries, sizeof p->libraries, "CHOLMOD %d.%d.%d; OpenBLAS %s; HDF5 %u.%u.%u; libyaml %s",
              cv[0], cv[1], cv[2], blas ? blas : "unknown", hmaj, hmin, hrel, yaml_get_version_string());
 #ifdef _OPENMP
-    int omp = omp_get_max_threads();
+    int omp = omp_get_max_threads(), cores = omp_get_num_procs();
 #else
-    int omp = 1;
+    int omp = 1, cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
 #endif
-    snprintf(p->threads, sizeof p->threads, "OpenMP %d (OMP_NUM_THREADS=%s); OpenBLAS %d", omp,
-             getenv("OMP_NUM_THREADS") ? getenv("OMP_NUM_THREADS") : "unset", openblas_get_num_threads());
+    /* OpenBLAS's count is the solver's (`threads`, set around each CHOLMOD call: in
+     * `parameters`), not a process setting */
+    snprintf(p->threads, sizeof p->threads, "OpenMP %d (OMP_NUM_THREADS=%s); CHOLMOD and OpenBLAS: the solver's "
+             "threads; %d cores", omp, getenv("OMP_NUM_THREADS") ? getenv("OMP_NUM_THREADS") : "unset", cores);
     if (gethostname(p->host, sizeof p->host - 1) != 0) snprintf(p->host, sizeof p->host, "unknown");
     cpu_model(p->cpu, sizeof p->cpu);
 }
@@ -89,7 +93,7 @@ char *cb_provenance_command_line(int argc, char **argv)
 {
     size_t n = 1;
     for (int i = 0; i < argc; i++) n += 4 * strlen(argv[i] ? argv[i] : "") + 3;
-    char *out = malloc(n), *o = out;
+    char *out = cb_malloc(n), *o = out;
     if (!out) return NULL;
     *o = '\0';
     for (int i = 0; i < argc; i++) {

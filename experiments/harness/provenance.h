@@ -19,7 +19,8 @@ typedef struct cb_provenance {
     char compiler[128];
     char libraries[512];     /* CHOLMOD, OpenBLAS, HDF5, libyaml versions (run time where the
                                 library reports it) */
-    char threads[128];       /* OpenMP and BLAS thread counts at the time of the call */
+    char threads[128];       /* OpenMP's thread count at the time of the call and the cores
+                                (BLAS's is the solver's `threads`, in `parameters`) */
     char host[128];
     char cpu[256];           /* /proc/cpuinfo "model name" */
 } cb_provenance;

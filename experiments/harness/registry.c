@@ -4,23 +4,21 @@
 
 #include <string.h>
 
-extern const cb_solver_class cb_solver_explicit;
-extern const cb_solver_class cb_solver_avgforce;
-extern const cb_solver_class cb_solver_acm;
-extern const cb_solver_class cb_solver_pbd;
-extern const cb_solver_class cb_solver_xpbd;
-extern const cb_solver_class cb_solver_fms;
-extern const cb_solver_class cb_solver_newton;
+/* One row per method: the class cb_solver_<name> its file in solvers/ defines (a file
+ * may define several, as pbd.c does pbd and xpbd). The order is `clothbench list`'s. */
+#define METHODS(X) \
+    X(explicit)    \
+    X(avgforce)    \
+    X(acm)         \
+    X(pbd)         \
+    X(xpbd)        \
+    X(fms)         \
+    X(newton)
 
-static const cb_solver_class *const registry[] = {
-    &cb_solver_explicit,
-    &cb_solver_avgforce,
-    &cb_solver_acm,
-    &cb_solver_pbd,
-    &cb_solver_xpbd,
-    &cb_solver_fms,
-    &cb_solver_newton,
-};
+#define DECLARE(m) extern const cb_solver_class cb_solver_##m;
+#define ROW(m) &cb_solver_##m,
+METHODS(DECLARE)
+static const cb_solver_class *const registry[] = {METHODS(ROW)};
 
 int cb_solver_count(void) { return (int)(sizeof registry / sizeof registry[0]); }
 

@@ -1,6 +1,7 @@
 /* experiments/harness/registry.h — every method clothbench compares, by name. The
  * registry sits above the solvers (it names each one); the interface they implement is
- * core/solver.h. Registering a method is one row in registry.c. */
+ * core/solver.h. Registering a method is one row in registry.c's METHODS
+ * (ARCHITECTURE.md "How to add a method" lists the other steps). */
 #ifndef CB_REGISTRY_H
 #define CB_REGISTRY_H
 

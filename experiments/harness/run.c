@@ -87,8 +87,8 @@ static void progress(long step, long nsteps, double wall, int done)
     fflush(stderr);
 }
 
-/* The solver's path kinks (cb_solver_class.set_path_hook) are the audited paths' knots. */
-static void audit_kink(void *ctx, int vertex, double t, const double x[3], const double v[3])
+/* The solver's path knots (cb_solver_class.set_path_knots) are the audited paths'. */
+static void audit_path_knot(void *ctx, int vertex, double t, const double x[3], const double v[3])
 {
     (void)v;
     cb_audit_knot(ctx, vertex, t, x);
@@ -158,9 +158,316 @@ static void set_result(cb_run_result *r, const char *status, const char *msg)
     snprintf(r->message, sizeof r->message, "%s", msg ? msg : "");
 }
 
+/* The state of one run between run_open and run_finish: what it owns (freed by
+ * run_finish), the loop's counters since the last row, and how it ends. */
+typedef struct run_state {
+    const cb_run_def *def;
+    cb_run_result *res;
+    const cb_solver_class *cls;
+    cb_scene *scene;
+    cb_world *world;
+    cb_reference *ref;
+    void *solver;
+    cb_runlog *log;
+    cb_metrics_cache *mcache;
+    cb_audit *audit;
+    cb_health *health;
+    cb_params_record *prec;  /* the effective parameters: every key the solver read, with the value used */
+    char *ptext, *pgiven;    /* the parameters' text: effective, and the block as the scene gave it */
+    char *scene_dir;
+    cb_yaml *given_params;
+    long nsteps, per_frame;
+    long self_crossings, collider_crossings; /* the audit's, since the last row */
+    double audit_since_row;
+    cb_step_info info;
+    const char *final_status;
+    char msg[1024];
+    int status_written;
+    int progress_on;         /* the progress bar on stderr (a terminal) */
+} run_state;
+
+/* The row's metrics after `info`'s step (NULL: row 0, the initial state): the state's
+ * metrics, the work of moving pins and colliders, the errors against the reference, the
+ * audit's counts since the last row, and the expensive metrics when `expensive`. */
+static void row_metrics(run_state *r, const cb_step_info *info, double wall, int expensive, cb_metrics *m)
+{
+    cb_world *w = r->world;
+    cb_metrics_compute(w, info, r->scene->dt, wall, m);
+    m->external_work = info ? cb_health_external_work(r->health) : 0.0;
+    if (!info)
+        for (int k = 0; k < 3; k++) m->external_impulse[k] = 0.0;
+    m->position_error = cb_reference_error(r->ref, w->state.t, (const double (*)[3])w->state.x, w->mass, w->nv);
+    m->energy_error = cb_reference_energy_error(r->ref, w->state.t, m->total_energy);
+    if (info && r->audit) {
+        m->self_crossings_in_step = (double)r->self_crossings;
+        m->collider_crossings_in_step = (double)r->collider_crossings;
+        m->crossings_in_step = (double)(r->self_crossings + r->collider_crossings);
+        m->wall_audit_s = r->audit_since_row;
+        r->self_crossings = r->collider_crossings = 0;
+        r->audit_since_row = 0.0;
+    }
+    if (expensive) cb_metrics_compute_expensive(w, r->mcache, m);
+}
+
+/* The text of the health breaches from the `from`-th on, joined by `sep`, after `prefix`. */
+static void breaches_text(const cb_health *h, int from, const char *prefix, const char *sep, char *buf,
+                          size_t size)
+{
+    int len = snprintf(buf, size, "%s", prefix);
+    for (int k = from; k < cb_health_breach_count(h) && len < (int)size; k++) {
+        char b[256];
+        cb_health_breach_text(cb_health_breach_at(h, k), b, sizeof b);
+        len += snprintf(buf + len, size - (size_t)len, "%s%s", k > from ? sep : "", b);
+    }
+}
+
+/* Everything before the first step: the scene (with its overrides), the world, the
+ * reference, the solver and its parameters' text, the run file, the metrics cache, the
+ * audit, the health check, and row and frame 0. */
+static int run_open(run_state *r, cb_error *err)
+{
+    const cb_run_def *def = r->def;
+    const cb_solver_class *cls = r->cls;
+    int rc = def->scene_text
+                 ? cb_scene_load_string(def->scene_text, def->scene_path ? def->scene_path : "<run file>",
+                                        def->scene_dir, def->sets, def->nsets, &r->scene, err)
+                 : cb_scene_load(def->scene_path, def->sets, def->nsets, &r->scene, err);
+    if (rc) return rc;
+    cb_scene *scene = r->scene;
+    if ((rc = check_solver_blocks(scene, err))) return rc;
+    if ((rc = check_memory(def, cls, scene_vertices(scene), scene->path, err))) return rc;
+    if ((rc = cb_world_create(scene, &r->world, err))) return rc;
+    cb_world *world = r->world;
+    if ((rc = check_memory(def, cls, world->nv, scene->path, err))) return rc;
+    if (def->reference && (rc = cb_reference_open(def->reference, world->nv, &r->ref, err))) return rc;
+    cb_params params = cb_scene_params(scene, cls->name);
+    if (def->solver_parameters) {
+        if ((rc = cb_yaml_load_string(def->solver_parameters, "parameters", &r->given_params, err))) return rc;
+        params.block = r->given_params;
+    }
+    if ((rc = cb_params_record_create(&r->prec, err))) return rc;
+    params.rec = r->prec;
+    double tc = cb_wall_time();
+    rc = cls->create(world, &params, &r->solver, err);
+    r->res->create_s = cb_wall_time() - tc;
+    if (rc) return rc;
+    r->ptext = cb_params_record_text(r->prec);
+    cb_params scene_params = cb_scene_params(scene, cls->name); /* as the scene gave it, also in a rerun */
+    r->pgiven = cb_params_text(&scene_params);
+    if (!r->ptext || !r->pgiven) return CB_FAIL(err, CB_ERR_NOMEM, "cb_run: out of memory for the parameters text");
+
+    r->nsteps = cb_scene_steps(scene);
+    if (def->max_steps > 0 && def->max_steps < r->nsteps) r->nsteps = def->max_steps;
+    r->per_frame = cb_scene_steps_per_frame(scene);
+    int expensive_every = scene->expensive_every;
+    char note[256];
+    if (expensive_every > 0)
+        snprintf(note, sizeof note,
+                 "self_intersections and min_separation are computed on every %d-th frame step "
+                 "(every %ld-th step) and are NaN on other rows", expensive_every,
+                 (long)expensive_every * r->per_frame);
+    else
+        snprintf(note, sizeof note, "self_intersections and min_separation are not computed (NaN)");
+
+    r->res->started = 1;
+    if (def->output) {
+        if ((rc = cb_mkdir_parent(def->output, err))) return rc;
+        r->scene_dir = realpath(scene->dir, NULL);
+        cb_runlog_def ld = {
+            .path = def->output,
+            .solver = cls->name,
+            .scene_name = scene->name,
+            .scene_text = scene->text,
+            .parameters = r->ptext,
+            .parameters_given = r->pgiven,
+            .expensive_note = note,
+            .self_collision = cb_solver_self_collision(cls, r->solver),
+            .scene_path = def->scene_path,
+            .scene_dir = r->scene_dir ? r->scene_dir : scene->dir,
+            .command_line = NULL,
+            .files = (const char *const *)scene->files,
+            .nfiles = scene->nfiles,
+        };
+        if ((rc = cb_runlog_open(&ld, world, &r->log, err))) return rc;
+    }
+
+    if (expensive_every > 0 && (rc = cb_metrics_cache_create(world, &r->mcache, err))) return rc;
+    if (def->audit || scene->audit) {
+        if ((rc = cb_audit_create(world, &r->audit, err))) return rc;
+        if (cls->set_path_knots) cls->set_path_knots(r->solver, audit_path_knot, r->audit);
+    }
+    cb_step_info_reset(&r->info);
+    /* row and frame 0: the initial state */
+    cb_world_apply_pins(world, 0.0);
+    cb_health_rule hrule = {.energy_factor = scene->health_energy_factor, .max_strain = scene->health_max_strain};
+    if ((rc = cb_health_create(world, &hrule, &r->health, err))) return rc;
+    cb_metrics m;
+    row_metrics(r, NULL, 0.0, expensive_every > 0, &m);
+    if (r->log) {
+        rc = cb_runlog_series(r->log, &m, err);
+        if (!rc && def->write_frames) rc = cb_runlog_frame(r->log, 0.0, (const double (*)[3])world->state.x, err);
+        if (rc) return rc;
+    }
+    r->res->frames = 1;
+    return CB_OK;
+}
+
+/* Add the step's stage times to the run's totals (res->stage_*, /stages at the end). */
+static void add_stages(cb_run_result *res, const cb_step_info *info, long step)
+{
+    for (int k = 0; k < info->nstages; k++) {
+        int j = 0;
+        while (j < res->nstages && strcmp(res->stage_name[j], info->stage[k].name)) j++;
+        if (j == res->nstages) {
+            if (res->nstages == (int)(sizeof res->stage_name / sizeof res->stage_name[0])) continue;
+            res->stage_name[res->nstages] = info->stage[k].name;
+            res->stage_seconds[res->nstages++] = 0.0;
+        }
+        res->stage_seconds[j] += info->stage[k].seconds;
+        if (step == 0) res->stage_first_seconds[j] += info->stage[k].seconds;
+    }
+}
+
+/* Step `step` (0-based) and what follows it: the audit, the divergence and health
+ * checks, the row, the frame. 0: go on; otherwise the run ends (r->final_status and
+ * r->msg say how when it is not "ok"). */
+static int run_step(run_state *r, long step, cb_error *err)
+{
+    const cb_run_def *def = r->def;
+    cb_run_result *res = r->res;
+    cb_scene *scene = r->scene;
+    cb_world *world = r->world;
+    cb_step_info *info = &r->info;
+    if (cb_interrupt_requested()) {
+        r->final_status = "interrupted";
+        snprintf(r->msg, sizeof r->msg, "interrupted by a signal at step %ld (t = %g s)", step, world->state.t);
+        return CB_FAIL(err, CB_ERR_INTERRUPTED, "%s", r->msg);
+    }
+    /* the bar at once, not after a first step that may take minutes; drawn after the
+     * flag's last look outside the step, so a signal after it lands inside the step
+     * (tests/test_reliability.c waits for it) */
+    if (r->progress_on && step == 0) progress(0, r->nsteps, 0.0, 0);
+    if (r->audit) cb_audit_begin(r->audit, world);
+    cb_health_begin(r->health, world);
+    int rc = cb_solver_step(r->cls, r->solver, world, step, scene->dt, info, err);
+    double wall = info->wall_step_s;
+    res->wall_s += wall;
+    if (step == 0) res->first_step_s = wall;
+    /* a non-finite state (cb_solver_step's check) is logged below like one beyond the bound */
+    if (rc == CB_ERR_NUMERIC && find_divergence(world, scene->bound) >= 0) rc = CB_OK;
+    if (r->audit && !rc) {
+        long sc = 0, cc = 0;
+        double a0 = cb_wall_time();
+        rc = cb_audit_end(r->audit, world, &sc, &cc, err);
+        double spent = cb_wall_time() - a0;
+        res->audit_s += spent;
+        r->audit_since_row += spent;
+        r->self_crossings += sc;
+        r->collider_crossings += cc;
+    }
+    add_stages(res, info, step);
+    if (rc) {
+        r->final_status = rc == CB_ERR_NUMERIC ? "diverged" : rc == CB_ERR_INTERRUPTED ? "interrupted" : "error";
+        cb_error_prefix(err, "step %ld (t = %g s): ", step + 1, world->state.t);
+        snprintf(r->msg, sizeof r->msg, "%.1000s", err ? err->message : "solver failed");
+        return rc;
+    }
+    res->steps = step + 1;
+    int bad = find_divergence(world, scene->bound);
+    int breaches = cb_health_end(r->health, world, info, scene->dt, step + 1);
+    int frame_step = ((step + 1) % r->per_frame == 0) || step + 1 == r->nsteps;
+    if (bad >= 0 || breaches || frame_step || (step + 1) % scene->log_every == 0) {
+        long frame_index = (step + 1) / r->per_frame;
+        int expensive = frame_step && scene->expensive_every > 0 && frame_index % scene->expensive_every == 0;
+        cb_metrics m;
+        row_metrics(r, info, wall, expensive, &m);
+        if (r->log && (rc = cb_runlog_series(r->log, &m, err))) return rc;
+    }
+    if (bad >= 0) {
+        r->final_status = "diverged";
+        snprintf(r->msg, sizeof r->msg,
+                 "diverged at step %ld (t = %g s): vertex %d has position (%g, %g, %g), velocity (%g, %g, %g)%s",
+                 step + 1, world->state.t, bad, world->state.x[bad][0], world->state.x[bad][1],
+                 world->state.x[bad][2], world->state.v[bad][0], world->state.v[bad][1],
+                 world->state.v[bad][2], isfinite(world->state.x[bad][0]) ? " beyond the scene bound" : "");
+        rc = CB_FAIL(err, CB_ERR_NUMERIC, "%s", r->msg);
+        if (r->log) cb_runlog_frame(r->log, world->state.t, (const double (*)[3])world->state.x, NULL);
+        return rc;
+    }
+    if (breaches) { /* the health check (experiments/harness/health.h): the run is no longer the cloth's */
+        r->final_status = "diverged";
+        breaches_text(r->health, cb_health_breach_count(r->health) - breaches, "health check: ", "; ", r->msg,
+                      sizeof r->msg);
+        rc = CB_FAIL(err, CB_ERR_NUMERIC, "%s", r->msg);
+        if (r->log) cb_runlog_frame(r->log, world->state.t, (const double (*)[3])world->state.x, NULL);
+        return rc;
+    }
+    if (frame_step) {
+        if (r->log && def->write_frames &&
+            (rc = cb_runlog_frame(r->log, world->state.t, (const double (*)[3])world->state.x, err)))
+            return rc;
+        if (r->log && !def->write_frames && (rc = cb_runlog_flush(r->log, err))) return rc;
+        res->frames++;
+    }
+    return CB_OK;
+}
+
+/* After the last step (rc: how the loop ended): the result, the run file's stages,
+ * health and status; then everything the run owns is freed. Also after a failed
+ * run_open (opened 0): a file already created says the run failed, not "running". */
+static int run_finish(run_state *r, int opened, int rc, cb_error *err)
+{
+    cb_run_result *res = r->res;
+    if (opened) {
+        if (rc && !strcmp(r->final_status, "ok")) {
+            r->final_status = "error";
+            snprintf(r->msg, sizeof r->msg, "%.1000s", err ? err->message : "error");
+        }
+        res->breaches = cb_health_breach_count(r->health);
+        res->mean_step_ms = res->steps > 0 ? 1e3 * res->wall_s / (double)res->steps : 0.0;
+        set_result(res, r->final_status, r->msg);
+    }
+    if (r->log && opened) {
+        cb_error e2;
+        if (cb_runlog_stages(r->log, res->nstages, res->stage_name, res->stage_seconds, &e2) && !rc)
+            rc = CB_FAIL(err, e2.status, "%s", e2.message);
+        char hb[2048];
+        breaches_text(r->health, 0, "", "\n", hb, sizeof hb);
+        if (cb_runlog_health(r->log, cb_health_rule_text(r->health), cb_health_energy_ref(r->health), hb, &e2) && !rc)
+            rc = CB_FAIL(err, e2.status, "%s", e2.message);
+        if (cb_runlog_status(r->log, r->final_status, r->msg, &e2) && !rc)
+            rc = CB_FAIL(err, e2.status, "%s", e2.message);
+        r->status_written = 1;
+    }
+    if (r->log && rc && !r->status_written) {
+        /* failed after the file was opened and before the loop ended normally (out of
+         * memory building the first metrics, say): the file says so, not "running" */
+        cb_error e2;
+        cb_runlog_status(r->log, rc == CB_ERR_INTERRUPTED ? "interrupted" : rc == CB_ERR_NUMERIC ? "diverged" : "error",
+                         err ? err->message : "the run failed", &e2);
+    }
+    if (r->log) {
+        cb_error e2;
+        int rc2 = cb_runlog_close(&r->log, &e2);
+        if (rc2 && !rc) rc = CB_FAIL(err, rc2, "%s", e2.message);
+    }
+    if (r->solver) r->cls->destroy(r->solver);
+    cb_metrics_cache_free(&r->mcache);
+    cb_reference_free(&r->ref);
+    cb_audit_free(&r->audit);
+    cb_health_free(&r->health);
+    free(r->ptext);
+    free(r->scene_dir);
+    cb_yaml_free(&r->given_params);
+    free(r->pgiven);
+    cb_params_record_free(&r->prec);
+    cb_world_free(&r->world);
+    cb_scene_free(&r->scene);
+    return rc;
+}
+
 int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
 {
-    int status_written = 0;
     cb_run_result local;
     if (!res) res = &local;
     memset(res, 0, sizeof *res);
@@ -170,261 +477,15 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     const cb_solver_class *cls = cb_solver_find(def->solver);
     if (!cls)
         return CB_FAIL(err, CB_ERR_INPUT, "unknown solver '%s'; available: %s", def->solver, cb_solver_names());
-
-    cb_scene *scene = NULL;
-    cb_world *world = NULL;
-    cb_reference *ref = NULL;
-    void *solver = NULL;
-    cb_runlog *log = NULL;
-    cb_metrics_cache *mcache = NULL;
-    cb_audit *audit = NULL;
-    cb_health *health = NULL;
-    char *ptext = NULL, *pgiven = NULL;
-    cb_params_record *prec = NULL;
-    char *scene_dir = NULL;
-    cb_yaml *given_params = NULL;
-    int rc = def->scene_text
-                 ? cb_scene_load_string(def->scene_text, def->scene_path ? def->scene_path : "<run file>",
-                                        def->scene_dir, def->sets, def->nsets, &scene, err)
-                 : cb_scene_load(def->scene_path, def->sets, def->nsets, &scene, err);
-    if (rc) goto done;
-    if ((rc = check_solver_blocks(scene, err))) goto done;
-    if ((rc = check_memory(def, cls, scene_vertices(scene), scene->path, err))) goto done;
-    rc = cb_world_create(scene, &world, err);
-    if (rc) goto done;
-    if ((rc = check_memory(def, cls, world->nv, scene->path, err))) goto done;
-    if (def->reference && (rc = cb_reference_open(def->reference, world->nv, &ref, err))) goto done;
-    cb_params params = cb_scene_params(scene, cls->name);
-    if (def->solver_parameters) {
-        if ((rc = cb_yaml_load_string(def->solver_parameters, "parameters", &given_params, err))) goto done;
-        params.block = given_params;
+    run_state r = {.def = def, .res = res, .cls = cls, .final_status = "ok",
+                   .progress_on = def->progress && isatty(fileno(stderr))};
+    int rc = run_open(&r, err);
+    if (rc) return run_finish(&r, 0, rc, err);
+    for (long step = 0; step < r.nsteps && !rc; step++) {
+        rc = run_step(&r, step, err);
+        if (!rc && r.progress_on && (step % 16 == 0 || step + 1 == r.nsteps))
+            progress(step + 1, r.nsteps, res->wall_s, 0);
     }
-    if ((rc = cb_params_record_create(&prec, err))) goto done;
-    params.rec = prec; /* the effective parameters: every key the solver read, with the value used */
-    double tc = cb_wall_time();
-    rc = cls->create(world, &params, &solver, err);
-    res->create_s = cb_wall_time() - tc;
-    if (rc) goto done;
-    ptext = cb_params_record_text(prec);
-    cb_params scene_params = cb_scene_params(scene, cls->name); /* as the scene gave it, also in a rerun */
-    pgiven = cb_params_text(&scene_params);
-    if (!ptext || !pgiven) {
-        rc = CB_FAIL(err, CB_ERR_NOMEM, "cb_run: out of memory for the parameters text");
-        goto done;
-    }
-
-    long nsteps = cb_scene_steps(scene);
-    if (def->max_steps > 0 && def->max_steps < nsteps) nsteps = def->max_steps;
-    long per_frame = cb_scene_steps_per_frame(scene);
-    int expensive_every = scene->expensive_every;
-    char note[256];
-    if (expensive_every > 0)
-        snprintf(note, sizeof note,
-                 "self_intersections and min_separation are computed on every %d-th frame step "
-                 "(every %ld-th step) and are NaN on other rows", expensive_every,
-                 (long)expensive_every * per_frame);
-    else
-        snprintf(note, sizeof note, "self_intersections and min_separation are not computed (NaN)");
-
-    res->started = 1;
-    if (def->output) {
-        rc = cb_mkdir_parent(def->output, err);
-        if (rc) goto done;
-        scene_dir = realpath(scene->dir, NULL);
-        cb_runlog_def ld = {def->output, cls->name, scene->name, scene->text, ptext, pgiven, note,
-                            cb_solver_self_collision(cls, solver), def->scene_path,
-                            scene_dir ? scene_dir : scene->dir, NULL,
-                            (const char *const *)scene->files, scene->nfiles};
-        rc = cb_runlog_open(&ld, world, &log, err);
-        if (rc) goto done;
-    }
-
-    if (expensive_every > 0 && (rc = cb_metrics_cache_create(world, &mcache, err))) goto done;
-    if (def->audit || scene->audit) {
-        if ((rc = cb_audit_create(world, &audit, err))) goto done;
-        if (cls->set_path_hook) cls->set_path_hook(solver, audit_kink, audit);
-    }
-    long self_crossings = 0, collider_crossings = 0; /* since the last row */
-    double audit_since_row = 0.0;
-    cb_metrics m;
-    cb_step_info info;
-    cb_step_info_reset(&info);
-    /* row and frame 0: the initial state */
-    cb_world_apply_pins(world, 0.0);
-    cb_health_rule hrule = {scene->health_energy_factor, scene->health_max_strain};
-    if ((rc = cb_health_create(world, &hrule, &health, err))) goto done;
-    cb_metrics_compute(world, NULL, scene->dt, 0.0, &m);
-    m.position_error = cb_reference_error(ref, world->state.t, (const double (*)[3])world->state.x, world->mass,
-                                          world->nv);
-    m.energy_error = cb_reference_energy_error(ref, world->state.t, m.total_energy);
-    m.external_work = 0.0;
-    for (int k = 0; k < 3; k++) m.external_impulse[k] = 0.0;
-    if (expensive_every > 0) cb_metrics_compute_expensive(world, mcache, &m);
-    if (log) {
-        rc = cb_runlog_series(log, &m, err);
-        if (!rc && def->write_frames) rc = cb_runlog_frame(log, 0.0, (const double (*)[3])world->state.x, err);
-        if (rc) goto done;
-    }
-    res->frames = 1;
-
-    /* per-stage wall-time totals over the run, written to /stages at the end */
-    const char **stage_names = res->stage_name;
-    double *stage_seconds = res->stage_seconds;
-    int nstage = 0;
-    const char *final_status = "ok";
-    char msg[1024] = "";
-    int progress_on = def->progress && isatty(fileno(stderr));
-    long step;
-    for (step = 0; step < nsteps; step++) {
-        if (cb_interrupt_requested()) {
-            final_status = "interrupted";
-            snprintf(msg, sizeof msg, "interrupted by a signal at step %ld (t = %g s)", step, world->state.t);
-            rc = CB_FAIL(err, CB_ERR_INTERRUPTED, "%s", msg);
-            break;
-        }
-        /* the bar at once, not after a first step that may take minutes; drawn after the
-         * flag's last look outside the step, so a signal after it lands inside the step
-         * (tests/test_reliability.c waits for it) */
-        if (progress_on && step == 0) progress(0, nsteps, 0.0, 0);
-        if (audit) cb_audit_begin(audit, world);
-        cb_health_begin(health, world);
-        rc = cb_solver_step(cls, solver, world, step, scene->dt, &info, err);
-        double wall = info.wall_step_s;
-        res->wall_s += wall;
-        if (step == 0) res->first_step_s = wall;
-        /* a non-finite state (cb_solver_step's check) is logged below like one beyond the bound */
-        if (rc == CB_ERR_NUMERIC && find_divergence(world, scene->bound) >= 0) rc = CB_OK;
-        if (audit && !rc) {
-            long sc = 0, cc = 0;
-            double a0 = cb_wall_time();
-            rc = cb_audit_end(audit, world, &sc, &cc, err);
-            double spent = cb_wall_time() - a0;
-            res->audit_s += spent;
-            audit_since_row += spent;
-            self_crossings += sc;
-            collider_crossings += cc;
-        }
-        for (int k = 0; k < info.nstages; k++) {
-            int j = 0;
-            while (j < nstage && strcmp(stage_names[j], info.stage[k].name)) j++;
-            if (j == nstage) {
-                if (nstage == (int)(sizeof res->stage_name / sizeof res->stage_name[0])) continue;
-                stage_names[nstage] = info.stage[k].name;
-                stage_seconds[nstage++] = 0.0;
-            }
-            stage_seconds[j] += info.stage[k].seconds;
-            if (step == 0) res->stage_first_seconds[j] += info.stage[k].seconds;
-        }
-        res->nstages = nstage;
-        if (rc) {
-            final_status = rc == CB_ERR_NUMERIC ? "diverged" : rc == CB_ERR_INTERRUPTED ? "interrupted" : "error";
-            cb_error_prefix(err, "step %ld (t = %g s): ", step + 1, world->state.t);
-            snprintf(msg, sizeof msg, "%.1000s", err ? err->message : "solver failed");
-            break;
-        }
-        res->steps = step + 1;
-        int bad = find_divergence(world, scene->bound);
-        int breaches = cb_health_end(health, world, &info, scene->dt, step + 1);
-        int frame_step = ((step + 1) % per_frame == 0) || step + 1 == nsteps;
-        if (bad >= 0 || breaches || frame_step || (step + 1) % scene->log_every == 0) {
-            cb_metrics_compute(world, &info, scene->dt, wall, &m);
-            m.external_work = cb_health_external_work(health);
-            m.position_error = cb_reference_error(ref, world->state.t, (const double (*)[3])world->state.x,
-                                                  world->mass, world->nv);
-            m.energy_error = cb_reference_energy_error(ref, world->state.t, m.total_energy);
-            if (audit) {
-                m.self_crossings_in_step = (double)self_crossings;
-                m.collider_crossings_in_step = (double)collider_crossings;
-                m.crossings_in_step = (double)(self_crossings + collider_crossings);
-                m.wall_audit_s = audit_since_row;
-                self_crossings = collider_crossings = 0;
-                audit_since_row = 0.0;
-            }
-            long frame_index = (step + 1) / per_frame;
-            if (frame_step && expensive_every > 0 && frame_index % expensive_every == 0)
-                cb_metrics_compute_expensive(world, mcache, &m);
-            if (log && (rc = cb_runlog_series(log, &m, err))) break;
-        }
-        if (bad >= 0) {
-            final_status = "diverged";
-            snprintf(msg, sizeof msg,
-                     "diverged at step %ld (t = %g s): vertex %d has position (%g, %g, %g), velocity (%g, %g, %g)%s",
-                     step + 1, world->state.t, bad, world->state.x[bad][0], world->state.x[bad][1],
-                     world->state.x[bad][2], world->state.v[bad][0], world->state.v[bad][1],
-                     world->state.v[bad][2], isfinite(world->state.x[bad][0]) ? " beyond the scene bound" : "");
-            rc = CB_FAIL(err, CB_ERR_NUMERIC, "%s", msg);
-            if (log) cb_runlog_frame(log, world->state.t, (const double (*)[3])world->state.x, NULL);
-            break;
-        }
-        if (breaches) { /* the health check (experiments/harness/health.h): the run is no longer the cloth's */
-            final_status = "diverged";
-            int n = cb_health_breach_count(health), len = snprintf(msg, sizeof msg, "health check:");
-            for (int k = n - breaches; k < n && len < (int)sizeof msg; k++) {
-                char b[256];
-                cb_health_breach_text(cb_health_breach_at(health, k), b, sizeof b);
-                len += snprintf(msg + len, sizeof msg - (size_t)len, "%s %s", k > n - breaches ? ";" : "", b);
-            }
-            rc = CB_FAIL(err, CB_ERR_NUMERIC, "%s", msg);
-            if (log) cb_runlog_frame(log, world->state.t, (const double (*)[3])world->state.x, NULL);
-            break;
-        }
-        if (frame_step) {
-            if (log && def->write_frames &&
-                (rc = cb_runlog_frame(log, world->state.t, (const double (*)[3])world->state.x, err)))
-                break;
-            if (log && !def->write_frames && (rc = cb_runlog_flush(log, err))) break;
-            res->frames++;
-        }
-        if (progress_on && (step % 16 == 0 || step + 1 == nsteps)) progress(step + 1, nsteps, res->wall_s, 0);
-    }
-    if (progress_on) progress(res->steps, nsteps, res->wall_s, 1);
-    if (rc && !strcmp(final_status, "ok")) {
-        final_status = "error";
-        snprintf(msg, sizeof msg, "%.1000s", err ? err->message : "error");
-    }
-    res->breaches = cb_health_breach_count(health);
-    res->mean_step_ms = res->steps > 0 ? 1e3 * res->wall_s / (double)res->steps : 0.0;
-    set_result(res, final_status, msg);
-    if (log) {
-        cb_error e2;
-        if (cb_runlog_stages(log, nstage, stage_names, stage_seconds, &e2) && !rc)
-            rc = CB_FAIL(err, e2.status, "%s", e2.message);
-        char hb[2048] = "";
-        for (int k = 0, len = 0; k < cb_health_breach_count(health) && len < (int)sizeof hb; k++) {
-            char b[256];
-            cb_health_breach_text(cb_health_breach_at(health, k), b, sizeof b);
-            len += snprintf(hb + len, sizeof hb - (size_t)len, "%s%s", k ? "\n" : "", b);
-        }
-        if (cb_runlog_health(log, cb_health_rule_text(health), cb_health_energy_ref(health), hb, &e2) && !rc)
-            rc = CB_FAIL(err, e2.status, "%s", e2.message);
-        if (cb_runlog_status(log, final_status, msg, &e2) && !rc) rc = CB_FAIL(err, e2.status, "%s", e2.message);
-        status_written = 1;
-    }
-
-done:
-    if (log && rc && !status_written) {
-        /* failed after the file was opened and before the loop ended normally (out of
-         * memory building the first metrics, say): the file says so, not "running" */
-        cb_error e2;
-        cb_runlog_status(log, rc == CB_ERR_INTERRUPTED ? "interrupted" : rc == CB_ERR_NUMERIC ? "diverged" : "error",
-                         err ? err->message : "the run failed", &e2);
-    }
-    if (log) {
-        cb_error e2;
-        int rc2 = cb_runlog_close(&log, &e2);
-        if (rc2 && !rc) rc = CB_FAIL(err, rc2, "%s", e2.message);
-    }
-    if (solver) cls->destroy(solver);
-    cb_metrics_cache_free(&mcache);
-    cb_reference_free(&ref);
-    cb_audit_free(&audit);
-    cb_health_free(&health);
-    free(ptext);
-    free(scene_dir);
-    cb_yaml_free(&given_params);
-    free(pgiven);
-    cb_params_record_free(&prec);
-    cb_world_free(&world);
-    cb_scene_free(&scene);
-    return rc;
+    if (r.progress_on) progress(res->steps, r.nsteps, res->wall_s, 1);
+    return run_finish(&r, 1, rc, err);
 }

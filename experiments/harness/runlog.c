@@ -533,7 +533,7 @@ static char *file_digests(const cb_runlog_def *def, cb_error *err)
 {
     size_t cap = 1;
     for (int i = 0; i < def->nfiles; i++) cap += strlen(def->files[i]) + 68 + PATH_MAX;
-    char *out = malloc(cap);
+    char *out = cb_malloc(cap);
     if (!out) {
         CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", def->path);
         return NULL;
@@ -784,7 +784,7 @@ int cb_runlog_frame(cb_runlog *log, double t, const double (*x)[3], cb_error *er
     if (!log || !x) return CB_FAIL(err, CB_ERR_INPUT, "cb_runlog_frame: log and x must not be NULL");
     if (log->nframes == log->cap_times) {
         size_t cap = log->cap_times ? 2 * log->cap_times : 64;
-        double *nt = realloc(log->times, cap * sizeof *nt);
+        double *nt = cb_realloc(log->times, cap * sizeof *nt);
         if (!nt) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", log->path);
         log->times = nt;
         log->cap_times = cap;

@@ -1,9 +1,8 @@
 /* solvers/acm/acm.c — Asynchronous Contact Mechanics: the cb_solver_class "acm".
  *
  * Paper: D. Harmon, E. Vouga, B. Smith, R. Tamstorf, E. Grinspun, "Asynchronous Contact
- * Mechanics", ACM SIGGRAPH 2009 (CACM research highlight 2012, our copy:
- * /work/shared/papers/asynchronous-contact-mechanics-harmon2009-zh.txt), built on the
- * asynchronous variational integrators of A. Lew, J. Marsden, M. Ortiz, M. West (2003).
+ * Mechanics", ACM SIGGRAPH 2009 (Communications of the ACM research highlight 2012),
+ * built on the asynchronous variational integrators of A. Lew, J. Marsden, M. Ortiz, M. West (2003).
  *
  * Algorithm.
  *  AVI. Every vertex stores its position X at its last update time TV and a velocity V:
@@ -213,8 +212,8 @@ typedef struct acm_solver {
     cb_acm_stats st;
     cb_acm_trace_entry *trace;
     long trace_cap, *trace_n;
-    cb_acm_kink_fn kink_fn;        /* debug hook (acm.h), NULL normally */
-    void *kink_ctx;
+    cb_path_knot_fn knot_fn;        /* debug hook (acm.h), NULL normally */
+    void *knot_ctx;
     int fail;
 } acm_solver;
 
@@ -254,7 +253,7 @@ static inline void kick(acm_solver *s, int i, const double J[3])
     }
     cb_v3_axpy(s->vx[i].v, im, J);
     touch(s, i);
-    if (s->kink_fn) s->kink_fn(s->kink_ctx, i, s->vx[i].tv, s->vx[i].x, s->vx[i].v);
+    if (s->knot_fn) s->knot_fn(s->knot_ctx, i, s->vx[i].tv, s->vx[i].x, s->vx[i].v);
 }
 
 static void record(acm_solver *s, double t, int kind, int index, const acm_pair *p, double d, double J)
@@ -806,7 +805,7 @@ static void event_gravity(acm_solver *s, double t)
         if (s->vx[i].im == 0.0) continue;
         advance(s, i, t);
         cb_v3_axpy(s->vx[i].v, h, s->w->gravity);
-        if (s->kink_fn) s->kink_fn(s->kink_ctx, i, s->vx[i].tv, s->vx[i].x, s->vx[i].v);
+        if (s->knot_fn) s->knot_fn(s->knot_ctx, i, s->vx[i].tv, s->vx[i].x, s->vx[i].v);
     }
     cb_v3_axpy(s->grav_imp, h * s->free_mass, s->w->gravity);
     s->tick_gravity++;
@@ -1378,12 +1377,12 @@ void cb_acm_set_trace(void *solver, cb_acm_trace_entry *buf, long cap, long *n)
     if (n) *n = 0;
 }
 
-void cb_acm_set_kink_hook(void *solver, cb_acm_kink_fn fn, void *ctx)
+void cb_acm_set_path_knots(void *solver, cb_path_knot_fn fn, void *ctx)
 {
     acm_solver *s = solver;
     if (!s) return;
-    s->kink_fn = fn;
-    s->kink_ctx = fn ? ctx : NULL;
+    s->knot_fn = fn;
+    s->knot_ctx = fn ? ctx : NULL;
 }
 
 void cb_acm_get_stats(const void *solver, cb_acm_stats *out)
@@ -1430,9 +1429,10 @@ const cb_solver_class cb_solver_acm = {
     .name = "acm",
     .summary = "asynchronous contact mechanics (Harmon 2009): AVI clocks, discrete penalty layers, "
                "kinetic separating slabs and k-DOP boxes; never interpenetrates",
+    .flags = CB_SOLVER_EVENTS | CB_SOLVER_SUBSTEPS | CB_SOLVER_THREAD_INDEPENDENT,
     .create = acm_create,
     .step = acm_step,
     .destroy = acm_destroy,
     .self_collision = acm_self_collision,
-    .set_path_hook = cb_acm_set_kink_hook,
+    .set_path_knots = cb_acm_set_path_knots,
 };

@@ -46,12 +46,12 @@ void cb_acm_set_trace(void *solver, cb_acm_trace_entry *buf, long cap, long *n);
  * at t, the time of its last update, and v its new velocity. Between two calls for the
  * same vertex (and from the state at the start of a step to the first call, and from
  * the last call to the state at its end) the vertex moves exactly on the straight line
- * x + (t' - t) v: the calls are the kinks of its piecewise-linear trajectory. Pinned
+ * x + (t' - t) v: the calls are the path knots of its piecewise-linear trajectory. Pinned
  * vertices never call it: they move on their prescribed line pin_origin + t
  * pin_velocity (cb_world_pin_target). Several calls at the same t are possible (the
- * last one gives the velocity). fn = NULL removes the hook. */
-typedef cb_path_knot_fn cb_acm_kink_fn; /* core/solver.h: the class's set_path_hook */
-void cb_acm_set_kink_hook(void *solver, cb_acm_kink_fn fn, void *ctx);
+ * last one gives the velocity). fn = NULL stops the calls. */
+/* (core/solver.h: the class's set_path_knots) */
+void cb_acm_set_path_knots(void *solver, cb_path_knot_fn fn, void *ctx);
 void cb_acm_get_stats(const void *solver, cb_acm_stats *out);
 /* Ticks taken so far and clock step of an element (kind CB_ACM_EV_STRETCH: edge index,
  * CB_ACM_EV_BEND: hinge index); -1 / NaN for a bad kind or index. */
