@@ -25,6 +25,7 @@
 
 #include "core/params.h"
 #include "contact/colliders.h"
+#include "experiments/harness/elastica.h"
 #include "experiments/harness/provenance.h"
 #include "experiments/harness/registry.h"
 #include "experiments/harness/run.h"
@@ -773,6 +774,67 @@ out:
 
 static int cmd_help(int argc, char **argv);
 
+/* `clothbench elastica`: the self-weighted cantilever's elastica (experiments/harness/elastica.h)
+ * as CSV over log-spaced Gamma, or the Gamma of one chord angle. */
+static int cmd_elastica(int argc, char **argv)
+{
+    double gmin = 0.1, gmax = 100.0, chord = NAN;
+    int points = 61, help = 0;
+    const char *output = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        char *end = NULL;
+        if (is_help(a)) help = 1;
+        else if (!strcmp(a, "--points")) {
+            if (++i >= argc || parse_int(argv[i], 2, &points)) return bad_usage("%s needs an integer >= 2", a);
+        } else if (!strcmp(a, "--min") || !strcmp(a, "--max")) {
+            double v;
+            if (++i >= argc || !((v = strtod(argv[i], &end)) > 0 && v <= 1e3) || *end)
+                return bad_usage("%s needs a Gamma in (0, 1000]", a);
+            *(a[3] == 'i' ? &gmin : &gmax) = v;
+        } else if (!strcmp(a, "--chord")) {
+            if (++i >= argc || !((chord = strtod(argv[i], &end)) > 0 && chord < 90) || *end)
+                return bad_usage("%s needs an angle in (0, 90) degrees", a);
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (++i >= argc) return bad_usage("%s needs a file name", a);
+            output = argv[i];
+        } else return bad_usage("unknown argument '%s'", a);
+    }
+    if (help) return show_help();
+    if (!(gmin < gmax)) return bad_usage("--min must be below --max%s", "");
+    const double deg = 180.0 / 3.14159265358979323846;
+    cb_error e;
+    cb_elastica el;
+    FILE *f = output ? fopen(output, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "clothbench: error: cannot write %s\n", output);
+        return 2;
+    }
+    int rc = 0;
+    if (!isnan(chord)) {
+        if (!(rc = cb_elastica_gamma_for_chord(chord / deg, &el, &e)))
+            fprintf(f, "chord %.6g deg: Gamma %.9g, overhang / bending length %.9g, tip slope %.6g deg\n", chord,
+                    el.gamma, cbrt(el.gamma), el.tip_slope * deg);
+    } else {
+        fprintf(f, "gamma,root_curvature,tip_slope_deg,chord_deg,tip_x,tip_drop\n");
+        for (int k = 0; k < points && !rc; k++) {
+            double g = gmin * pow(gmax / gmin, (double)k / (points - 1));
+            if (!(rc = cb_elastica_solve(g, 0, &el, &e)))
+                fprintf(f, "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", g, el.root_curvature, el.tip_slope * deg,
+                        el.chord * deg, el.tip_x, el.tip_drop);
+        }
+    }
+    if (output && fclose(f) != 0 && !rc) {
+        fprintf(stderr, "clothbench: error: cannot write %s\n", output);
+        return 1;
+    }
+    if (rc) {
+        print_error(&e);
+        return 1;
+    }
+    return 0;
+}
+
 static const command commands[] = {
     {"list", "list [--params [SOLVER]]", "solvers and bundled scenes; every solver parameter",
      "usage: clothbench list [--params [SOLVER]]\n"
@@ -900,6 +962,23 @@ static const command commands[] = {
      "\n"
      "exit status: 0 every row ok, 1 a row failed, 2 bad input\n",
      cmd_bench},
+    {"elastica", "elastica [options]", "the cantilever's elastica under its own weight (CSV)",
+     "usage: clothbench elastica [options]\n"
+     "  the inextensible elastica of a strip clamped horizontally and bent by its own weight\n"
+     "  (Peirce's cantilever, ASTM D1388), solved by shooting, against Gamma = rho_A g L^3 / B:\n"
+     "  CSV gamma, root_curvature (theta'(0) L), tip_slope_deg, chord_deg (clamp-to-tip chord\n"
+     "  below the horizontal: Peirce's and ASTM's angle), tip_x and tip_drop (over L)\n"
+     "\n"
+     "options:\n"
+     "  --min G, --max G                  the Gamma range, log-spaced (default 0.1, 100)\n"
+     "  --points N                        rows (default 61)\n"
+     "  --chord DEG                       instead: the Gamma whose chord angle is DEG, and\n"
+     "                                    overhang / bending length = Gamma^(1/3) (41.5: ASTM)\n"
+     "  -o, --output FILE                 write to FILE (default stdout)\n"
+     "  -h, --help                        this help\n"
+     "\n"
+     "exit status: 0 written, 1 no solution, 2 bad input\n",
+     cmd_elastica},
     {"help", "help [COMMAND]", "the options of a command (= clothbench COMMAND --help)",
      "usage: clothbench help [COMMAND]\n"
      "  the options of COMMAND; without one, every command\n"
