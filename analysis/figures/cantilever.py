@@ -188,6 +188,8 @@ def main():
                  "dashed: ASTM D1388's 41.5 deg at Gamma 8", fontsize=9)
     ax2.axhline(0, color="k", lw=0.6)
     ax2.set_xlabel("Gamma = rho_A g L^3 / B [-]")
+    ax2.set_yscale("symlog", linthresh=1.0)  # explicit's tenths of a degree beside xpbd's tens
+    ax2.set_ylim(-0.3, 150)
     ax2.set_ylabel("chord - elastica [deg]")
     out = cbrun.save(fig, os.path.join(args.folder, "cantilever.png"),
                      ["sweep", "solver", "material", "gamma [-]", "chord [deg]", "elastica_chord [deg]",
