@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/material.h"
 #include "core/vec3.h"
 
 static const double PI = 3.14159265358979323846;
@@ -408,6 +409,31 @@ static int read_tets(const ctx *c, const cb_yaml *tn, const char *dir, cb_cloth_
     return check_keys(c, b, P);
 }
 
+/* cloth.material: NAME (core/material.h): the fabric's density, thickness, stretch and bend
+ * become the defaults of those keys (the cloth block's own keys override them); the file
+ * read is one of the scene's files. */
+static int read_material(const ctx *c, const cb_yaml *cn, double def[4])
+{
+    const cb_yaml *m;
+    char dir[1024], path[1100], w[600];
+    cb_material mat;
+    int rc;
+    if ((rc = get_string(c, cn, "cloth", "material", &m))) return rc;
+    if (cb_yaml_get(cn, "tets"))
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth.material: fabrics are for cloth (grid or mesh), "
+                       "not a tet body", where(c, m, w, sizeof w));
+    if ((rc = cb_material_load(cb_material_dir(dir, sizeof dir), m->scalar, &mat, path, sizeof path, c->err))) {
+        if (!c->err) return rc;
+        char msg[sizeof c->err->message];
+        snprintf(msg, sizeof msg, "%s", c->err->message);
+        return CB_FAIL(c->err, rc, "%s: cloth.material: %s", where(c, m, w, sizeof w), msg);
+    }
+    const double v[4] = { mat.areal_density, mat.thickness, mat.k_stretch, mat.k_bend };
+    for (int k = 0; k < 4; k++)
+        if (!isnan(v[k])) def[k] = v[k];
+    return note_file(c, path, "");
+}
+
 static int read_cloth(const ctx *c, const cb_yaml *root, const char *dir, cb_cloth_def *cl)
 {
     char w[600], w2[600];
@@ -455,11 +481,13 @@ static int read_cloth(const ctx *c, const cb_yaml *root, const char *dir, cb_clo
         if (!cl->mesh_path) return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
         if ((rc = note_file(c, cl->mesh_path, ""))) return rc;
     }
-    if ((rc = get_double(c, cn, "cloth", "density", 0, 0.1, R_POS, &cl->density)) ||
+    double def[4] = { 0.1, 0.002, 1000.0, 1e-4 }; /* density, thickness, stretch, bend */
+    if (ask(c, cn, "material") && (rc = read_material(c, cn, def))) return rc;
+    if ((rc = get_double(c, cn, "cloth", "density", 0, def[0], R_POS, &cl->density)) ||
         (rc = get_double(c, cn, "cloth", "line_density", 0, 0.0, R_NONNEG, &cl->line_density)) ||
-        (rc = get_double(c, cn, "cloth", "stretch", 0, 1000.0, R_NONNEG, &cl->stretch)) ||
-        (rc = get_double(c, cn, "cloth", "bend", 0, 1e-4, R_NONNEG, &cl->bend)) ||
-        (rc = get_double(c, cn, "cloth", "thickness", 0, 0.002, R_NONNEG, &cl->thickness)) ||
+        (rc = get_double(c, cn, "cloth", "stretch", 0, def[2], R_NONNEG, &cl->stretch)) ||
+        (rc = get_double(c, cn, "cloth", "bend", 0, def[3], R_NONNEG, &cl->bend)) ||
+        (rc = get_double(c, cn, "cloth", "thickness", 0, def[1], R_NONNEG, &cl->thickness)) ||
         (rc = get_vec(c, cn, "cloth", "velocity", 0, NULL, 3, R_ANY, cl->velocity)) ||
         (rc = get_vec(c, cn, "cloth", "angular_velocity", 0, NULL, 3, R_ANY, cl->angular_velocity)) ||
         (rc = get_double(c, cn, "cloth", "initial_stretch", 0, 1.0, R_POS, &cl->initial_stretch)))

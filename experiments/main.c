@@ -25,6 +25,7 @@
 
 #include "core/params.h"
 #include "contact/colliders.h"
+#include "experiments/harness/elastica.h"
 #include "experiments/harness/provenance.h"
 #include "experiments/harness/registry.h"
 #include "experiments/harness/run.h"
@@ -884,6 +885,78 @@ out:
 
 static int cmd_help(int argc, char **argv);
 
+/* `clothbench elastica`: the self-weighted cantilever's elastica (experiments/harness/elastica.h)
+ * as CSV over log-spaced Gamma, or the Gamma of one chord angle. */
+/* A number in (lo, hi) (hi_open: below hi, else up to hi) from an option's value; -1 if it is not. */
+static int parse_range(const char *text, double lo, double hi, int hi_open, double *out)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (end == text || *end || !(v > lo) || !(hi_open ? v < hi : v <= hi)) return -1;
+    *out = v;
+    return 0;
+}
+
+enum { ELASTICA_MIN, ELASTICA_MAX, ELASTICA_POINTS, ELASTICA_CHORD, ELASTICA_OUTPUT };
+static const option elastica_options[] = {
+    [ELASTICA_MIN] = {NULL, "--min", "G", "the least Gamma of the range, log-spaced (default 0.1)", OPT_STR, 0},
+    [ELASTICA_MAX] = {NULL, "--max", "G", "the largest Gamma (default 100; at most 1000)", OPT_STR, 0},
+    [ELASTICA_POINTS] = {NULL, "--points", "N", "rows (default 61)", OPT_INT, 2},
+    [ELASTICA_CHORD] = {NULL, "--chord", "DEG", "instead: the Gamma whose chord angle is DEG, and\n"
+                                                "overhang / bending length = Gamma^(1/3) (41.5: ASTM)", OPT_STR, 0},
+    [ELASTICA_OUTPUT] = {"-o", "--output", "FILE", "write to FILE (default stdout)", OPT_STR, 0},
+};
+
+static int cmd_elastica(int argc, char **argv)
+{
+    opt_value v[OPT_COUNT(elastica_options)];
+    const char *none = NULL;
+    int npos, help, rc = parse_options(argc, argv, v, &none, 0, &npos, &help);
+    if (rc) return rc;
+    double gmin = 0.1, gmax = 100.0, chord = NAN;
+    int points = v[ELASTICA_POINTS].given ? v[ELASTICA_POINTS].i : 61;
+    const char *output = v[ELASTICA_OUTPUT].s;
+    free_options(v, current->nopts);
+    if (v[ELASTICA_MIN].s && parse_range(v[ELASTICA_MIN].s, 0.0, 1e3, 0, &gmin))
+        return bad_usage("--min needs a Gamma in (0, 1000], got '%s'", v[ELASTICA_MIN].s);
+    if (v[ELASTICA_MAX].s && parse_range(v[ELASTICA_MAX].s, 0.0, 1e3, 0, &gmax))
+        return bad_usage("--max needs a Gamma in (0, 1000], got '%s'", v[ELASTICA_MAX].s);
+    if (v[ELASTICA_CHORD].s && parse_range(v[ELASTICA_CHORD].s, 0.0, 90.0, 1, &chord))
+        return bad_usage("--chord needs an angle in (0, 90) degrees, got '%s'", v[ELASTICA_CHORD].s);
+    if (help) return show_help();
+    if (!(gmin < gmax)) return bad_usage("--min must be below --max%s", "");
+    const double deg = 180.0 / 3.14159265358979323846;
+    cb_error e;
+    cb_elastica el;
+    FILE *f = output ? fopen(output, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "clothbench: error: cannot write %s\n", output);
+        return 2;
+    }
+    if (!isnan(chord)) {
+        if (!(rc = cb_elastica_gamma_for_chord(chord / deg, &el, &e)))
+            fprintf(f, "chord %.6g deg: Gamma %.9g, overhang / bending length %.9g, tip slope %.6g deg\n", chord,
+                    el.gamma, cbrt(el.gamma), el.tip_slope * deg);
+    } else {
+        fprintf(f, "gamma,root_curvature,tip_slope_deg,chord_deg,tip_x,tip_drop\n");
+        for (int k = 0; k < points && !rc; k++) {
+            double g = gmin * pow(gmax / gmin, (double)k / (points - 1));
+            if (!(rc = cb_elastica_solve(g, 0, &el, &e)))
+                fprintf(f, "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", g, el.root_curvature, el.tip_slope * deg,
+                        el.chord * deg, el.tip_x, el.tip_drop);
+        }
+    }
+    if (output && fclose(f) != 0 && !rc) {
+        fprintf(stderr, "clothbench: error: cannot write %s\n", output);
+        return 1;
+    }
+    if (rc) {
+        print_error(&e);
+        return 1;
+    }
+    return 0;
+}
+
 static const command commands[] = {
     {"list", "list [--params [SOLVER]]", "solvers and bundled scenes; every solver parameter",
      "usage: clothbench list [--params [SOLVER]]\n"
@@ -931,6 +1004,13 @@ static const command commands[] = {
      "  vertices, one line per finished row on stderr; or the CCD and BVH timings of the\n"
      "  contact library\n",
      OPTS(bench_options), "exit status: 0 every row ok, 1 a row failed, 2 bad input\n", cmd_bench},
+    {"elastica", "elastica [options]", "the cantilever's elastica under its own weight (CSV)",
+     "usage: clothbench elastica [options]\n"
+     "  the inextensible elastica of a strip clamped horizontally and bent by its own weight\n"
+     "  (Peirce's cantilever, ASTM D1388), solved by shooting, against Gamma = rho_A g L^3 / B:\n"
+     "  CSV gamma, root_curvature (theta'(0) L), tip_slope_deg, chord_deg (clamp-to-tip chord\n"
+     "  below the horizontal: Peirce's and ASTM's angle), tip_x and tip_drop (over L)\n",
+     OPTS(elastica_options), "exit status: 0 written, 1 no solution, 2 bad input\n", cmd_elastica},
     {"help", "help [COMMAND]", "the options of a command (= clothbench COMMAND --help)",
      "usage: clothbench help [COMMAND]\n"
      "  the options of COMMAND; without one, every command\n",

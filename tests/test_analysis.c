@@ -256,6 +256,34 @@ static void test_missing_and_unfinished(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "unfinished run file"));
 }
 
+/* The cantilever figure (analysis/figures/cantilever.py) on a coarse strip (10 cells along,
+ * 2 across), explicit at Gamma 4, 8 and 16: the elastica's own 41.5 degree overhang is
+ * 2.000 bending lengths, explicit's within 6% of it (the coarse strip's first-order error
+ * makes it short: tests/test_elastica.c), every run at rest, and the CSVs are written. */
+static void test_cantilever_figure(void)
+{
+    if (!py()) return;
+    char d[1024];
+    int rc = sweep_into("cant",
+                        "name: cantilever\n"
+                        "scenes: [data/scenes/cantilever.yaml]\n"
+                        "solvers: [explicit]\n"
+                        "set: {cloth.grid.nx: 12, cloth.grid.ny: 3, cloth.grid.size: [0.025663, 0.004666], "
+                        "cloth.grid.origin: [-0.002333, -0.002333, 0]}\n"
+                        "grid: {cloth.bend: [9.7515e-07, 4.87575e-07, 2.43788e-07]}\n",
+                        d, sizeof d);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    rc = sh("%s analysis/figures/cantilever.py %s --clothbench %s", py(), d, cb_test_program());
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    double ge = after(out, "elastica ", "L/c "), gx = after(out, "explicit ", "L/c ");
+    CU_ASSERT(fabs(ge - 2.0) < 2e-3);
+    CU_ASSERT(fabs(gx - 2.0) < 0.12);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "not at rest (chord moved >= 0.01 deg in the last 0.5 s): none"));
+    CU_ASSERT(exists(d, "cantilever.png") && exists(d, "cantilever.pdf") && exists(d, "cantilever.csv"));
+    CU_ASSERT(exists(d, "cantilever_crossing.csv"));
+}
+
 /* The fms convergence figure (analysis/figures/fms_convergence.py) on a tiny version
  * of its experiment (an 8 x 8 curtain, two repeats of every setting): one table row per
  * setting, not per repeat; fms's error falls with its iterations and Newton's too; the
@@ -601,6 +629,7 @@ CB_TEST_MAIN("analysis",
     CB_TEST(test_plot_and_render),
     CB_TEST(test_missing_and_unfinished),
     CB_TEST(test_fms_convergence_figure),
+    CB_TEST(test_cantilever_figure),
     CB_TEST(test_table_tex_compiles),
     CB_TEST(test_compare_x_across_solvers),
     CB_TEST(test_figure_style_and_csv),

@@ -96,7 +96,7 @@ static void test_unknown_top_key(void)
 static void test_unknown_cloth_key(void)
 {
     const char *t = cat(BASE_HEAD, "cloth:\n  grid: {nx: 3, ny: 3, size: [1, 1]}\n  colour: red\n");
-    EXPECT_FAIL(t, "colour", "colour", "unknown key 'colour' in cloth; allowed keys: grid, mesh, tets, volume_density, density");
+    EXPECT_FAIL(t, "colour", "colour", "unknown key 'colour' in cloth; allowed keys: grid, mesh, tets, volume_density, material, density");
 }
 
 static void test_unknown_collider_key(void)
