@@ -1,5 +1,6 @@
-/* solvers/newton.c — implicit Euler on the mass-spring model solved by Newton's
- * method: the reference that fms converges to.
+/* solvers/newton.c — implicit Euler on the shared cloth model (edge springs and the
+ * discrete-shells hinge energy) solved by Newton's method; with the bending of fms
+ * (quadratic or springs) the reference that fms converges to.
  *
  * Paper: the baseline of Liu et al. 2013 ("Fast Simulation of Mass-Spring Systems",
  * section 5: Newton's method with a direct solver); Nocedal & Wright, "Numerical
@@ -15,9 +16,13 @@
  *     g(x) = 1/2 (x - y)^T M (x - y) + h^2 E(x) - h^2 x^T f_ext + P(x),
  * y = q_n + (1 - damping) h v_n, the same spring set, P the contact penalty
  * sum_i 1/2 c m_i min(0, d_i)^2 (d_i: distance of vertex i from the nearest collider at
- * t + h minus contact_offset; P = 0 with contact: projection). Starting from x = y, each
- * iteration solves H dx = -grad g(x) with H = M + h^2 sum_i H_i + sum_i c m_i n_i n_i^T,
- * where the 3x3 block of spring i, with u = (p_a - p_b)/l,
+ * t + h minus contact_offset; P = 0 with contact: projection). E the edge springs plus
+ * the bending term (`bending`, solvers/bending.h: shells by default). Starting from
+ * x = y, each iteration solves H dx = -grad g(x) with H = M + h^2 (sum_i H_i + sum_j B_j)
+ * + sum_i c m_i n_i n_i^T, B_j the 12 x 12 Hessian of hinge j's bending term (shells: the
+ * exact one projected to positive semi-definite per hinge by its eigen-decomposition,
+ * solvers/bending.c says why; quadratic: constant), and where the 3x3 block of spring i,
+ * with u = (p_a - p_b)/l,
  *     H_i = k_i (u u^T + max(0, 1 - r_i/l) (I - u u^T))
  * is the spring Hessian with its transverse part clamped at 0 (a compressed spring's
  * Hessian is indefinite; the clamp projects it to positive semi-definite, so H is SPD),
@@ -51,14 +56,17 @@
  * iterations: 200 mm; 1e-3: 34 mm), at 7.7 iterations and 2.2 factorizations per step
  * (1e-8 with refactor: always: 19.1 and 19.1).
  *
- * Mapping from the shared cloth model and contact: as fms (solvers/fms.c): edge
- * springs k_stretch, bend springs across hinges (or springs: classic), gravity as
- * f_ext, collider contact in the solve (contact: constraint) and then the end-of-step
+ * Mapping from the shared cloth model and contact: edge springs k_stretch; bending
+ * (`bending`): shells (the default) is the shared model's hinge energy k_bend w (theta -
+ * theta0)^2 exactly, so newton solves the model the reference and explicit solve;
+ * quadratic and springs are fms's bending terms (solvers/fms.c), for comparing fms
+ * with the Newton solution of its own energy; `springs: classic` takes bending: springs
+ * (its skip-one springs bend); gravity as f_ext, collider contact in the solve (contact: constraint) and then the end-of-step
  * stage of contact/step_contact.h (self contact, and the collider projection with
  * restitution and friction: friction acts there, after the solve; the vertices the
  * penalty holds just inside the offset are in contact for it), solver_energy = E(x).
- * external_impulse = attachments (h times the spring forces from pinned vertices on
- * free ones at x_{n+1}) + damping + colliders (the penalty's, -(1/h) grad P(x_{n+1}), and
+ * external_impulse = attachments (h times the spring and bending forces from pinned
+ * vertices on free ones at x_{n+1}) + damping + colliders (the penalty's, -(1/h) grad P(x_{n+1}), and
  * the projection's).
  *
  * What it does not do: no trust region (the projected Hessian plus the line search is
@@ -71,7 +79,8 @@
  *
  * Parameters (solvers.newton): tolerance (relative gradient, > 0, default 1e-4),
  * max_iterations (>= 1, default 50), refactor (auto | always, default auto),
- * refactor_rate (in [0, 1], default 0.9), damping, springs, self_collision,
+ * refactor_rate (in [0, 1], default 0.9), damping, springs, bending (shells |
+ * quadratic | springs, default shells), self_collision,
  * self_friction, self_iterations, contact_offset, factor, self_cache, contact,
  * contact_stiffness, threads — as fms (the parameters and the frame of the step are
  * shared with fms in solvers/spring_solver.c).
@@ -134,7 +143,7 @@ static int newton_create(const cb_world *w, const cb_params *p, void **self, cb_
                                    "auto: reuse the factor while it converges; always: classic Newton", err);
     if (!rc) rc = cb_params_double(&q, "refactor_rate", 0.9, 0.0, 1.0, &s->slow,
                                    "refactor after an iteration whose gradient fell by less than this factor", err);
-    if (!rc) rc = cb_spring_solver_configure(&s->ss, "newton", w, &q, err);
+    if (!rc) rc = cb_spring_solver_configure(&s->ss, "newton", w, &q, CB_BENDING_SHELLS, 1, err);
     rc = cb_params_end(p, &q, rc, err);
     if (rc) {
         if (rc != CB_ERR_NOMEM) cb_error_prefix(err, "newton: ");
@@ -159,6 +168,31 @@ static int newton_create(const cb_world *w, const cb_params *p, void **self, cb_
 
 static int contact_on(const newton_solver *s) { return s->ss.contact_mode == CB_SPRING_CONTACT_CONSTRAINT; }
 
+/* h^2 times the (projected) Hessian of hinge term i at x into the lower triangle of A:
+ * the diagonal blocks of its free vertices, and the off-diagonal blocks of its vertex
+ * pairs (a, b) at hinge_pos (row block the larger unknown). */
+static void add_hinge(const newton_solver *s, int i, const double (*x)[3], double h2, double *A)
+{
+    const cb_spring_solver *ss = &s->ss;
+    const int *hv = ss->bend.h[i];
+    double H[12][12];
+    cb_bending_hinge_hessian(&ss->bend, i, x, H);
+    for (int a = 0; a < 4; a++) {
+        int ua = ss->unk[hv[a]];
+        if (ua < 0) continue;
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c <= r; c++) A[ss->diag_pos[ua * 9 + r * 3 + c]] += h2 * H[3 * a + r][3 * a + c];
+    }
+    const int *pos = ss->hinge_pos + 54 * i;
+    for (int a = 0, p = 0; a < 4; a++)
+        for (int b = a + 1; b < 4; b++, p++) {
+            if (pos[9 * p] < 0) continue; /* a pinned end */
+            int lo = ss->unk[hv[a]] < ss->unk[hv[b]] ? a : b, hi = lo == a ? b : a;
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++) A[pos[9 * p + 3 * r + c]] += h2 * H[3 * hi + r][3 * lo + c];
+        }
+}
+
 /* H = M + h^2 sum H_i (projected) + the contact blocks at x, and factor it. */
 static int assemble_factor(newton_solver *s, const cb_world *w, const double (*x)[3], double h, double t1,
                            cb_error *err)
@@ -175,6 +209,8 @@ static int assemble_factor(newton_solver *s, const cb_world *w, const double (*x
     for (int i = 0; i < sp->n; i++)
         if (ss->spring_pos[9 * i] >= 0)
             for (int q = 0; q < 9; q++) A[ss->spring_pos[9 * i + q]] = 0.0;
+    for (int q = 0; q < 54 * ss->bend.n; q++)
+        if (ss->hinge_pos[q] >= 0) A[ss->hinge_pos[q]] = 0.0;
     for (int i = 0; i < sp->n; i++) {
         int a = sp->ij[i][0], b = sp->ij[i][1], ua = ss->unk[a], ub = ss->unk[b];
         double e[3];
@@ -199,6 +235,7 @@ static int assemble_factor(newton_solver *s, const cb_world *w, const double (*x
         if (ss->spring_pos[9 * i] >= 0)
             for (int q = 0; q < 9; q++) A[ss->spring_pos[9 * i + q]] -= K[q / 3][q % 3];
     }
+    for (int i = 0; i < ss->bend.n; i++) add_hinge(s, i, x, h2, A);
     s->h_factored = 0.0;
     int rc = cb_spring_solver_factor(&s->ss, w, h, err);
     if (!rc) s->h_factored = h;
@@ -230,14 +267,14 @@ static double objective(const newton_solver *s, const cb_world *w, const double 
         g += w->mass[i] * (0.5 * cb_v3_norm2(dx[i]) - h2 * cb_v3_dot(w->gravity, dx[i]));
     }
     if (contact_on(s)) g += cb_spring_contact_penalty(&s->ss, w, t1, x, NULL, NULL);
-    return g + h2 * cb_springs_energy(&s->ss.sp, x);
+    return g + h2 * cb_spring_solver_energy(&s->ss, x);
 }
 
 /* grad g(x) into ss->grad (springs, inertia, gravity and the contact penalty); |grad g|. */
 static double gradient(newton_solver *s, const cb_world *w, const double (*x)[3], double h, double t1)
 {
     cb_spring_solver *ss = &s->ss;
-    double gn = cb_springs_gradient(&ss->sp, w, x, (const double (*)[3])ss->y, h, ss->grad);
+    double gn = cb_spring_solver_gradient(ss, w, x, h);
     if (!contact_on(s)) return gn;
     cb_spring_contact_penalty(ss, w, t1, x, ss->grad, NULL);
     double n2 = 0.0;
@@ -403,6 +440,7 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
         double f = -sp->k[i] * (l - sp->rest[i]) / l; /* force on a is f e */
         cb_v3_axpy(imp, (ua >= 0 ? 1.0 : -1.0) * h * f, e);
     }
+    cb_bending_add_pin_impulse(&ss->bend, cx, ss->unk, h, imp);
     /* collider impulse of the contact penalty: h times its force -(1/h^2) grad P */
     if (contact_on(s) && ss->nfree > 0) {
         memset(s->xt, 0, (size_t)w->nv * sizeof *s->xt);
@@ -424,7 +462,7 @@ static int newton_self_collision(const void *self)
 
 const cb_solver_class cb_solver_newton = {
     .name = "newton",
-    .summary = "implicit Euler on the mass-spring model by projected Newton + line search (the fms reference)",
+    .summary = "implicit Euler on the shared model (springs + shells bending) by projected Newton + line search",
     .create = newton_create,
     .step = newton_step,
     .destroy = newton_destroy,
