@@ -104,7 +104,7 @@ static void tmp_name(const char *path, char *tmp, size_t n)
     snprintf(tmp, n, "%s.tmp.%s.%ld", path, host, (long)getpid());
 }
 
-/* Columns after self_collision: the commit that made the run, the check, and per key of
+/* Columns after self_collision and model: the commit that made the run, the check, and per key of
  * a solver's parameters (solvers.X.k) the value the run's solver used for k. */
 static int n_effective(const cb_experiment *e)
 {
@@ -145,7 +145,7 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
     for (int i = 0; i < 9; i++) fprintf(f, ",%s", num_names[i]);
     fputs(",scene_path,frames,energy_start,energy_end,max_collider_penetrations,created", f);
     for (int i = 0; i < YARD_COLS; i++) fprintf(f, ",%s", yard_names[i]);
-    fputs(",self_collision,git_commit,checked", f);
+    fputs(",self_collision,model,git_commit,checked", f);
     for (int k = 0; k < e->nkeys; k++) {
         if (!e->keys[k].solver) continue;
         char name[600];
@@ -212,6 +212,8 @@ static int write_csv(const cb_experiment *e, const run_state *states, cb_error *
         fputc(',', f);
         if (st->have) cb_csv_field(f, st->s.self_collision);
         fputc(',', f);
+        if (st->have) cb_csv_field(f, st->s.model);
+        fputc(',', f);
         if (st->have) cb_csv_field(f, st->s.git_commit);
         fputc(',', f);
         cb_csv_field(f, st->checked);
@@ -247,7 +249,7 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
     snprintf(path, sizeof path, "%s/index.h5", e->output);
     tmp_name(path, tmp, sizeof tmp);
     int neff = n_effective(e);
-    int ncols = 5 + e->nkeys + 3 + 9 + 6 + YARD_COLS + 3 + neff;
+    int ncols = 5 + e->nkeys + 3 + 9 + 6 + YARD_COLS + 4 + neff;
     const char **names = cb_calloc((size_t)ncols, sizeof *names);
     int *kinds = cb_calloc((size_t)ncols, sizeof *kinds);
     size_t rowsize = 8 * (size_t)ncols;
@@ -278,6 +280,7 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
     names[c] = "created"; kinds[c++] = COL_STR;
     for (int q = 0; q < YARD_COLS; q++) { names[c] = yard_names[q]; kinds[c++] = COL_NUM; }
     names[c] = "self_collision"; kinds[c++] = COL_STR;
+    names[c] = "model"; kinds[c++] = COL_STR;
     names[c] = "git_commit"; kinds[c++] = COL_STR;
     names[c] = "checked"; kinds[c++] = COL_STR;
     for (int k = 0, j = 0; k < e->nkeys; k++) {
@@ -334,6 +337,7 @@ static int write_h5(const cb_experiment *e, const run_state *states, cb_error *e
         yard_nums(st, y);
         for (int q = 0; q < YARD_COLS; q++) PUT_D(y[q]);
         PUT_S(st->have ? st->s.self_collision : empty);
+        PUT_S(st->have ? st->s.model : empty);
         PUT_S(st->have ? st->s.git_commit : empty);
         PUT_S(st->checked);
         for (int k = 0, j = 1; k < e->nkeys; k++) {

@@ -629,6 +629,8 @@ static int fms_self_collision(const void *self)
     return cb_step_contact_self_active(((const fms_solver *)self)->ss.contact);
 }
 
+static const char *fms_model(const void *self) { return cb_spring_solver_model(&((const fms_solver *)self)->ss); }
+
 const cb_solver_class cb_solver_fms = {
     .name = "fms",
     .summary = "fast mass-spring (Liu et al. 2013): local/global iterations on implicit Euler, one prefactored solve",
@@ -636,4 +638,5 @@ const cb_solver_class cb_solver_fms = {
     .step = fms_step,
     .destroy = fms_destroy,
     .self_collision = fms_self_collision,
+    .model = fms_model,
 };

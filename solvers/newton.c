@@ -460,6 +460,8 @@ static int newton_self_collision(const void *self)
     return cb_step_contact_self_active(((const newton_solver *)self)->ss.contact);
 }
 
+static const char *newton_model(const void *self) { return cb_spring_solver_model(&((const newton_solver *)self)->ss); }
+
 const cb_solver_class cb_solver_newton = {
     .name = "newton",
     .summary = "implicit Euler on the shared model (springs + shells bending) by projected Newton + line search",
@@ -467,4 +469,5 @@ const cb_solver_class cb_solver_newton = {
     .step = newton_step,
     .destroy = newton_destroy,
     .self_collision = newton_self_collision,
+    .model = newton_model,
 };

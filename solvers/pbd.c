@@ -1579,6 +1579,16 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
 
 static int pbd_self_collision(const void *self) { return ((const pbd_solver *)self)->self_collision; }
 
+/* pbd: dimensionless stiffnesses (not the model's material); xpbd: compliance 1/k of
+ * the shared model's stretch and (dihedral) bending. */
+static const char *pbd_model(const void *self)
+{
+    const pbd_solver *s = self;
+    if (s->xpbd) return "stretch springs / bending shells / contact constraints";
+    return s->bending == 0 ? "pbd dimensionless / bending paper / contact constraints"
+                           : "pbd dimensionless / bending dihedral / contact constraints";
+}
+
 const cb_solver_class cb_solver_pbd = {
     .name = "pbd",
     .summary = "Position Based Dynamics (Mueller et al. 2007): Gauss-Seidel constraint projection, "
@@ -1587,6 +1597,7 @@ const cb_solver_class cb_solver_pbd = {
     .step = pbd_step,
     .destroy = pbd_destroy,
     .self_collision = pbd_self_collision,
+    .model = pbd_model,
 };
 
 const cb_solver_class cb_solver_xpbd = {
@@ -1596,4 +1607,5 @@ const cb_solver_class cb_solver_xpbd = {
     .step = pbd_step,
     .destroy = pbd_destroy,
     .self_collision = pbd_self_collision,
+    .model = pbd_model,
 };

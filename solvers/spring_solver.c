@@ -223,6 +223,22 @@ double cb_spring_solver_gradient(cb_spring_solver *s, const cb_world *w, const d
     return sqrt(n2);
 }
 
+const char *cb_spring_solver_model(const cb_spring_solver *s)
+{
+    CB_ASSERT(s);
+    if (s->classic)
+        return s->contact_mode == CB_SPRING_CONTACT_CONSTRAINT
+                   ? "classic springs (structural, shear) / bending skip-one springs / contact penalty"
+                   : "classic springs (structural, shear) / bending skip-one springs / contact projection";
+    static const char *const names[3][2] = {
+        {"stretch springs / bending shells / contact penalty", "stretch springs / bending shells / contact projection"},
+        {"stretch springs / bending quadratic / contact penalty",
+         "stretch springs / bending quadratic / contact projection"},
+        {"stretch springs / bending springs / contact penalty", "stretch springs / bending springs / contact projection"},
+    };
+    return names[s->bend.kind][s->contact_mode == CB_SPRING_CONTACT_CONSTRAINT ? 0 : 1];
+}
+
 double cb_spring_contact_query(const cb_spring_solver *s, const cb_world *w, double t, const double x[3], double n[3])
 {
     if (!w->ncolliders) return INFINITY;

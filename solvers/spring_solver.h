@@ -85,7 +85,9 @@ double cb_spring_solver_energy(const cb_spring_solver *s, const double (*x)[3]);
 /* grad g(x) (springs, bending, inertia, gravity; not the contact term) of the step with
  * inertial target s->y and step h into s->grad, zero on pinned vertices; |grad g|. */
 double cb_spring_solver_gradient(cb_spring_solver *s, const cb_world *w, const double (*x)[3], double h);
-
+/* The model this solver solves, for the run file: "stretch springs / bending <kind> /
+ * contact penalty|projection" (springs: classic: "classic springs ..."). */
+const char *cb_spring_solver_model(const cb_spring_solver *s);
 
 /* Allocate the per-vertex arrays, number the free vertices and, when there is one,
  * create the CHOLMOD system M + h^2 (...) with blocks of bs x bs (its pattern from

@@ -188,7 +188,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
         if (rc) goto done;
         scene_dir = realpath(scene->dir, NULL);
         cb_runlog_def ld = {def->output, cls->name, scene->name, scene->text, ptext, pgiven, note,
-                            cb_solver_self_collision(cls, solver), def->scene_path,
+                            cb_solver_self_collision(cls, solver), cb_solver_model(cls, solver), def->scene_path,
                             scene_dir ? scene_dir : scene->dir, NULL,
                             (const char *const *)scene->files, scene->nfiles};
         rc = cb_runlog_open(&ld, world, &log, err);
