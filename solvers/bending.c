@@ -224,7 +224,7 @@ void cb_bending_hinge_hessian(const cb_bending *b, int i, const double (*x)[3], 
     const double *gf = &g[0][0];
     for (int r = 0; r < 12; r++)
         for (int c = 0; c < 12; c++) H[r][c] = s * (gf[r] * gf[c] + d * H[r][c]);
-    if (d != 0.0) cb_psd_project(12, &H[0][0]);
+    if (d != 0.0) cb_psd_project(12, &H[0][0], NULL);
 }
 
 /* Forward-mode dual numbers: a value and its derivative along one direction. */
@@ -294,22 +294,29 @@ double cb_dihedral_hessian(const double x0[3], const double x1[3], const double 
     return theta;
 }
 
-double cb_psd_project(int n, double *A)
+double cb_psd_project(int n, double *A, int *sweeps)
 {
     double V[144], lam[12];
     for (int r = 0; r < n; r++)
         for (int c = 0; c < n; c++) V[r * n + c] = r == c;
     double fro = 0.0;
     for (int q = 0; q < n * n; q++) fro += A[q] * A[q];
-    for (int sweep = 0; sweep < 50; sweep++) {
+    /* an off-diagonal entry below eps |A| is round-off: set to 0 rather than rotated (a
+     * rotation would leave round-off of the same size, and the sweeps would not end) */
+    const double tiny = 1e-16 * sqrt(fro);
+    int sweep = 0;
+    for (; sweep < 50; sweep++) {
         double off = 0.0;
         for (int p = 0; p < n; p++)
             for (int q = p + 1; q < n; q++) off += A[p * n + q] * A[p * n + q];
-        if (!(off > 1e-30 * fro)) break; /* also stops on NaN */
+        if (!(off > 0)) break; /* also stops on NaN */
         for (int p = 0; p < n; p++)
             for (int q = p + 1; q < n; q++) {
                 double apq = A[p * n + q];
-                if (apq == 0.0) continue;
+                if (fabs(apq) <= tiny) {
+                    A[p * n + q] = A[q * n + p] = 0.0;
+                    continue;
+                }
                 double th = (A[q * n + q] - A[p * n + p]) / (2.0 * apq);
                 double t = (th >= 0 ? 1.0 : -1.0) / (fabs(th) + sqrt(th * th + 1.0));
                 double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
@@ -328,6 +335,7 @@ double cb_psd_project(int n, double *A)
                 }
             }
     }
+    if (sweeps) *sweeps = sweep;
     double lmin = INFINITY;
     for (int k = 0; k < n; k++) {
         lam[k] = A[k * n + k];

@@ -72,7 +72,9 @@ double cb_dihedral_hessian(const double x0[3], const double x1[3], const double 
 
 /* Project the symmetric n x n matrix A (row-major, n <= 12) to positive
  * semi-definite: eigen-decomposition by cyclic Jacobi rotations, negative eigenvalues
- * set to 0. Returns the smallest eigenvalue before the projection. */
-double cb_psd_project(int n, double *A);
+ * set to 0; off-diagonal entries below 1e-16 |A|_F are round-off, set to 0. Returns the
+ * smallest eigenvalue before the projection; the number of sweeps into *sweeps (when
+ * not NULL; at most 50). */
+double cb_psd_project(int n, double *A, int *sweeps);
 
 #endif
