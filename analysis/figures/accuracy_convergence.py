@@ -81,8 +81,8 @@ def main():
     ax.set_ylabel("position error at t = 0.5 s [m]")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
-    ax.set_title("Trajectory error against dt (hanging 12 x 12, released horizontal; x: did not end ok; "
-                 "dashed: another model than the reference's)", fontsize=9)
+    ax.set_title("Error against dt (hanging 12 x 12, released horizontal)\n"
+                 "x: did not end ok; dashed: not the reference's model", fontsize=9)
     out = cbrun.save(fig, os.path.join(args.folder, "accuracy_convergence.png"),
                      ["method", "dt [s]", "position_error_end [m]", "status", "model"], table)
     print("wrote " + ", ".join(out))
