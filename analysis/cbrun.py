@@ -98,6 +98,59 @@ def variant(row, cols):
     return " ".join([row["solver"]] + extra)
 
 
+def model_of(row):
+    """The model a run solved (index column `model`, the run file's attribute of that name;
+    "unknown" for runs made before the attribute existed)."""
+    return row.get("model", "") or "unknown"
+
+
+def material(model):
+    """The model without its contact part ("stretch springs / bending shells"): what a
+    figure without colliders compares."""
+    return model.split(" / contact")[0] if model else "unknown"
+
+
+def model_warning(rows, key=model_of):
+    """None when every row solved the same model (key(row)); else one sentence naming each
+    model and the methods (variant names, or solvers) that solved it, for a warning on stderr
+    and under a figure's table: numbers of different models measure the model as well as
+    the method."""
+    models = {}
+    for r in rows:
+        models.setdefault(key(r), set()).add(r.get("variant") or r.get("solver", "?"))
+    if len(models) < 2:
+        return None
+    return "the runs solved %d different models (%s): their differences are partly the models'" % (
+        len(models), "; ".join("%s: %s" % (m, ", ".join(sorted(v, key=natural_key)))
+                               for m, v in sorted(models.items())))
+
+
+def warn_models(rows, key=model_of, what=""):
+    """model_warning written to stderr as `warning: WHAT...`; returns the sentence or None."""
+    w = model_warning(rows, key)
+    if w:
+        sys.stderr.write("warning: %s%s\n" % (what + ": " if what else "", w))
+    return w
+
+
+def reference_material(path):
+    """material() of the model of the reference trajectory at path, None when there is none."""
+    if not os.path.exists(path):
+        return None
+    f = open_run(path)
+    m = attr(f, "model") or "unknown"
+    f.close()
+    return material(m)
+
+
+def other_model_note(curve_models, ref_model):
+    """For a curve whose runs solved the models curve_models (materials): "" when that is the
+    reference's (or there is no reference), else " [model: ...]" for its legend (and the
+    curve is drawn dashed)."""
+    other = sorted(m for m in curve_models if m != ref_model) if ref_model else []
+    return " [model: %s]" % "; ".join(other) if other else ""
+
+
 def check_rows(folder, rows, allow_missing=False):
     """Rows whose runs are finished and whose files exist; raises RunError for a pending,
     running or missing run unless allow_missing (then those rows are left out)."""

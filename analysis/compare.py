@@ -30,6 +30,9 @@ order of accuracy; NaN without two or more dt values).
 Per-solver grid keys of one parameter (solvers.pbd.iterations and solvers.xpbd.iterations)
 are one column and one axis, "iterations", in table.md, table.tex and the plots; --x takes
 such a bare name too (a run's value is that of its own solver's key).
+The column model is the model each run solved (the run file's attribute: stretch, bending and
+contact terms); when the runs of one scene solved different models a warning goes to stderr
+and into the table's note (their differences are then partly the models').
 A pending, running or missing run is an error (--allow-missing leaves it out). Runs made by
 different commits (index column git_commit) are an error unless --mixed-builds; the
 table's note (under table.md, a comment in table.tex) names the commit(s).
@@ -89,6 +92,7 @@ def derive(rows):
         for m, _, _ in TABLE:
             r.setdefault(m, "")
         r.setdefault("self_collision", "unknown")
+        r["model"] = cbrun.model_of(r)
 
 
 def hidden_leader(rows):
@@ -146,6 +150,25 @@ def param_labels(cols):
     """Short header text per parameter column: its last part when that is unique, else the key."""
     short = [c.split(".")[-1] for c in cols]
     return [s if short.count(s) == 1 else c for s, c in zip(short, cols)]
+
+
+def short_model(model):
+    """The model in a narrow column (table.tex): its kinds only, "springs / shells / penalty"
+    for "stretch springs / bending shells / contact penalty"."""
+    words = {"stretch ": "", "bending ": "", "contact ": ""}
+    parts = []
+    for part in model.split(" / "):
+        for w in words:
+            if part.startswith(w):
+                part = part[len(w):]
+        parts.append(part)
+    return " / ".join(parts)
+
+
+def tex_model(model):
+    """The model's kinds stacked in one narrow cell of table.tex (one line per term)."""
+    return "\\begin{tabular}[c]{@{}l@{}}%s\\end{tabular}" % " \\\\ ".join(
+        tex_escape(p) for p in short_model(model).split(" / "))
 
 
 def tex_escape(s):
@@ -257,24 +280,24 @@ def reference_columns(folder, ref_path, keys, rows):
 
 def write_tables(folder, keys, rows, quiet, note="", table=None):
     TABLE = table or globals()["TABLE"]  # noqa: N806 (the columns of this table)
-    head = ["run", "solver", "scene"] + keys + ["status", "self_collision"] + [m for m, _, _ in TABLE]
+    head = ["run", "solver", "scene"] + keys + ["status", "self_collision", "model"] + [m for m, _, _ in TABLE]
     with open(os.path.join(folder, "table.csv"), "w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(head)
         for r in rows:
             w.writerow([cbrun.stem(r["file"]), r["solver"], r["scene"]] + [r[k] for k in keys] +
-                       [r["status"], r["self_collision"]] +
+                       [r["status"], r["self_collision"], r["model"]] +
                        [repr(cbrun.num(r[m])) if r[m] != "" else "nan" for m, _, _ in TABLE])
     pcols = param_columns(keys, rows)
     labels = param_labels(pcols)
     units = [param_unit(c) for c in pcols]
     md_head = ["run", "solver"] + ["%s (%s)" % (lab, u or "scene units") for lab, u in zip(labels, units)] + \
-        ["status", "self coll."] + [h for _, h, _ in TABLE]
-    lines = ["| " + " | ".join(md_head) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * len(pcols) + ["---"] * 2 +
+        ["status", "self coll.", "model"] + [h for _, h, _ in TABLE]
+    lines = ["| " + " | ".join(md_head) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * len(pcols) + ["---"] * 3 +
                                                                 ["---:"] * len(TABLE)) + "|"]
     lead = hidden_leader(rows)
     for i, r in enumerate(rows):
-        cells = [cbrun.stem(r["file"]), r["solver"]] + [r[k] for k in pcols] + [r["status"], r["self_collision"]] + \
+        cells = [cbrun.stem(r["file"]), r["solver"]] + [r[k] for k in pcols] + [r["status"], r["self_collision"], r["model"]] + \
                 [("**%s**" if i == lead and m == HIDDEN else "%s") % cbrun.fmt(r[m]) for m, _, _ in TABLE]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     md = "\n".join(lines) + "\n" + ("\n" + note + "\n" if note else "")
@@ -282,8 +305,8 @@ def write_tables(folder, keys, rows, quiet, note="", table=None):
         fh.write(md)
     # three header rows (two lines of the name, then the unit of every numeric column)
     head = [("solver", "", ""), ("scene", "", "")] + [(lab, "", tex_unit(u)) for lab, u in zip(labels, units)] + \
-        [("status", "", ""), ("self", "coll.", "")] + [(a, b, tex_unit(u)) for _, _, (a, b, u) in TABLE]
-    cols = "ll" + "r" * len(pcols) + "ll" + "r" * len(TABLE)
+        [("status", "", ""), ("self", "coll.", ""), ("model", "", "")] + [(a, b, tex_unit(u)) for _, _, (a, b, u) in TABLE]
+    cols = "ll" + "r" * len(pcols) + "lll" + "r" * len(TABLE)
     tex = ["% clothbench comparison table (compare.py): \\input it inside a table; needs \\usepackage{booktabs};",
            "% wide: \\small on a landscape page (geometry) fits the default comparison",
            "% " + note,
@@ -297,7 +320,7 @@ def write_tables(folder, keys, rows, quiet, note="", table=None):
 
     for i, r in enumerate(rows):
         tex.append(" & ".join([tex_escape(r["solver"]), tex_escape(r["scene"])] + [param_cell(r[k]) for k in pcols] +
-                              [tex_escape(r["status"]), tex_escape(r["self_collision"])] +
+                              [tex_escape(r["status"]), tex_escape(r["self_collision"]), tex_model(r["model"])] +
                               [("{\\boldmath\\bfseries %s}" if i == lead and m == HIDDEN else "%s") % tex_num(r[m])
                                for m, _, _ in TABLE]) + " \\\\")
     tex += ["\\bottomrule", "\\end{tabular}", ""]
@@ -421,6 +444,10 @@ def main(argv=None):
         note = build_note(rows, a.mixed_builds)
     except CompareError as exc:
         cbrun.fail("%s: %s" % (a.folder, exc))
+    for scene in sorted({r["scene"] for r in rows}):
+        w = cbrun.warn_models([r for r in rows if r["scene"] == scene], what="%s, scene %s" % (a.folder, scene))
+        if w:
+            note += " Scene %s: %s." % (scene, w)
     axes = param_columns(keys, rows)
     if a.x and a.x not in keys and a.x not in axes:
         if not any(solver_key(k) and solver_key(k)[1] == a.x for k in keys):

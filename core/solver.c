@@ -7,6 +7,13 @@
 
 #include "core/vec3.h"
 
+const char *cb_solver_model(const cb_solver_class *cls, const void *self)
+{
+    if (!cls || !cls->model || !self) return "unknown";
+    const char *m = cls->model(self);
+    return m && *m ? m : "unknown";
+}
+
 const char *cb_solver_self_collision(const cb_solver_class *cls, const void *self)
 {
     if (!cls || !cls->self_collision) return "none";

@@ -133,6 +133,11 @@ typedef struct cb_solver_class {
      * Recorded in the run file (attribute self_collision), so a comparison says per run
      * whether it was on. */
     int  (*self_collision)(const void *self);
+    /* The model this run solves, one line "stretch ... / bending ... / contact ..."
+     * (e.g. "stretch springs / bending shells / contact penalty"; pbd: "pbd
+     * dimensionless ..."): recorded in the run file (attribute model), so a comparison
+     * can tell runs that solved different models apart. Required. */
+    const char *(*model)(const void *self);
     /* Optional, for a method whose vertices move on piecewise-linear paths it knows
      * (acm): call fn(ctx, ...) at every path knot of a free vertex's path (fn NULL: stop).
      * The continuous audit (experiments/harness/audit.h) then follows the exact paths; without it a
@@ -141,6 +146,9 @@ typedef struct cb_solver_class {
 } cb_solver_class;
 
 /* The registry of methods (cb_solver_find, ...): experiments/harness/registry.h. */
+
+/* cb_solver_class.model, or "unknown" when the class has none. */
+const char *cb_solver_model(const cb_solver_class *cls, const void *self);
 
 /* "on", "off" or "none" (cb_solver_class.self_collision). */
 const char *cb_solver_self_collision(const cb_solver_class *cls, const void *self);

@@ -104,6 +104,7 @@ static const index_col body_cols[] = { /* after the grid keys, before the effect
     SUM_NUM(collider_crossings),
     SUM_NUM(audit_ms_per_step),
     SUM_STR(self_collision),
+    SUM_STR(model),
     SUM_STR(git_commit),
     RUN_COL("checked", COL_STR, SRC_CHECKED),
 };

@@ -973,6 +973,15 @@ static int avg_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
 
 static int avg_self_collision(const void *self) { return ((const avg_solver *)self)->bvh != NULL; }
 
+static const char *avg_model(const void *self)
+{
+    static const char *const names[] = {"stretch springs / bending shells / contact sat",
+                                        "stretch springs / bending shells / contact projection",
+                                        "stretch springs / bending shells / contact none"};
+    int r = ((const avg_solver *)self)->response;
+    return r >= 0 && r < 3 ? names[r] : "unknown";
+}
+
 const cb_solver_class cb_solver_avgforce = {
     .name = "avgforce",
     .summary = "average-force predictor, Taylor springs, separating-axis penetration response (Jin 2020)",
@@ -981,4 +990,5 @@ const cb_solver_class cb_solver_avgforce = {
     .step = avg_step,
     .destroy = avg_destroy,
     .self_collision = avg_self_collision,
+    .model = avg_model,
 };

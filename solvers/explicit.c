@@ -190,6 +190,12 @@ static void explicit_destroy(void *self)
     free(s);
 }
 
+static const char *explicit_model(const void *self)
+{
+    (void)self;
+    return "stretch springs / bending shells / contact projection";
+}
+
 const cb_solver_class cb_solver_explicit = {
     .name = "explicit",
     .summary = "symplectic (velocity Verlet) integration of the shared cloth model; the baseline",
@@ -197,4 +203,5 @@ const cb_solver_class cb_solver_explicit = {
     .create = explicit_create,
     .step = explicit_step,
     .destroy = explicit_destroy,
+    .model = explicit_model,
 };

@@ -72,12 +72,37 @@
  * Coulomb friction of the normal velocity it removes, the last 1/(1 + c) of the normal
  * impulse, cb_spring_friction); its wall time is wall_contact_s.
  *
- * Mapping from the shared cloth model (solvers/springs.c): the edge springs are the
- * shared stretch term exactly (k_stretch); bending is represented by a spring across
- * each hinge between its opposite vertices, with stiffness chosen so that spring and
- * hinge store the same energy at a right-angle fold. `springs: classic` (grids only)
- * uses the classic structural/shear/bend set instead (6n^2 - 10n + 2 springs for
- * n x n). The spring energy E is the method's own model energy (solver_energy).
+ * Mapping from the shared cloth model (solvers/springs.c, solvers/bending.c): the edge
+ * springs are the shared stretch term exactly (k_stretch). Bending (`bending`):
+ *   quadratic (the default): the quadratic bending energy of Bergou et al. 2006 ("A
+ *     quadratic bending model for inextensible surfaces"), 1/2 x^T Q x with Q = sum over
+ *     hinges of q q^T (a constant 4-vertex cotangent stencil q per hinge, the same for x,
+ *     y and z), scaled so that at a flat rest state it equals the shared discrete-shells
+ *     energy to second order (bending.c derives it; tests/test_bending.c checks it by
+ *     finite differences). Q is constant, so it goes into the prefactored matrix,
+ *     (M + h^2 (L + Q)) (x - y) = h^2 (J d - (L + Q) y + f_ext), and needs no local step
+ *     (the Projective Dynamics form of bending, Bouaziz et al. 2014). Its pattern is that
+ *     of the edges and the bend springs', so the factor is as large as with bend springs
+ *     and the local step has one spring per edge only. It needs a flat rest state: a mesh
+ *     bent at rest (a hinge's rest angle above 1e-6 rad: balloon.yaml, pbd_soft_box.yaml,
+ *     the OBJ cloths of the acm scenes) is refused with a message naming the hinge; use
+ *     bending: springs there (Bergou's energy is minimal at the flat state, not at a
+ *     curved rest shape).
+ *   springs: a spring across each hinge between its opposite vertices (Liu et al.'s
+ *     representation), with stiffness chosen so that spring and hinge store the same
+ *     energy at a right-angle fold; its energy grows as theta^4 for small folds, so it
+ *     is much softer than the shared model there. Kept for the paper's figures.
+ * Why quadratic is the default (measured on the accuracy scene, hanging 12 x 12 in the xy
+ * plane, 0.5 s, against the velocity-Verlet reference, README "Accuracy against a
+ * reference"): at dt 1/960 s and 50 iterations fms lands at 6.92e-3 m with quadratic
+ * bending (newton on the exact shells energy: 6.92e-3 m; newton on quadratic: 6.88e-3 m)
+ * and at 7.51e-3 m with bend springs, whose error stops falling below 1/1920 s (newton on
+ * springs: 5.28e-3, 4.56e-3, 4.64e-3 m at 1/1920, 1/3840, 1/7680 s) because the model
+ * differs from the reference's; and its cost on the 81 x 81 curtain (bench fms_curtain) is
+ * the same within the machine's noise (README "Benchmarks"): the matrix has the same
+ * pattern, the local step has fewer springs. `springs: classic` (grids only) uses the
+ * classic structural/shear/bend set instead (6n^2 - 10n + 2 springs for n x n; it takes
+ * bending: springs). The model energy E (springs and bending) is solver_energy.
  * Gravity is f_ext = M g; lumped masses as in the world.
  *
  * Performance. The global step is one cb_chol_solve3 (cholmod_util.h): CHOLMOD gives
@@ -116,7 +141,8 @@
  * -grad g(y)), solver_energy = E(x) at the end of the step, external_impulse =
  * attachments (h times the spring forces k (d_i - (p_a - p_b)) on the free ends of
  * springs to pinned vertices, exact even before convergence since the global step
- * balances them) + damping (-damping sum m v_n) + colliders. Stages: factor, local,
+ * balances them, and h times the quadratic bending forces of hinges with a pinned
+ * vertex on their free ones, -h (Q x)_free, exact likewise) + damping (-damping sum m v_n) + colliders. Stages: factor, local,
  * global, setup (predictor, c, residual, attachments, velocities, E(x)), contact.
  * With contact: constraint the residual includes P and F, and the colliders' impulse includes
  * that of the contact springs, (1/h) sum c m_i (p_i - x_i) with the p of the last local
@@ -126,8 +152,9 @@
  * end-of-step collider projection stays as a safety net: nothing ends a step inside
  * the offset, and the contact probe measures what it still moves.
  *
- * What it does not do: bending is only as good as bend springs (no small-angle
- * stiffness); no continuous collision detection — a vertex that passes a triangle by
+ * What it does not do: no nonlinear bending (quadratic is linear in x, exact only for
+ * isometric bending of a flat rest state; bend springs have no small-angle stiffness);
+ * no continuous collision detection — a vertex that passes a triangle by
  * more than the thickness within a step is pushed back only if still within the
  * thickness; a fixed iteration count, no convergence test (the paper's choice); self
  * contact is not in the solve; the contact-spring matrix is refactored, not updated
@@ -138,7 +165,8 @@
  * held back by the contact springs' lag (not measured); self friction is not in the solve.
  *
  * Parameters (solvers.fms): iterations (>= 1, default 10), damping (in [0,1], default
- * 0), springs (model | classic), self_collision (bool, default true), self_friction
+ * 0), springs (model | classic), bending (quadratic | springs, default quadratic;
+ * shells is refused: not quadratic), self_collision (bool, default true), self_friction
  * (>= 0, default 0.1), self_iterations (>= 1, default 2), contact_offset (>= 0, m;
  * default thickness/2: distance kept from colliders), factor (auto | simplicial |
  * supernodal: the CHOLMOD factorization kind), self_cache (bool, default true: the
@@ -161,6 +189,9 @@
  * does not vectorise here (indexed loads; errno of sqrt): SSE2 (the x86-64 baseline)
  * does them for two springs at a time (FMS_PAIRS). Correctly rounded either way, so
  * the results are bitwise those of the scalar loop. */
+/* fms's default bending (see the header comment) */
+#define FMS_BENDING CB_BENDING_QUADRATIC
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #define FMS_PAIRS 1
@@ -318,7 +349,7 @@ static int fms_create(const cb_world *w, const cb_params *p, void **self, cb_err
     int rc = cb_params_begin(p, &q, err);
     if (!rc) rc = cb_params_int(&q, "iterations", 10, 1, 1000000, &s->iterations,
                                 "local/global iterations per step", err);
-    if (!rc) rc = cb_spring_solver_configure(&s->ss, "fms", w, &q, err);
+    if (!rc) rc = cb_spring_solver_configure(&s->ss, "fms", w, &q, FMS_BENDING, 0, err);
     rc = cb_params_end(p, &q, rc, err);
     if (rc) {
         if (rc != CB_ERR_NOMEM) cb_error_prefix(err, "fms: ");
@@ -344,10 +375,12 @@ static int fms_create(const cb_world *w, const cb_params *p, void **self, cb_err
     return CB_OK;
 }
 
-/* Assemble M + h^2 L over the free vertices and factor it; h^2 k of every spring. */
+/* Assemble M + h^2 (L + Q) over the free vertices and factor it (Q: the quadratic
+ * bending term's constant Hessian, q q^T per hinge); h^2 k of every spring. */
 static int factor(fms_solver *s, const cb_world *w, double h, cb_error *err)
 {
     const cb_spring_solver *ss = &s->ss;
+    const cb_bending *bd = &ss->bend;
     double *A = cb_chol_values(ss->chol), h2 = h * h;
     for (int u = 0; u < ss->nfree; u++) A[ss->diag_pos[u]] = w->mass[ss->vert[u]] + s->wc[u];
     for (int i = 0; i < ss->sp.n; i++) {
@@ -357,8 +390,19 @@ static int factor(fms_solver *s, const cb_world *w, double h, cb_error *err)
         if (ub >= 0) A[ss->diag_pos[ub]] += kh;
         if (ss->spring_pos[i] >= 0) A[ss->spring_pos[i]] = 0.0;
     }
+    for (int q = 0; q < 6 * bd->n; q++)
+        if (ss->hinge_pos[q] >= 0) A[ss->hinge_pos[q]] = 0.0;
     for (int i = 0; i < ss->sp.n; i++)
         if (ss->spring_pos[i] >= 0) A[ss->spring_pos[i]] -= h2 * ss->sp.k[i];
+    for (int i = 0; i < bd->n; i++) {
+        const double *qi = bd->q[i];
+        for (int a = 0, p = 0; a < 4; a++) {
+            int ua = ss->unk[bd->h[i][a]];
+            if (ua >= 0) A[ss->diag_pos[ua]] += h2 * qi[a] * qi[a];
+            for (int b = a + 1; b < 4; b++, p++)
+                if (ss->hinge_pos[6 * i + p] >= 0) A[ss->hinge_pos[6 * i + p]] += h2 * qi[a] * qi[b];
+        }
+    }
     s->h_factored = 0.0;
     for (int i = 0; i < s->ns; i++) s->kh[i] = h2 * s->k[i];
     int rc = cb_spring_solver_factor(&s->ss, w, h, err);
@@ -668,6 +712,16 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
                 rb[k] -= f;
             }
         }
+        /* the quadratic bending term's part of c: -h^2 Q y */
+        for (int i = 0; i < ss->bend.n; i++) {
+            const int *hv = ss->bend.h[i];
+            const double *qi = ss->bend.q[i];
+            double v[3];
+            for (int k = 0; k < 3; k++)
+                v[k] = qi[0] * cy[hv[0]][k] + qi[1] * cy[hv[1]][k] + qi[2] * cy[hv[2]][k] + qi[3] * cy[hv[3]][k];
+            for (int j = 0; j < 4; j++)
+                if (ss->unk[hv[j]] >= 0) cb_v3_axpy(s->c[ss->unk[hv[j]]], -h2 * qi[j], v);
+        }
         int rc = fms_iterate(s, w, h, t1, contact, info, &lap, &iters, &gnorm0, err);
         /* the first step in contact has no lagged normal forces for the friction
          * (cb_spring_friction): take them from this solve and solve again from y */
@@ -698,9 +752,10 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         cb_v3_add(e, e, x[s->ib[i]]);
         cb_v3_axpy(imp, (s->ua[i] < nf ? 1.0 : -1.0) * h * s->k[i], e);
     }
+    cb_bending_add_pin_impulse(&ss->bend, cx, ss->unk, h, imp);
     double residual = NAN;
     if (nf > 0) {
-        double gn = cb_springs_gradient(&ss->sp, w, cx, cy, h, ss->grad);
+        double gn = cb_spring_solver_gradient(ss, w, cx, h);
         if (contact) { /* the contact term of g too */
             cb_spring_contact_penalty(ss, w, t1, cx, ss->grad, NULL);
             cb_spring_friction(ss, w, h, t1, cx, ss->grad, NULL, NULL);
@@ -722,6 +777,8 @@ static int fms_self_collision(const void *self)
     return cb_step_contact_self_active(((const fms_solver *)self)->ss.contact);
 }
 
+static const char *fms_model(const void *self) { return cb_spring_solver_model(&((const fms_solver *)self)->ss); }
+
 const cb_solver_class cb_solver_fms = {
     .name = "fms",
     .summary = "fast mass-spring (Liu et al. 2013): local/global iterations on implicit Euler, one prefactored solve",
@@ -730,4 +787,5 @@ const cb_solver_class cb_solver_fms = {
     .step = fms_step,
     .destroy = fms_destroy,
     .self_collision = fms_self_collision,
+    .model = fms_model,
 };

@@ -703,6 +703,16 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
 
 static int pbd_self_collision(const void *self) { return ((const pbd_solver *)self)->self_collision; }
 
+/* pbd: dimensionless stiffnesses (not the model's material); xpbd: compliance 1/k of
+ * the shared model's stretch and (dihedral) bending. */
+static const char *pbd_model(const void *self)
+{
+    const pbd_solver *s = self;
+    if (s->xpbd) return "stretch springs / bending shells / contact constraints";
+    return s->bending == 0 ? "pbd dimensionless / bending paper / contact constraints"
+                           : "pbd dimensionless / bending dihedral / contact constraints";
+}
+
 /* the parallel sweeps keep one order whatever the thread count (parts, above) */
 #define PBD_FLAGS (CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_FIXED_ITERATIONS | \
                    CB_SOLVER_SUBSTEPS | CB_SOLVER_THREAD_INDEPENDENT)
@@ -716,6 +726,7 @@ const cb_solver_class cb_solver_pbd = {
     .step = pbd_step,
     .destroy = cb_pbd_destroy,
     .self_collision = pbd_self_collision,
+    .model = pbd_model,
 };
 
 const cb_solver_class cb_solver_xpbd = {
@@ -726,5 +737,6 @@ const cb_solver_class cb_solver_xpbd = {
     .step = pbd_step,
     .destroy = cb_pbd_destroy,
     .self_collision = pbd_self_collision,
+    .model = pbd_model,
 };
 

@@ -3,6 +3,7 @@
  * inertial predictor, the velocity update and contact. */
 #include "solvers/spring_solver.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,16 +16,28 @@ static const char *const factor_names[] = {"auto", "simplicial", "supernodal", N
 static const char *const contact_names[] = {"constraint", "projection", NULL};
 
 int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_world *w, const cb_params *p,
-                               cb_error *err)
+                               cb_bending_kind bending_default, int shells_ok, cb_error *err)
 {
     if (!s || !name || !w || !p) return CB_FAIL(err, CB_ERR_INPUT, "cb_spring_solver_configure: NULL argument");
     s->name = name;
-    int kind = 0;
+    int kind = 0, bending = 0;
     cb_step_contact_def cd;
     int rc = cb_params_double(p, "damping", 0.0, 0.0, 1.0, &s->damping,
                               "velocity damping per step: the prediction uses (1 - damping) v", err);
     if (!rc) rc = cb_params_choice(p, "springs", spring_names, 0, &kind,
-                                   "model: edge springs + a bend spring per hinge; classic (grids): structural, shear, skip-one", err);
+                                   "model: edge springs (+ a bend spring per hinge with bending: springs); classic (grids): structural, shear, skip-one", err);
+    /* a solver with a constant matrix is offered the quadratic terms only (cb_bending_names
+     * without its first, shells) */
+    int first = shells_ok ? 0 : 1;
+    int def = kind == CB_SPRINGS_CLASSIC ? CB_BENDING_SPRINGS : (int)bending_default;
+    if (!rc) rc = cb_params_choice(p, "bending", cb_bending_names + first, def - first, &bending,
+                                   shells_ok ? "shells: the shared hinge energy; quadratic: Bergou et al. 2006 (flat rest); springs: a bend spring per hinge"
+                                             : "quadratic: Bergou et al. 2006 in the constant matrix (flat rest); springs: a bend spring per hinge",
+                                   err);
+    bending += first;
+    if (!rc && kind == CB_SPRINGS_CLASSIC && bending != CB_BENDING_SPRINGS)
+        rc = CB_FAIL(err, CB_ERR_INPUT, "bending: %s with springs: classic (its skip-one springs bend); "
+                     "use bending: springs", cb_bending_names[bending]);
     if (!rc) rc = cb_params_bool(p, "self_collision", 1, &cd.self_collision,
                                  "cloth-cloth contact after the solve", err);
     if (!rc) rc = cb_params_double(p, "self_friction", 0.1, 0.0, 1e3, &cd.self_friction,
@@ -50,7 +63,10 @@ int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_w
     cd.self_distance = w->thickness;
     s->contact_offset = cd.collider_offset;
     if (!w->ncolliders) s->contact_mode = CB_SPRING_CONTACT_PROJECTION; /* nothing to do in the solve */
+    s->classic = kind == CB_SPRINGS_CLASSIC;
+    if (!rc && kind == CB_SPRINGS_MODEL && bending != CB_BENDING_SPRINGS) kind = CB_SPRINGS_STRETCH;
     if (!rc) rc = cb_springs_build(w, (cb_spring_kind)kind, &s->sp, err);
+    if (!rc) rc = cb_bending_init(&s->bend, w, (cb_bending_kind)bending, err);
     if (!rc) rc = cb_step_contact_create(w, &cd, &s->contact, err);
     if (!rc) rc = cb_contact_probe_create(w, &s->probe, err);
     return rc;
@@ -79,7 +95,26 @@ int cb_spring_solver_setup(cb_spring_solver *s, const cb_world *w, int bs, const
     }
     if (s->nfree == 0) return CB_OK;
     int *colptr = NULL, *rowidx = NULL;
-    int rc = cb_springs_pattern(&s->sp, s->unk, s->nfree, bs, &colptr, &rowidx, &s->diag_pos, &s->spring_pos, err);
+    /* the pattern of the springs and of the six vertex pairs of every hinge term */
+    cb_spring_set pat = s->sp;
+    int nb = s->bend.n;
+    if (nb > 0) {
+        if (s->sp.n > 100000000 || nb > 100000000)
+            return CB_FAIL(err, CB_ERR_INPUT, "%s: too many springs and hinges (%d, %d)", s->name, s->sp.n, nb);
+        pat.n = s->sp.n + 6 * nb;
+        pat.ij = cb_calloc((size_t)pat.n, sizeof *pat.ij);
+        if (!pat.ij) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d hinges", s->name, nb);
+        memcpy(pat.ij, s->sp.ij, (size_t)s->sp.n * sizeof *pat.ij);
+        for (int i = 0, q = s->sp.n; i < nb; i++)
+            for (int a = 0; a < 4; a++)
+                for (int b = a + 1; b < 4; b++, q++) {
+                    pat.ij[q][0] = s->bend.h[i][a];
+                    pat.ij[q][1] = s->bend.h[i][b];
+                }
+    }
+    int rc = cb_springs_pattern(&pat, s->unk, s->nfree, bs, &colptr, &rowidx, &s->diag_pos, &s->spring_pos, err);
+    if (nb > 0) free(pat.ij);
+    if (!rc) s->hinge_pos = s->spring_pos + (size_t)s->sp.n * bs * bs;
     /* bs = 1: one matrix for x, y and z, three right-hand sides; bs = 3: one */
     if (!rc) rc = cb_chol_create(bs * s->nfree, colptr, rowidx, bs == 1 ? 3 : 1, (cb_chol_mode)s->factor, what,
                                  &s->chol, err);
@@ -93,6 +128,7 @@ void cb_spring_solver_release(cb_spring_solver *s)
 {
     if (!s) return;
     cb_springs_release(&s->sp);
+    cb_bending_release(&s->bend);
     cb_chol_free(&s->chol);
     cb_step_contact_free(&s->contact);
     cb_contact_probe_free(&s->probe);
@@ -171,10 +207,46 @@ int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t
         return rc;
     }
     cb_lap_contact(lap, "contact");
-    info->solver_energy = cb_springs_energy(&s->sp, (const double (*)[3])w->state.x);
+    info->solver_energy = cb_spring_solver_energy(s, (const double (*)[3])w->state.x);
     info->contacts += contacts;
     for (int k = 0; k < 3; k++) info->external_impulse[k] = imp[k];
     return CB_OK;
+}
+
+double cb_spring_solver_energy(const cb_spring_solver *s, const double (*x)[3])
+{
+    CB_ASSERT(s && x);
+    return cb_springs_energy(&s->sp, x) + cb_bending_energy(&s->bend, x);
+}
+
+double cb_spring_solver_gradient(cb_spring_solver *s, const cb_world *w, const double (*x)[3], double h)
+{
+    CB_ASSERT(s && w && x);
+    double gn = cb_springs_gradient(&s->sp, w, x, (const double (*)[3])s->y, h, s->grad);
+    if (s->bend.n == 0) return gn;
+    cb_bending_add_gradient(&s->bend, x, h * h, s->grad);
+    double n2 = 0.0;
+    for (int i = 0; i < w->nv; i++) {
+        if (s->unk[i] < 0) cb_v3_zero(s->grad[i]);
+        else n2 += cb_v3_norm2(s->grad[i]);
+    }
+    return sqrt(n2);
+}
+
+const char *cb_spring_solver_model(const cb_spring_solver *s)
+{
+    CB_ASSERT(s);
+    if (s->classic)
+        return s->contact_mode == CB_SPRING_CONTACT_CONSTRAINT
+                   ? "classic springs (structural, shear) / bending skip-one springs / contact penalty"
+                   : "classic springs (structural, shear) / bending skip-one springs / contact projection";
+    static const char *const names[3][2] = {
+        {"stretch springs / bending shells / contact penalty", "stretch springs / bending shells / contact projection"},
+        {"stretch springs / bending quadratic / contact penalty",
+         "stretch springs / bending quadratic / contact projection"},
+        {"stretch springs / bending springs / contact penalty", "stretch springs / bending springs / contact projection"},
+    };
+    return names[s->bend.kind][s->contact_mode == CB_SPRING_CONTACT_CONSTRAINT ? 0 : 1];
 }
 
 double cb_spring_contact_query(const cb_spring_solver *s, const cb_world *w, double t, const double x[3], double n[3])

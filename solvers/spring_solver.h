@@ -4,7 +4,10 @@
  * inertial predictor, the velocity update and the contact stage (step_contact.h).
  *
  * Common parameters (solvers.<name>, read after the solver's own): damping (in [0,1],
- * default 0), springs (model | classic), self_collision (bool, default true),
+ * default 0), springs (model | classic), bending (shells | quadratic | springs, the
+ * default the solver's; bending.h: a hinge term beside the edge springs, or a bend
+ * spring per hinge; `springs: classic` carries its own skip-one bend springs and takes
+ * bending: springs only), self_collision (bool, default true),
  * self_friction (>= 0, default 0.1), self_iterations (>= 1, default 2),
  * contact_offset (>= 0, m, default thickness/2), factor (auto | simplicial |
  * supernodal), self_cache (bool, default true: reuse the self-contact candidates while
@@ -40,6 +43,7 @@
 #include "core/solver.h"
 #include "core/world.h"
 #include "solvers/cholmod_util.h"
+#include "solvers/bending.h"
 #include "solvers/springs.h"
 #include "solvers/step_contact.h"
 
@@ -49,6 +53,8 @@ typedef struct cb_spring_solver {
     const char *name;      /* "fms", "newton": the prefix of its messages */
     double damping;
     cb_spring_set sp;
+    cb_bending bend;       /* the hinge term (n = 0 with bending: springs) */
+    int classic;           /* springs: classic (the paper's set) */
     int nfree;
     int factor;            /* cb_chol_mode, from the `factor` parameter */
     int bs;                /* scalars per unknown in the system: 1 (fms) or 3 (newton) */
@@ -56,6 +62,9 @@ typedef struct cb_spring_solver {
     int *vert;             /* [nv] vertex of each unknown (the first nfree used) */
     int *diag_pos;         /* [nfree bs^2] from cb_springs_pattern */
     int *spring_pos;       /* [nsprings bs^2], -1 when an end is pinned */
+    const int *hinge_pos;  /* [bend.n 6 bs^2] the off-diagonal blocks of each hinge's vertex
+                            * pairs (0,1) (0,2) (0,3) (1,2) (1,3) (2,3), as spring_pos (in
+                            * the spring_pos allocation) */
     cb_chol *chol;         /* NULL when every vertex is pinned */
     double (*x0)[3];       /* [nv] positions at the start of the step */
     double (*y)[3];        /* [nv] inertial target */
@@ -77,11 +86,22 @@ typedef struct cb_spring_solver {
 
 /* Read the common parameters of p, check that p has no key but these and those the
  * solver read before (p must carry a record: cb_params_begin, params.h), build the
- * spring set and the contact stage. Messages are not prefixed with the solver's name:
- * the caller adds it (as for its own parameters). s must be zeroed; release it with
- * cb_spring_solver_release also on error. */
+ * spring set, the bending term and the contact stage. bending_default is the solver's
+ * default of `bending`; shells_ok = 0 leaves shells out of its choices (a solver whose
+ * matrix is constant). Messages are not prefixed with the solver's name: the caller adds it (as
+ * for its own parameters). s must be zeroed; release it with cb_spring_solver_release
+ * also on error. */
 int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_world *w, const cb_params *p,
-                               cb_error *err);
+                               cb_bending_kind bending_default, int shells_ok, cb_error *err);
+
+/* The model energy E(x): springs and bending. */
+double cb_spring_solver_energy(const cb_spring_solver *s, const double (*x)[3]);
+/* grad g(x) (springs, bending, inertia, gravity; not the contact term) of the step with
+ * inertial target s->y and step h into s->grad, zero on pinned vertices; |grad g|. */
+double cb_spring_solver_gradient(cb_spring_solver *s, const cb_world *w, const double (*x)[3], double h);
+/* The model this solver solves, for the run file: "stretch springs / bending <kind> /
+ * contact penalty|projection" (springs: classic: "classic springs ..."). */
+const char *cb_spring_solver_model(const cb_spring_solver *s);
 
 /* Allocate the per-vertex arrays, number the free vertices and, when there is one,
  * create the CHOLMOD system M + h^2 (...) with blocks of bs x bs (its pattern from

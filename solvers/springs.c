@@ -100,11 +100,11 @@ static void hinge_geometry(const double x0[3], const double x1[3], const double 
     *off = fabs(t2 - t3);
 }
 
-static int build_model(const cb_world *w, cb_spring_set *s, cb_error *err)
+static int build_model(const cb_world *w, int bend, cb_spring_set *s, cb_error *err)
 {
     const cb_mesh *m = w->mesh;
     const double (*X)[3] = (const double (*)[3])m->x;
-    int nb = w->model.k_bend > 0 ? m->nh : 0;
+    int nb = bend && w->model.k_bend > 0 ? m->nh : 0;
     int rc = alloc_set(s, m->ne + nb, err);
     if (rc) return rc;
     for (int e = 0; e < m->ne; e++) push(s, X, m->e[e][0], m->e[e][1], w->model.k_stretch);
@@ -162,7 +162,7 @@ static int build_classic(const cb_world *w, cb_spring_set *s, cb_error *err)
 int cb_springs_build(const cb_world *w, cb_spring_kind kind, cb_spring_set *out, cb_error *err)
 {
     if (!w || !out) return CB_FAIL(err, CB_ERR_INPUT, "cb_springs_build: NULL argument");
-    if (kind == CB_SPRINGS_MODEL) return build_model(w, out, err);
+    if (kind == CB_SPRINGS_MODEL || kind == CB_SPRINGS_STRETCH) return build_model(w, kind == CB_SPRINGS_MODEL, out, err);
     if (kind == CB_SPRINGS_CLASSIC) return build_classic(w, out, err);
     return CB_FAIL(err, CB_ERR_INPUT, "cb_springs_build: unknown spring set %d", (int)kind);
 }

@@ -10,7 +10,9 @@
  *                      opposite vertices h[2], h[3] (stiffness derived from k_bend);
  *   CB_SPRINGS_CLASSIC grids only: structural (grid neighbours), shear (both diagonals
  *                      of every cell) and bending (skip-one) springs, i.e.
- *                      2n(n-1) + 2(n-1)^2 + 2n(n-2) = 6n^2 - 10n + 2 for an n x n grid.
+ *                      2n(n-1) + 2(n-1)^2 + 2n(n-2) = 6n^2 - 10n + 2 for an n x n grid;
+ *   CB_SPRINGS_STRETCH the edge springs of CB_SPRINGS_MODEL alone (the solver bends by a
+ *                      hinge term instead, bending.h).
  *
  * The implicit-Euler step (Liu et al. 2013, eq. 5) minimises
  *   g(x) = 1/2 (x - y)^T M (x - y) + h^2 E(x) - h^2 x^T f_ext,
@@ -23,7 +25,7 @@
 #include "core/error.h"
 #include "core/world.h"
 
-typedef enum { CB_SPRINGS_MODEL = 0, CB_SPRINGS_CLASSIC = 1 } cb_spring_kind;
+typedef enum { CB_SPRINGS_MODEL = 0, CB_SPRINGS_CLASSIC = 1, CB_SPRINGS_STRETCH = 2 } cb_spring_kind;
 
 typedef struct cb_spring_set {
     int n;              /* number of springs */

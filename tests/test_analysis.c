@@ -129,13 +129,13 @@ static void test_compare_matches_info(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     char line[8192];
     CU_ASSERT_PTR_NOT_NULL_FATAL(fgets(line, sizeof line, f));
-    CU_ASSERT_EQUAL(strcmp(line, "run,solver,scene,solvers.explicit.damping,status,self_collision,energy_drift,"
+    CU_ASSERT_EQUAL(strcmp(line, "run,solver,scene,solvers.explicit.damping,status,self_collision,model,energy_drift,"
                                  "energy_peak,max_contact_depth_corrected,contact_work_added,max_penetration_depth,"
                                  "crossings,max_self_intersections,max_strain,mean_ms_per_step\n"), 0);
     int rows = 0;
     while (fgets(line, sizeof line, f)) {
         char *c[20];
-        CU_ASSERT_EQUAL_FATAL(split(line, c, 20), 15);
+        CU_ASSERT_EQUAL_FATAL(split(line, c, 20), 16);
         rows++;
         static char run[4096], info[1 << 18];
         snprintf(run, sizeof run, "%s/%s.h5", d, c[0]);
@@ -144,15 +144,19 @@ static void test_compare_matches_info(void)
         /* clothbench info prints %.4g (drift, strain, depth, ms) and %.3g (relative %, momentum) */
         CU_ASSERT_STRING_EQUAL(c[5], "none"); /* explicit has no self collision */
         CU_ASSERT_PTR_NOT_NULL(strstr(info, "self collision the method has none"));
-        CB_ASSERT_REL(atof(c[6]), after(info, "energy ", "drift "), 1e-3);
-        CB_ASSERT_REL(atof(c[7]), after(info, "energy ", "peak "), 1e-5);
-        CB_ASSERT_REL(atof(c[8]), after(info, "contact ", "corrected up to "), 1e-3);
-        CB_ASSERT_REL(atof(c[9]), after(info, "contact ", "added "), 1e-3);
-        CB_ASSERT_REL(atof(c[10]), after(info, "collider ", "penetration "), 1e-3);
-        CB_ASSERT_REL(atof(c[11]), after(info, "audit ", "crossings in steps: "), 1e-9);
-        CB_ASSERT_REL(atof(c[13]), after(info, "strain ", "max "), 1e-3);
-        CB_ASSERT_REL(atof(c[14]), after(info, "time ", "time       "), 1e-3);
-        CU_ASSERT(!isnan(atof(c[9]))); /* explicit has a contact stage: its work is a number */
+        CU_ASSERT_STRING_EQUAL(c[6], "stretch springs / bending shells / contact projection");
+        char mline[256];
+        snprintf(mline, sizeof mline, "model      %s\n", c[6]); /* the model info prints */
+        CU_ASSERT_PTR_NOT_NULL(strstr(info, mline));
+        CB_ASSERT_REL(atof(c[7]), after(info, "energy ", "drift "), 1e-3);
+        CB_ASSERT_REL(atof(c[8]), after(info, "energy ", "peak "), 1e-5);
+        CB_ASSERT_REL(atof(c[9]), after(info, "contact ", "corrected up to "), 1e-3);
+        CB_ASSERT_REL(atof(c[10]), after(info, "contact ", "added "), 1e-3);
+        CB_ASSERT_REL(atof(c[11]), after(info, "collider ", "penetration "), 1e-3);
+        CB_ASSERT_REL(atof(c[12]), after(info, "audit ", "crossings in steps: "), 1e-9);
+        CB_ASSERT_REL(atof(c[14]), after(info, "strain ", "max "), 1e-3);
+        CB_ASSERT_REL(atof(c[15]), after(info, "time ", "time       "), 1e-3);
+        CU_ASSERT(!isnan(atof(c[10]))); /* explicit has a contact stage: its work is a number */
         CU_ASSERT_STRING_EQUAL(c[4], "ok");
     }
     fclose(f);

@@ -197,6 +197,41 @@ static void test_free_flight(void)
     }
 }
 
+/* Every solver names the model it solves (cb_solver_class.model, the run file's
+ * attribute `model`): "<stretch> / bending <kind> / contact <kind>", and a parameter that
+ * changes the model changes the name (fms and newton bending, pbd bending, avgforce
+ * response). */
+static void test_every_solver_names_its_model(void)
+{
+    const char *scene = "name: m\nduration: 0.1\ndt: 0.005\n"
+                        "cloth:\n  grid: {nx: 4, ny: 4, size: [0.5, 0.5], origin: [0, 0, 1]}\n";
+    for (int s = 0; s < cb_solver_count(); s++) {
+        const cb_solver_class *cls = cb_solver_at(s);
+        CU_ASSERT_PTR_NOT_NULL(cls->model);
+        cb_sim sim;
+        if (!opened(&sim, cls->name, scene, NULL, 0)) continue;
+        const char *m = cb_solver_model(cls, sim.solver);
+        fprintf(stderr, "  %-8s %s\n", cls->name, m);
+        CU_ASSERT(strstr(m, " / bending ") != NULL && strstr(m, " / contact ") != NULL);
+        CU_ASSERT(!strncmp(m, "stretch springs", 15) || !strncmp(m, "pbd dimensionless", 17));
+        cb_sim_close(&sim);
+    }
+    const struct { const char *solver, *set, *model; } changes[] = {
+        {"newton", NULL, "stretch springs / bending shells / contact projection"},
+        {"newton", "solvers.newton.bending=springs", "stretch springs / bending springs / contact projection"},
+        {"fms", NULL, "stretch springs / bending quadratic / contact projection"},
+        {"pbd", "solvers.pbd.bending=dihedral", "pbd dimensionless / bending dihedral / contact constraints"},
+        {"avgforce", "solvers.avgforce.response=none", "stretch springs / bending shells / contact none"},
+    };
+    for (size_t c = 0; c < sizeof changes / sizeof changes[0]; c++) {
+        cb_sim sim;
+        const char *sets[1] = {changes[c].set};
+        if (!opened(&sim, changes[c].solver, scene, changes[c].set ? sets : NULL, changes[c].set ? 1 : 0)) continue;
+        CU_ASSERT_STRING_EQUAL(cb_solver_model(sim.cls, sim.solver), changes[c].model);
+        cb_sim_close(&sim);
+    }
+}
+
 /* An unknown key in a solver's block is refused, naming the key. */
 static void test_unknown_key_refused(void)
 {
@@ -530,6 +565,7 @@ CB_TEST_MAIN("conformance",
              CB_TEST(test_momentum_balance),
              CB_TEST(test_free_fall),
              CB_TEST(test_free_flight),
+             CB_TEST(test_every_solver_names_its_model),
              CB_TEST(test_unknown_key_refused),
              CB_TEST(test_out_of_range_refused),
              CB_TEST(test_time_ends_at_n_dt),

@@ -16,6 +16,7 @@
 #include "core/world.h"
 #include "experiments/harness/registry.h"
 #include "solvers/cholmod_util.h"
+#include "solvers/bending.h"
 #include "solvers/springs.h"
 #include "solvers/step_contact.h"
 
@@ -124,14 +125,17 @@ static void test_g_monotone(void)
 }
 
 /* Warm up 3 steps with newton, then take the same step from the same state with
- * newton (set_a) and with fms (set_b); returns |x_fms - x_newton| and, in *scale, the
- * step's displacement |x_newton - x_n|. */
-static double step_result_diff(const char *set_a, const char *set_b, double *scale)
+ * newton (set_a) and with fms (set_b), both with the given bending; returns
+ * |x_fms - x_newton| and, in *scale, the step's displacement |x_newton - x_n|. */
+static double step_result_diff(const char *bending, const char *set_a, const char *set_b, double *scale)
 {
-    const char *sets[] = {"cloth.grid.nx=12", "cloth.grid.ny=12", "dt=0.01", "solvers.fms.self_collision=false",
-                          "solvers.newton.self_collision=false", set_a, set_b};
+    char bn[64], bf[64];
+    snprintf(bn, sizeof bn, "solvers.newton.bending=%s", bending);
+    snprintf(bf, sizeof bf, "solvers.fms.bending=%s", bending);
+    const char *sets[] = {"cloth.grid.nx=12", "cloth.grid.ny=12", "dt=0.01", "cloth.grid.plane=xz",
+                          "solvers.fms.self_collision=false", "solvers.newton.self_collision=false", bn, bf, set_a, set_b};
     cb_sim s;
-    if (sim_open(&s, "newton", "data/scenes/hanging.yaml", 0, sets, 7)) return NAN;
+    if (sim_open(&s, "newton", "data/scenes/hanging.yaml", 0, sets, 10)) return NAN;
     for (int n = 0; n < 3; n++) cb_sim_step(&s);
     int nv = s.w->nv;
     size_t bytes = (size_t)nv * sizeof(double[3]);
@@ -173,20 +177,24 @@ static double step_result_diff(const char *set_a, const char *set_b, double *sca
 }
 
 /* With enough iterations fms reaches newton's solution of the same step (a hanging
- * cloth, 12 x 12, dt 0.01 s): the relative difference (against the step's
- * displacement) falls below 1e-6; with the paper's 10 iterations it is visibly larger
- * (the comparison is not vacuous). */
+ * cloth in the xy plane, so it bends, 12 x 12, dt 0.01 s), with bend springs and with
+ * quadratic bending: the relative difference (against the step's displacement) falls
+ * below 1e-6; with the paper's 10 iterations it is visibly larger (the comparison is
+ * not vacuous). */
 static void test_reaches_newton(void)
 {
-    double scale = 0;
-    const char *nt = "solvers.newton.tolerance=1e-12";
-    double d10 = step_result_diff(nt, "solvers.fms.iterations=10", &scale);
-    double dN = step_result_diff(nt, "solvers.fms.iterations=1000", &scale);
-    fprintf(stderr, "  |x_fms - x_newton| / |x_newton - x_n|: 10 iterations %.3e, 1000 iterations %.3e\n",
-            d10 / scale, dN / scale);
-    CU_ASSERT(scale > 1e-3);
-    CU_ASSERT(dN / scale < 1e-6);
-    CU_ASSERT(d10 / scale > 1e-4);
+    const char *bendings[] = {"springs", "quadratic"};
+    for (int b = 0; b < 2; b++) {
+        double scale = 0;
+        const char *nt = "solvers.newton.tolerance=1e-12";
+        double d10 = step_result_diff(bendings[b], nt, "solvers.fms.iterations=10", &scale);
+        double dN = step_result_diff(bendings[b], nt, "solvers.fms.iterations=1000", &scale);
+        fprintf(stderr, "  bending %s: |x_fms - x_newton| / |x_newton - x_n|: 10 iterations %.3e, 1000 iterations %.3e\n",
+                bendings[b], d10 / scale, dN / scale);
+        CU_ASSERT(scale > 1e-3);
+        CU_ASSERT(dN / scale < 1e-6);
+        CU_ASSERT(d10 / scale > 1e-4);
+    }
 }
 
 /* One factorization over a 100-step run with fixed dt; a new dt refactors once more. */
@@ -310,6 +318,20 @@ static void spring_decay(const char *solver, const char *set)
     cb_sim_close(&s);
 }
 
+/* |grad g(x)| of the springs and the bending term bd (pinned vertices left out). */
+static double full_gradient(const cb_spring_set *sp, const cb_bending *bd, const cb_world *w, const double (*x)[3],
+                            const double (*y)[3], double h, double (*g)[3])
+{
+    cb_springs_gradient(sp, w, x, y, h, g);
+    cb_bending_add_gradient(bd, x, h * h, g);
+    double n2 = 0;
+    for (int i = 0; i < w->nv; i++)
+        if (w->inv_mass[i] > 0) n2 += cb_v3_norm2(g[i]);
+    return sqrt(n2);
+}
+
+static void residual_check(int quad);
+
 static void test_single_spring_decay(void)
 {
     spring_decay("fms", "solvers.fms.iterations=5");
@@ -318,15 +340,25 @@ static void test_single_spring_decay(void)
 
 /* The reported residual is |grad g(x)| / |grad g(y)| of the step (fms takes |grad g(y)|
  * from its first right-hand side and |grad g(x)| from its own pass over the springs):
- * against cb_springs_gradient at the step's y and result, at 1, 3 and 10 iterations. */
+ * against cb_springs_gradient (plus the quadratic bending term's gradient,
+ * cb_bending_add_gradient) at the step's y and result, at 1, 3 and 10 iterations, with
+ * bend springs and with quadratic bending (in the xy plane, where the cloth bends). */
 static void test_residual_is_relative_gradient(void)
+{
+    for (int quad = 0; quad < 2; quad++)
+        residual_check(quad);
+}
+
+static void residual_check(int quad)
 {
     const char *its[] = {"solvers.fms.iterations=1", "solvers.fms.iterations=3", "solvers.fms.iterations=10"};
     double prev = INFINITY;
     for (int c = 0; c < 3; c++) {
-        const char *sets[] = {"cloth.grid.nx=11", "cloth.grid.ny=9", "solvers.fms.self_collision=false", its[c]};
+        const char *sets[] = {"cloth.grid.nx=11", "cloth.grid.ny=9", "solvers.fms.self_collision=false", its[c],
+                              quad ? "solvers.fms.bending=quadratic" : "solvers.fms.bending=springs",
+                              "cloth.grid.plane=xy"};
         cb_sim s;
-        CU_ASSERT_EQUAL_FATAL(sim_open(&s, "fms", "data/scenes/hanging.yaml", 0, sets, 4), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(sim_open(&s, "fms", "data/scenes/hanging.yaml", 0, sets, 6), CB_OK);
         for (int n = 0; n < 4; n++) CU_ASSERT_EQUAL_FATAL(cb_sim_step(&s), CB_OK);
         cb_world *w = s.w;
         double h = s.scene->dt;
@@ -339,11 +371,15 @@ static void test_residual_is_relative_gradient(void)
             if (w->inv_mass[i] == 0.0) cb_v3_copy(y[i], w->state.x[i]);
         cb_spring_set sp;
         cb_error e;
-        CU_ASSERT_EQUAL_FATAL(cb_springs_build(w, CB_SPRINGS_MODEL, &sp, &e), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_springs_build(w, quad ? CB_SPRINGS_STRETCH : CB_SPRINGS_MODEL, &sp, &e), CB_OK);
+        cb_bending bd;
+        CU_ASSERT_EQUAL_FATAL(cb_bending_init(&bd, w, quad ? CB_BENDING_QUADRATIC : CB_BENDING_SPRINGS, &e), CB_OK);
         const double (*cy)[3] = (const double (*)[3])y;
-        double g0 = cb_springs_gradient(&sp, w, cy, cy, h, g);
-        double g1 = cb_springs_gradient(&sp, w, (const double (*)[3])w->state.x, cy, h, g);
-        fprintf(stderr, "  %s: residual %.12e, oracle %.12e\n", its[c], s.info.residual, g1 / g0);
+        double g0 = full_gradient(&sp, &bd, w, cy, cy, h, g);
+        double g1 = full_gradient(&sp, &bd, w, (const double (*)[3])w->state.x, cy, h, g);
+        cb_bending_release(&bd);
+        fprintf(stderr, "  %s (%s): residual %.12e, oracle %.12e\n", its[c], quad ? "quadratic" : "springs",
+                s.info.residual, g1 / g0);
         CU_ASSERT(g0 > 0);
         CB_ASSERT_REL(s.info.residual, g1 / g0, 1e-8);
         CU_ASSERT(s.info.residual < prev); /* more iterations, closer to the solution */

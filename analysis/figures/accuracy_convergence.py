@@ -9,8 +9,11 @@ A solver swept over one of its own parameters (fms iterations) is one curve per 
 position_error at the last frame (mass-weighted RMS distance to the reference, m). The
 order is the least-squares slope of log(error) against log(dt) over the runs that ended ok
 and whose error is above 10x the reference's own (stored in the reference file); a run that
-did not end ok is drawn as an x at the top of the axis, never dropped. Writes
-accuracy_convergence.png, .pdf and .csv.
+did not end ok is drawn as an x at the top of the axis, never dropped. A curve whose runs
+solved another model than the reference (the run files' attribute `model`, without its
+contact part: the scene has no colliders) is dashed and its legend names its model, so its
+error is seen to include the model's difference; a warning on stderr lists the models.
+Writes accuracy_convergence.png, .pdf and .csv.
 """
 import math
 import os
@@ -26,6 +29,7 @@ def main():
     import numpy as np
     floor = 0.0
     ref = os.path.join(args.folder, "reference.h5")
+    ref_model = cbrun.reference_material(ref)
     if os.path.exists(ref):
         f = cbrun.open_run(ref)
         text = cbrun.attr(f, "reference_check") or ""
@@ -33,6 +37,7 @@ def main():
         if "own error is about" in text:
             floor = float(text.split("own error is about")[1].split()[0])
     data = {}
+    models = {}
     table = []
     for r in rows:
         try:
@@ -45,8 +50,11 @@ def main():
         err = float(fin[-1]) if len(fin) else float("nan")
         dt = cbrun.num(r["dt"])
         name = cbrun.variant(r, cols)
+        r["variant"] = name
+        models.setdefault(name, set()).add(cbrun.material(cbrun.model_of(r)))
         data.setdefault(name, []).append((dt, err, r["status"]))
-        table.append([name, dt, err, r["status"]])
+        table.append([name, dt, err, r["status"], cbrun.model_of(r)])
+    cbrun.warn_models(rows, key=lambda r: cbrun.material(cbrun.model_of(r)), what="accuracy_convergence")
     plt = cbrun.use_agg()
     fig, ax = plt.subplots(figsize=(8.0, 4.6))
     top = max([p[1] for v in data.values() for p in v if math.isfinite(p[1])] + [1e-12]) * 3
@@ -58,22 +66,25 @@ def main():
         if len(good) >= 2:
             order = float(np.polyfit(np.log([g[0] for g in good]), np.log([g[1] for g in good]), 1)[0])
         ok = [(d, e) for d, e, st in pts if st == "ok" and math.isfinite(e) and e > 0]
-        line, = ax.loglog([p[0] for p in ok], [p[1] for p in ok], "o-",
-                          label="%s (order %s)" % (solver, "%.2f" % order if math.isfinite(order) else "-"))
+        note = cbrun.other_model_note(models[solver], ref_model)
+        line, = ax.loglog([p[0] for p in ok], [p[1] for p in ok], "o--" if note else "o-",
+                          mfc="none" if note else None,
+                          label="%s (order %s)%s" % (solver, "%.2f" % order if math.isfinite(order) else "-", note))
         bad = [d for d, e, st in pts if st != "ok"]
         if bad:
             ax.plot(bad, [top] * len(bad), "x", color=line.get_color(), ms=8)
-        print("%-22s %12s   %s" % (solver, "%.2f" % order if math.isfinite(order) else "-",
-                                    ", ".join("%.3g" % e for _, e, _ in pts)))
+        print("%-22s %12s   %s%s" % (solver, "%.2f" % order if math.isfinite(order) else "-",
+                                      ", ".join("%.3g" % e for _, e, _ in pts), note))
     if floor > 0:
         ax.axhline(floor, color="0.5", lw=0.8, ls=":", label="the reference's own error")
     ax.set_xlabel("dt [s]")
     ax.set_ylabel("position error at t = 0.5 s [m]")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
-    ax.set_title("Trajectory error against dt (hanging 12 x 12, released horizontal; x: did not end ok)")
+    ax.set_title("Error against dt (hanging 12 x 12, released horizontal)\n"
+                 "x: did not end ok; dashed: not the reference's model", fontsize=9)
     out = cbrun.save(fig, os.path.join(args.folder, "accuracy_convergence.png"),
-                     ["method", "dt [s]", "position_error_end [m]", "status"], table)
+                     ["method", "dt [s]", "position_error_end [m]", "status", "model"], table)
     print("wrote " + ", ".join(out))
 
 

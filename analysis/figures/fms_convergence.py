@@ -6,7 +6,9 @@ Reads the output folder of `clothbench sweep experiments/figures/fms_convergence
 single step of the curtain from rest) and plots the relative error of the step's
 solution, |x - x_ref| / |x_ref - x_0|, against the wall time of the step (left) and
 against the iteration count (right). x_ref is the newton run with the most iterations.
-fms's time includes its one-off prefactorization (the intercept of its curve). With
+fms's time includes its one-off prefactorization (the intercept of its curve). fms converges
+to newton only when both solve the same energy: when their runs' attribute `model` differs
+(another bending term), a warning goes to stderr and into the title. With
 repeated runs (the experiment's `repeats`) each point takes the least wall time of its
 repeats; their solutions must agree.
 Writes fms_convergence.png and .pdf into the folder and prints the table.
@@ -24,6 +26,7 @@ def main():
     import numpy as np
     keys = {"fms": "solvers.fms.iterations", "newton": "solvers.newton.max_iterations"}
     cols, rows = cbrun.load_sweep(args.folder, "fms_convergence", tuple(keys.values()))
+    mixed = cbrun.warn_models(rows, key=lambda r: cbrun.material(cbrun.model_of(r)), what="fms_convergence")
     runs = {"fms": [], "newton": []}
     x0 = None
     for r in rows:
@@ -80,7 +83,9 @@ def main():
         ax.set_ylabel("|x - x_ref| / |x_ref - x_0| [-]")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
-    fig.suptitle("one implicit-Euler step of the 81 x 81 curtain: fms vs Newton (Liu et al. 2013)")
+    models = sorted({cbrun.material(cbrun.model_of(r)) for r in rows})
+    fig.suptitle("one implicit-Euler step of the 81 x 81 curtain: fms vs Newton (Liu et al. 2013)\n" +
+                 ("DIFFERENT MODELS: " if mixed else "model: ") + "; ".join(models), fontsize=9)
     for p in cbrun.save(fig, os.path.join(args.folder, "fms_convergence.png"),
                         ["solver", "iterations [-]", "wall_ms [ms]", "relative_error [-]"], table):
         print("wrote", p)

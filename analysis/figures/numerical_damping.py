@@ -26,6 +26,9 @@ def internal_energy(np, f):
 def main():
     args = cbrun.figure_args("numerical_damping", __doc__)
     cols, rows = cbrun.load_sweep(args.folder, "numerical_damping", ("dt",))
+    for r in rows:
+        r["variant"] = cbrun.variant(r, cols)
+    cbrun.warn_models(rows, key=lambda r: cbrun.material(cbrun.model_of(r)), what="numerical_damping")
     import numpy as np
     data, table = {}, []
     for r in rows:

@@ -67,6 +67,7 @@ def outcome(np, folder, r):
 def main():
     args = cbrun.figure_args("stability_map", __doc__)
     cols, rows = cbrun.load_sweep(args.folder, "stability_map", ("dt", "cloth.stretch"))
+    cbrun.warn_models(rows, key=lambda r: cbrun.material(cbrun.model_of(r)), what="stability_map")
     import numpy as np
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch

@@ -7,6 +7,8 @@ for every solver and dt, the trajectory error at the end (position_error, m) aga
 wall time per simulated second (the sum of wall_step_s over the run divided by its
 simulated time). One curve per solver; the Pareto front (no other run is both cheaper
 and more accurate) is marked. Runs that did not end ok are left off the front, drawn as an x at the top of the axis at their cost, and listed.
+A curve whose runs solved another model than the reference (attribute `model`, contact part
+aside) is dashed, its legend names the model, and a warning on stderr lists the models.
 Writes work_precision.png, .pdf and .csv into that folder.
 """
 import math
@@ -21,7 +23,8 @@ def main():
     args = cbrun.figure_args("accuracy_convergence", __doc__)
     cols, rows = cbrun.load_sweep(args.folder, "accuracy_convergence", ("dt",))
     import numpy as np
-    pts, table = [], []
+    pts, table, models = [], [], {}
+    ref_model = cbrun.reference_material(os.path.join(args.folder, "reference.h5"))
     for r in rows:
         try:
             f = cbrun.open_run(os.path.join(args.folder, r["file"]))
@@ -36,8 +39,11 @@ def main():
         cost = float(np.nansum(wall[1:]) / t[-1]) if t[-1] > 0 else float("nan")
         dt = cbrun.num(r["dt"])
         name = cbrun.variant(r, cols)
+        r["variant"] = name
+        models.setdefault(name, set()).add(cbrun.material(cbrun.model_of(r)))
         pts.append((name, dt, cost, err, r["status"]))
-        table.append([name, dt, cost, err, r["status"]])
+        table.append([name, dt, cost, err, r["status"], cbrun.model_of(r)])
+    cbrun.warn_models(rows, key=lambda r: cbrun.material(cbrun.model_of(r)), what="work_precision")
     good = [p for p in pts if p[4] == "ok" and math.isfinite(p[2]) and math.isfinite(p[3]) and p[3] > 0]
     front = sorted([p for p in good if not any(q[2] <= p[2] and q[3] < p[3] or q[2] < p[2] and q[3] <= p[3]
                                                for q in good)], key=lambda p: p[2])
@@ -47,7 +53,9 @@ def main():
     top = max([p[3] for p in good] + [1e-12]) * 3
     for solver in sorted({p[0] for p in pts}, key=cbrun.natural_key):
         s = sorted([p for p in good if p[0] == solver], key=lambda p: p[2])
-        line, = ax.loglog([p[2] for p in s], [p[3] for p in s], "o-", label=solver)
+        note = cbrun.other_model_note(models[solver], ref_model)
+        line, = ax.loglog([p[2] for p in s], [p[3] for p in s], "o--" if note else "o-", mfc="none" if note else None,
+                          label=solver + note)
         b = [p for p in bad if p[0] == solver and math.isfinite(p[2])]
         if b:  # did not end ok: drawn at its cost, at the top of the axis
             ax.plot([p[2] for p in b], [top] * len(b), "x", color=line.get_color(), ms=8)
@@ -63,7 +71,7 @@ def main():
     if bad:
         print("not ok (an x at the top): " + ", ".join("%s dt %.3g (%s)" % (p[0], p[1], p[4]) for p in bad))
     out = cbrun.save(fig, os.path.join(args.folder, "work_precision.png"),
-                     ["method", "dt [s]", "wall_per_simulated_second [s/s]", "position_error_end [m]", "status"],
+                     ["method", "dt [s]", "wall_per_simulated_second [s/s]", "position_error_end [m]", "status", "model"],
                      table)
     print("wrote " + ", ".join(out))
 

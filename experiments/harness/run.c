@@ -282,6 +282,7 @@ static int run_open(run_state *r, cb_error *err)
             .parameters_given = r->pgiven,
             .expensive_note = note,
             .self_collision = cb_solver_self_collision(cls, r->solver),
+            .model = cb_solver_model(cls, r->solver),
             .scene_path = def->scene_path,
             .scene_dir = r->scene_dir ? r->scene_dir : scene->dir,
             .command_line = NULL,

@@ -112,6 +112,8 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     cb_h5_read_string_attr(f, "health_breaches", s->health_breaches, sizeof s->health_breaches);
     if (cb_h5_read_string_attr(f, "self_collision", s->self_collision, sizeof s->self_collision) < 0)
         snprintf(s->self_collision, sizeof s->self_collision, "unknown");
+    if (cb_h5_read_string_attr(f, "model", s->model, sizeof s->model) < 0)
+        snprintf(s->model, sizeof s->model, "unknown");
     double *t = NULL, *dt = NULL, *E = NULL, *depth = NULL, *pen = NULL, *si = NULL, *ms = NULL, *strain = NULL,
            *wall = NULL, *P = NULL, *J = NULL, *vdepth = NULL, *cdepth = NULL, *cwork = NULL, *scross = NULL,
            *ccross = NULL, *awall = NULL, *xwork = NULL;
@@ -211,6 +213,7 @@ void cb_run_summary_print(const cb_run_summary *s, const char *path, FILE *out)
 {
     fprintf(out, "run        %s\n", path);
     fprintf(out, "solver     %s\n", s->solver);
+    fprintf(out, "model      %s\n", s->model);
     fprintf(out, "scene      %s\n", s->scene);
     fprintf(out, "status     %s%s%s\n", s->status, s->message[0] ? ": " : "", s->message);
     fprintf(out, "steps      %ld (t = %.6g s), %ld frames\n", s->steps, s->t_end, s->frames);

@@ -9,6 +9,7 @@
 typedef struct cb_run_summary {
     char solver[64], scene[128], status[32], message[1024], created[64];
     char self_collision[16];    /* on | off | none (the method has none) | unknown (older files) */
+    char model[128];            /* the model the solver solved (cb_solver_model); unknown (older files) */
     long steps;                 /* steps completed (from the last logged time and dt) */
     long rows, frames;
     double t_end;

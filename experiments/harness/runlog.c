@@ -566,13 +566,14 @@ static int write_root_attrs(cb_runlog *log, const cb_runlog_def *def, cb_error *
     if (!digests) return err ? err->status : CB_ERR_IO;
     const char *names[] = { "clothbench_version", "solver", "scene_name", "scene_text", "parameters",
                             "parameters_given", "created", "status", "message", "expensive_metrics",
-                            "self_collision", "scene_path", "scene_dir", "mesh_files", "command_line",
+                            "self_collision", "model", "scene_path", "scene_dir", "mesh_files", "command_line",
                             "git_commit", "build_type", "build_flags", "compiler", "libraries", "threads",
                             "host", "cpu" };
     const char *values[] = { CB_VERSION, def->solver, def->scene_name, def->scene_text,
                              def->parameters, def->parameters_given ? def->parameters_given : "{}",
                              created, "running", "", def->expensive_note,
                              def->self_collision ? def->self_collision : "unknown",
+                             def->model ? def->model : "unknown",
                              def->scene_path ? def->scene_path : "", def->scene_dir ? def->scene_dir : "",
                              digests, def->command_line ? def->command_line : cb_provenance_get_command_line(),
                              pv.git_commit, pv.build_type, pv.build_flags, pv.compiler, pv.libraries, pv.threads,

@@ -21,6 +21,7 @@ typedef struct cb_runlog_def {
     const char *parameters_given; /* the scene's solver block as given (cb_params_text); NULL: "{}" */
     const char *expensive_note; /* how often the expensive metrics run, stored as an attribute */
     const char *self_collision; /* "on" | "off" | "none" (the method has none); NULL: "unknown" */
+    const char *model;          /* the model the solver solves (cb_solver_model); NULL: "unknown" */
     /* provenance (NULL: ""); the build and machine are asked of experiments/harness/provenance.h */
     const char *scene_path;     /* the scene file as given */
     const char *scene_dir;      /* absolute folder its relative paths resolve against */

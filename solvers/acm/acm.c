@@ -1425,6 +1425,12 @@ static int acm_self_collision(const void *self)
     return 1;
 }
 
+static const char *acm_model(const void *self)
+{
+    (void)self;
+    return "stretch springs / bending shells / contact layers";
+}
+
 const cb_solver_class cb_solver_acm = {
     .name = "acm",
     .summary = "asynchronous contact mechanics (Harmon 2009): AVI clocks, discrete penalty layers, "
@@ -1434,5 +1440,6 @@ const cb_solver_class cb_solver_acm = {
     .step = acm_step,
     .destroy = acm_destroy,
     .self_collision = acm_self_collision,
+    .model = acm_model,
     .set_path_knots = cb_acm_set_path_knots,
 };
