@@ -100,6 +100,16 @@ void cb_bending_stencil(const double X0[3], const double X1[3], const double X2[
     q[3] = -s * (b0 + b1);
 }
 
+/* The first hinge of w's mesh bent at rest (rest angle above FLAT_REST), or -1. */
+static int first_curved(const cb_world *w)
+{
+    for (int i = 0; i < w->mesh->nh; i++)
+        if (!(fabs(w->model.hinge_rest_angle[i]) <= FLAT_REST)) return i;
+    return -1;
+}
+
+int cb_bending_rest_flat(const cb_world *w) { return first_curved(w) < 0; }
+
 int cb_bending_init(cb_bending *b, const cb_world *w, cb_bending_kind kind, cb_error *err)
 {
     if (!b || !w) return CB_FAIL(err, CB_ERR_INPUT, "cb_bending_init: NULL argument");
@@ -111,15 +121,14 @@ int cb_bending_init(cb_bending *b, const cb_world *w, cb_bending_kind kind, cb_e
     if (kind != CB_BENDING_SHELLS && kind != CB_BENDING_QUADRATIC)
         return CB_FAIL(err, CB_ERR_INPUT, "cb_bending_init: unknown bending kind %d", (int)kind);
     const double (*X)[3] = (const double (*)[3])m->x;
-    if (kind == CB_BENDING_QUADRATIC)
-        for (int i = 0; i < m->nh; i++)
-            if (!(fabs(md->hinge_rest_angle[i]) <= FLAT_REST)) {
-                const int *h = m->h[i];
-                return CB_FAIL(err, CB_ERR_INPUT,
-                               "bending: quadratic needs a flat rest state (Bergou et al. 2006), but the hinge of "
-                               "edge %d-%d has rest angle %g rad; use bending: springs (or newton's shells)",
-                               h[0], h[1], md->hinge_rest_angle[i]);
-            }
+    int curved = kind == CB_BENDING_QUADRATIC ? first_curved(w) : -1;
+    if (curved >= 0) {
+        const int *h = m->h[curved];
+        return CB_FAIL(err, CB_ERR_INPUT,
+                       "bending: quadratic needs a flat rest state (Bergou et al. 2006), but the hinge of "
+                       "edge %d-%d has rest angle %g rad; use bending: springs (or newton's shells)",
+                       h[0], h[1], md->hinge_rest_angle[curved]);
+    }
     size_t n = (size_t)m->nh;
     if (kind == CB_BENDING_SHELLS) {
         b->kw = cb_calloc(n, sizeof *b->kw);

@@ -42,6 +42,9 @@ typedef struct cb_bending {
  * b must be zeroed; release it with cb_bending_release also on error. */
 int cb_bending_init(cb_bending *b, const cb_world *w, cb_bending_kind kind, cb_error *err);
 void cb_bending_release(cb_bending *b);
+/* 1 when every hinge of w's mesh is flat at rest (rest angle at most 1e-6 rad), the
+ * rest states CB_BENDING_QUADRATIC accepts; 0 otherwise. */
+int cb_bending_rest_flat(const cb_world *w);
 
 /* The stencil of Bergou et al. for a hinge whose rest vertices are X0..X3, scaled so
  * that 1/2 (q . u)^2, u the displacements normal to the flat hinge, is the shells

@@ -85,9 +85,11 @@
  *     of the edges and the bend springs', so the factor is as large as with bend springs
  *     and the local step has one spring per edge only. It needs a flat rest state: a mesh
  *     bent at rest (a hinge's rest angle above 1e-6 rad: balloon.yaml, pbd_soft_box.yaml,
- *     the OBJ cloths of the acm scenes) is refused with a message naming the hinge; use
- *     bending: springs there (Bergou's energy is minimal at the flat state, not at a
- *     curved rest shape).
+ *     the OBJ cloths of the acm scenes) asked for quadratic is refused with a message
+ *     naming the hinge (Bergou's energy is minimal at the flat state, not at a curved rest
+ *     shape); there the default is springs (the default depends on the scene: quadratic
+ *     on a flat rest state, springs on a bent one; the run's parameters and model record
+ *     which), so every bundled scene runs with fms's defaults.
  *   springs: a spring across each hinge between its opposite vertices (Liu et al.'s
  *     representation), with stiffness chosen so that spring and hinge store the same
  *     energy at a right-angle fold; its energy grows as theta^4 for small folds, so it
@@ -165,8 +167,8 @@
  * held back by the contact springs' lag (not measured); self friction is not in the solve.
  *
  * Parameters (solvers.fms): iterations (>= 1, default 10), damping (in [0,1], default
- * 0), springs (model | classic), bending (quadratic | springs, default quadratic;
- * shells is refused: not quadratic), self_collision (bool, default true), self_friction
+ * 0), springs (model | classic), bending (quadratic | springs, default quadratic on a
+ * flat rest state, springs on a bent one; shells is refused: not quadratic), self_collision (bool, default true), self_friction
  * (>= 0, default 0.1), self_iterations (>= 1, default 2), contact_offset (>= 0, m;
  * default thickness/2: distance kept from colliders), factor (auto | simplicial |
  * supernodal: the CHOLMOD factorization kind), self_cache (bool, default true: the

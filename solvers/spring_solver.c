@@ -29,7 +29,10 @@ int cb_spring_solver_configure(cb_spring_solver *s, const char *name, const cb_w
     /* a solver with a constant matrix is offered the quadratic terms only (cb_bending_names
      * without its first, shells) */
     int first = shells_ok ? 0 : 1;
+    /* quadratic needs a flat rest state: where the cloth is bent at rest, the default is
+     * springs (a default that depends on the scene, recorded as the value used) */
     int def = kind == CB_SPRINGS_CLASSIC ? CB_BENDING_SPRINGS : (int)bending_default;
+    if (def == CB_BENDING_QUADRATIC && !cb_bending_rest_flat(w)) def = CB_BENDING_SPRINGS;
     if (!rc) rc = cb_params_choice(p, "bending", cb_bending_names + first, def - first, &bending,
                                    shells_ok ? "shells: the shared hinge energy; quadratic: Bergou et al. 2006 (flat rest); springs: a bend spring per hinge"
                                              : "quadratic: Bergou et al. 2006 in the constant matrix (flat rest); springs: a bend spring per hinge",

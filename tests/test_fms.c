@@ -528,6 +528,28 @@ static void test_contact_projection_mode(void)
     }
 }
 
+/* fms's bending default depends on the scene: Bergou's quadratic energy needs a flat rest
+ * state, so on a cloth bent at rest (the balloon, and four more bundled scenes) the
+ * default is bend springs, and the run names that model; an explicit `bending:
+ * quadratic` there is still refused, naming the hinge. The merged default had refused
+ * those five bundled scenes outright. */
+static void test_bending_default_follows_rest_state(void)
+{
+    cb_sim s;
+    CU_ASSERT_EQUAL_FATAL(sim_open(&s, "fms", "data/scenes/balloon.yaml", 0, NULL, 0), CB_OK);
+    const char *model = cb_solver_model(s.cls, s.solver);
+    CU_ASSERT_PTR_NOT_NULL(strstr(model, "bending springs"));
+    cb_sim_close(&s);
+    const char *quad[] = {"solvers.fms.bending=quadratic"};
+    CU_ASSERT_EQUAL(cb_sim_world(&s, "data/scenes/balloon.yaml", NULL, ".", quad, 1), CB_OK);
+    CU_ASSERT_NOT_EQUAL(cb_sim_solver(&s, "fms"), CB_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(s.e.message, "flat rest state"));
+    cb_sim_close(&s);
+    CU_ASSERT_EQUAL_FATAL(sim_open(&s, "fms", "data/scenes/hanging.yaml", 0, NULL, 0), CB_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cb_solver_model(s.cls, s.solver), "bending quadratic"));
+    cb_sim_close(&s);
+}
+
 CB_TEST_MAIN("fms",
              CB_TEST(test_objective_gradient_fd),
              CB_TEST(test_g_monotone),
@@ -540,4 +562,5 @@ CB_TEST_MAIN("fms",
              CB_TEST(test_all_pinned),
              CB_TEST(test_parameters_checked),
              CB_TEST(test_contact_in_solve_drape),
-             CB_TEST(test_contact_projection_mode))
+             CB_TEST(test_contact_projection_mode),
+             CB_TEST(test_bending_default_follows_rest_state))
