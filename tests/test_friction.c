@@ -133,6 +133,45 @@ static void test_incline_threshold(void)
     fprintf(stderr, "\n");
 }
 
+/* The incline grid (issue 32 item 1; the full grid is analysis/figures/friction_battery.py):
+ * mu = 0.3 and 0.6, tan(theta) / mu = 0.9 and 1.1, theta set by turning gravity in the
+ * plane of data/scenes/incline.yaml's slope (g = 9.81 (sin theta t - cos theta n), t the
+ * down-slope direction, n the plane's normal), so the patch and its plane stay as they are.
+ * Below the threshold the patch moves less than 1 cm in 1 s (the creep bound of
+ * test_incline_slip_and_stick); above it, its acceleration (second difference of the
+ * displacement at 0.5, 0.75, 1 s) is within 3% of g (sin theta - mu cos theta) (measured:
+ * 0% for all but acm, +0.6% for acm). */
+static void test_incline_grid(void)
+{
+    const double mus[2] = {0.3, 0.6}, ratios[2] = {0.9, 1.1};
+    const double n[3] = {0.5, 0.0, sqrt(3.0) / 2.0}, t[3] = {sqrt(3.0) / 2.0, 0.0, -0.5};
+    const int at[3] = {100, 150, 200};
+    for (int s = 0; s < cb_solver_count(); s++) {
+        const char *name = cb_solver_at(s)->name;
+        if (!has_collider_friction(name)) continue;
+        fprintf(stderr, "\n  %-9s", name);
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+                double th = atan(ratios[j] * mus[i]), d[3] = {NAN, NAN, NAN};
+                char fr[64], gr[128];
+                snprintf(fr, sizeof fr, "colliders.0.friction=%.17g", mus[i]);
+                snprintf(gr, sizeof gr, "gravity=[%.17g, %.17g, %.17g]", G * (sin(th) * t[0] - cos(th) * n[0]),
+                         G * (sin(th) * t[1] - cos(th) * n[1]), G * (sin(th) * t[2] - cos(th) * n[2]));
+                const char *sets[] = {fr, gr};
+                CU_ASSERT_EQUAL(run_along(name, "data/scenes/incline.yaml", sets, 2, t, 200, at, 3, d), 0);
+                if (ratios[j] < 1.0) {
+                    fprintf(stderr, " mu %g tan/mu %g: %.4f m;", mus[i], ratios[j], d[2]);
+                    CU_ASSERT(fabs(d[2]) < 0.01);
+                } else {
+                    double a = (d[2] - 2.0 * d[1] + d[0]) / (0.25 * 0.25), want = G * (sin(th) - mus[i] * cos(th));
+                    fprintf(stderr, " mu %g tan/mu %g: a %+.2f%%;", mus[i], ratios[j], 100.0 * (a / want - 1.0));
+                    CU_ASSERT(fabs(a / want - 1.0) < 0.03);
+                }
+            }
+    }
+    fprintf(stderr, "\n");
+}
+
 /* Stopping distance (data/scenes/slide_stop.yaml: the patch launched along the floor,
  * mu = 0.5, dt = 0.5 ms): it stops after v0^2 / (2 mu g) (within 1%, for v0 = 0.5, 1 and
  * 2 m/s; an Euler step's own error is v0 dt / 2, 0.5% at 0.5 m/s) and stays (it moves
@@ -222,5 +261,6 @@ static void test_capstan(void)
 CB_TEST_MAIN("friction",
              CB_TEST(test_incline_slip_and_stick),
              CB_TEST(test_incline_threshold),
+             CB_TEST(test_incline_grid),
              CB_TEST(test_stopping_distance),
              CB_TEST(test_capstan))
