@@ -26,6 +26,8 @@ const cb_metric_desc cb_metric_table[] = {
     M(linear_momentum, 3, "kg m/s", "sum m v"),
     M(angular_momentum, 3, "kg m^2/s", "sum m x cross v, about the origin"),
     M(external_impulse, 3, "N s", "impulse of gravity (free vertices), colliders and attachments this step"),
+    M(pin_force_fixed, 3, "N", "force the fixed pins exert on the cloth at the end of the step: sum over the pinned vertices without a scripted velocity of -(f_int + m g), f_int the shared model's stretch + bend force on the vertex (Newton's law: a pinned vertex does not accelerate); the tension of the end they hold"),
+    M(pin_force_moving, 3, "N", "the same for the pins with a scripted velocity (constant, so they do not accelerate either)"),
     M(collider_penetrations, 1, "1", "vertices, edges and triangles with a point inside a collider (exact for analytic colliders; mesh colliders: vertices only)"),
     M(collider_max_depth, 1, "m", "depth of the deepest point of the cloth (vertex, edge or triangle) inside a collider (0 if none)"),
     M(vertex_penetrations, 1, "1", "vertices inside any collider (signed distance < 0): the collider_penetrations of earlier versions"),
@@ -105,6 +107,29 @@ static void collider_penetration(const cb_world *w, cb_metrics *m)
     m->collider_max_depth = depth;
 }
 
+/* pin_force_fixed / pin_force_moving (the table above). A method whose own model differs
+ * from the shared one (pbd's dimensionless stiffness) is measured through the shared
+ * model's forces at its positions, like every other metric. */
+static void pin_forces(const cb_world *w, cb_metrics *m)
+{
+    for (int k = 0; k < 3; k++) m->pin_force_fixed[k] = m->pin_force_moving[k] = 0.0;
+    if (!w->npinned) return;
+    double (*f)[3] = calloc((size_t)w->nv, sizeof *f);
+    if (!f) {
+        for (int k = 0; k < 3; k++) m->pin_force_fixed[k] = m->pin_force_moving[k] = NAN;
+        return;
+    }
+    const double (*x)[3] = (const double (*)[3])w->state.x;
+    cb_model_add_stretch_forces(&w->model, x, f);
+    cb_model_add_bend_forces(&w->model, x, f);
+    for (int i = 0; i < w->nv; i++) {
+        if (!w->pinned[i]) continue;
+        double *F = cb_v3_norm2(w->pin_velocity[i]) > 0.0 ? m->pin_force_moving : m->pin_force_fixed;
+        for (int k = 0; k < 3; k++) F[k] -= f[i][k] + w->mass[i] * w->gravity[k];
+    }
+    free(f);
+}
+
 double cb_metrics_total_energy(const cb_world *w, const cb_step_info *info)
 {
     const double (*x)[3] = (const double (*)[3])w->state.x;
@@ -147,6 +172,7 @@ void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt, 
     cb_v3_copy(m->angular_momentum, L);
     for (int k = 0; k < 3; k++)
         m->external_impulse[k] = (info ? info->external_impulse[k] : NAN) + free_mass * w->gravity[k] * dt;
+    pin_forces(w, m);
     collider_penetration(w, m);
     m->contact_depth_corrected = info ? info->contact_depth_corrected : NAN;
     m->contact_vertices_corrected =

@@ -14,6 +14,7 @@ typedef struct cb_metrics {
     double kinetic_energy, gravity_energy, stretch_energy, bend_energy, total_energy;
     double solver_energy, contact_energy;
     double linear_momentum[3], angular_momentum[3], external_impulse[3];
+    double pin_force_fixed[3], pin_force_moving[3];
     double collider_penetrations, collider_max_depth, vertex_penetrations, vertex_max_depth;
     double contact_depth_corrected, contact_vertices_corrected, contact_work;
     double self_intersections, min_separation;
