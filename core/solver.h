@@ -125,6 +125,12 @@ typedef struct cb_solver_class {
     const char *name;      /* e.g. "explicit": the block solvers.<name>, --solver <name> */
     const char *summary;   /* one line for `clothbench list` */
     unsigned flags;        /* CB_SOLVER_* capabilities */
+    /* The resident memory per cloth vertex the method needs at least (bytes), for the
+     * run's memory estimate before it allocates (experiments/harness/run.c): the slope
+     * of the peak resident size of `run data/scenes/hanging.yaml --no-frames` over one
+     * step between a 100 x 100 and a 200 x 200 grid, rounded down. 0: not measured (the
+     * estimate takes the least of the measured methods). */
+    double bytes_per_vertex;
     int  (*create) (const cb_world *w, const cb_params *p, void **self, cb_error *err);
     int  (*step)   (void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err);
     void (*destroy)(void *self);

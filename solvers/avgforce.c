@@ -986,6 +986,7 @@ const cb_solver_class cb_solver_avgforce = {
     .name = "avgforce",
     .summary = "average-force predictor, Taylor springs, separating-axis penetration response (Jin 2020)",
     .flags = CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_SUBSTEPS | CB_SOLVER_THREAD_INDEPENDENT,
+    .bytes_per_vertex = 1900,
     .create = avg_create,
     .step = avg_step,
     .destroy = avg_destroy,

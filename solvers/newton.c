@@ -521,6 +521,7 @@ const cb_solver_class cb_solver_newton = {
     .name = "newton",
     .summary = "implicit Euler on the shared model (springs + shells bending) by projected Newton + line search",
     .flags = CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_TOLERANCE,
+    .bytes_per_vertex = 9500,
     .create = newton_create,
     .step = newton_step,
     .destroy = newton_destroy,

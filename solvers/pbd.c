@@ -722,6 +722,7 @@ const cb_solver_class cb_solver_pbd = {
     .summary = "Position Based Dynamics (Mueller et al. 2007): Gauss-Seidel constraint projection, "
                "dimensionless stiffness",
     .flags = PBD_FLAGS,
+    .bytes_per_vertex = 2800,
     .create = pbd_create,
     .step = pbd_step,
     .destroy = cb_pbd_destroy,
@@ -733,6 +734,7 @@ const cb_solver_class cb_solver_xpbd = {
     .name = "xpbd",
     .summary = "XPBD (Macklin et al. 2016): compliant constraints = the shared cloth model",
     .flags = PBD_FLAGS,
+    .bytes_per_vertex = 2800,
     .create = xpbd_create,
     .step = pbd_step,
     .destroy = cb_pbd_destroy,

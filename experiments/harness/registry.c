@@ -2,6 +2,7 @@
  * (registry.h). */
 #include "experiments/harness/registry.h"
 
+#include <math.h>
 #include <string.h>
 
 /* One row per method: the class cb_solver_<name> its file in solvers/ defines (a file
@@ -45,22 +46,12 @@ const char *cb_solver_names(void)
     return buf;
 }
 
-
-/* The resident memory per vertex each method needs at least (bytes): the slope of the
- * peak resident size of `run data/scenes/hanging.yaml --no-frames` over one step between
- * a 100 x 100 and a 200 x 200 grid, rounded down (measured with /usr/bin/time on the
- * commit of issue 29). The run loop's estimate before it allocates (run.c). */
-static const struct { const char *name; double bytes; } memory_per_vertex[] = {
-    {"explicit", 950}, {"avgforce", 1900}, {"acm", 11000}, {"pbd", 2800},
-    {"xpbd", 2800}, {"fms", 3500}, {"newton", 9500},
-};
-
-double cb_solver_memory_per_vertex(const char *name)
+double cb_solver_memory_per_vertex(const cb_solver_class *cls)
 {
-    double least = memory_per_vertex[0].bytes;
-    for (size_t i = 0; i < sizeof memory_per_vertex / sizeof memory_per_vertex[0]; i++) {
-        if (name && !strcmp(memory_per_vertex[i].name, name)) return memory_per_vertex[i].bytes;
-        if (memory_per_vertex[i].bytes < least) least = memory_per_vertex[i].bytes;
-    }
-    return least; /* a method measured by no one: the least of the others */
+    if (cls && cls->bytes_per_vertex > 0) return cls->bytes_per_vertex;
+    double least = INFINITY; /* a method measured by no one: the least of the others */
+    for (int i = 0; i < cb_solver_count(); i++)
+        if (registry[i]->bytes_per_vertex > 0 && registry[i]->bytes_per_vertex < least)
+            least = registry[i]->bytes_per_vertex;
+    return isfinite(least) ? least : 0.0;
 }

@@ -14,8 +14,8 @@ const cb_solver_class *cb_solver_at(int i);
 const cb_solver_class *cb_solver_find(const char *name);
 /* Comma-separated names of all solvers (static buffer), for messages. */
 const char *cb_solver_names(void);
-/* Bytes per cloth vertex the named method needs at least (measured; the least of the
- * measured methods for one without a figure): the run's memory estimate. */
-double cb_solver_memory_per_vertex(const char *name);
+/* Bytes per cloth vertex the method needs at least (cb_solver_class.bytes_per_vertex;
+ * the least of the measured methods for one without a figure): the run's memory estimate. */
+double cb_solver_memory_per_vertex(const cb_solver_class *cls);
 
 #endif

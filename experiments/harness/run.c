@@ -143,7 +143,7 @@ enum { BASE_MEMORY = 32 << 20 };
 static int check_memory(const cb_run_def *def, const cb_solver_class *cls, double nv, const char *what,
                         cb_error *err)
 {
-    double per = cb_solver_memory_per_vertex(cls->name), need = BASE_MEMORY + nv * per;
+    double per = cb_solver_memory_per_vertex(cls), need = BASE_MEMORY + nv * per;
     double have = def->max_memory > 0 ? def->max_memory : mem_available();
     if (need <= have) return 0;
     return CB_FAIL(err, CB_ERR_INPUT, "%s: %.0f vertices need about %.0f MB with %s (at least %.0f bytes per vertex), "
