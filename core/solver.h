@@ -119,6 +119,9 @@ enum {
     CB_SOLVER_SUBSTEPS = 1 << 5,
     /* bitwise the same results whatever the OpenMP / BLAS thread count */
     CB_SOLVER_THREAD_INDEPENDENT = 1 << 6,
+    /* Coulomb friction against the colliders (their `friction`): tests/test_friction.c
+     * holds it to the incline's threshold and sliding rate, the stopping distance */
+    CB_SOLVER_COLLIDER_FRICTION = 1 << 7,
 };
 
 typedef struct cb_solver_class {

@@ -520,7 +520,7 @@ static const char *newton_model(const void *self) { return cb_spring_solver_mode
 const cb_solver_class cb_solver_newton = {
     .name = "newton",
     .summary = "implicit Euler on the shared model (springs + shells bending) by projected Newton + line search",
-    .flags = CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_TOLERANCE,
+    .flags = CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_TOLERANCE | CB_SOLVER_COLLIDER_FRICTION,
     .bytes_per_vertex = 9500,
     .create = newton_create,
     .step = newton_step,

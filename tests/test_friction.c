@@ -31,16 +31,12 @@
 #include "experiments/harness/metrics.h"
 #include "experiments/harness/registry.h"
 
-/* THE ONE PLACE where a method without collider friction is left out of these tests
- * (until solvers declare their capabilities, issue 30): its header and its README row
+/* A method without collider friction (no CB_SOLVER_COLLIDER_FRICTION in its class,
+ * core/solver.h) is left out of these tests, and says so; its header and its README row
  * must say that it has none. Every registered method has collider friction today. */
-static const char *const no_collider_friction[] = {NULL};
-
 static int has_collider_friction(const char *name)
 {
-    for (int i = 0; no_collider_friction[i]; i++)
-        if (!strcmp(no_collider_friction[i], name)) return 0;
-    return 1;
+    return (cb_solver_find(name)->flags & CB_SOLVER_COLLIDER_FRICTION) != 0;
 }
 
 #define G 9.81
