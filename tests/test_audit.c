@@ -94,6 +94,34 @@ static void test_layers_passing_through_each_other(void)
     cb_sim_close(&s);
 }
 
+/* A signal during the audit ends it with CB_ERR_INTERRUPTED, which the run loop turns
+ * into the status `interrupted` (a `timeout` run went on auditing for 18 s and ended
+ * `diverged`: issue 33); once the flag is cleared the same step is counted as before. */
+static void test_interrupt_stops_the_audit(void)
+{
+    cb_sim s;
+    CU_ASSERT_FATAL(cb_sim_world(&s, NULL, strip, NULL, NULL, 0) == 0);
+    cb_audit *a = NULL;
+    CU_ASSERT_FATAL(cb_audit_create(s.w, &a, &s.e) == 0);
+    for (int flag = 1; flag >= 0; flag--) {
+        fold(s.w, 0.02);
+        s.w->state.t = 0;
+        cb_audit_begin(a, s.w);
+        fold(s.w, -0.02);
+        s.w->state.t = 0.01;
+        if (flag) cb_interrupt_request();
+        long self = -1, coll = -1;
+        cb_error e;
+        cb_error_clear(&e);
+        int rc = cb_audit_end(a, s.w, &self, &coll, &e);
+        cb_interrupt_clear();
+        CU_ASSERT_EQUAL(rc, flag ? CB_ERR_INTERRUPTED : 0);
+        CU_ASSERT(flag ? strstr(e.message, "audit: interrupted by a signal") != NULL : self > 0);
+    }
+    cb_audit_free(&a);
+    cb_sim_close(&s);
+}
+
 static const char *ball =
     "name: ball\nduration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n"
     "cloth: {grid: {nx: 2, ny: 2, size: [0.1, 0.1], origin: [-1, -1, 0]}}\n"
@@ -193,6 +221,7 @@ static void test_run_allocation_failures(void)
 CB_TEST_MAIN("audit",
              CB_TEST(test_tunnelling_sheet_is_counted),
              CB_TEST(test_layers_passing_through_each_other),
+             CB_TEST(test_interrupt_stops_the_audit),
              CB_TEST(test_knots_and_nan),
              CB_TEST(test_program_reports_the_audit),
              CB_TEST(test_run_allocation_failures))
