@@ -349,7 +349,10 @@ static int read_pin(const ctx *c, const cb_yaml *node, int index, cb_pin_def *pi
                 return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: min[%d] = %g is greater than max[%d] = %g",
                                where(c, box, w, sizeof w), B, k, pin->box_min[k], k, pin->box_max[k]);
     }
-    if ((rc = get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, pin->velocity))) return rc;
+    if ((rc = get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, pin->velocity)) ||
+        (rc = get_vec(c, node, P, "angular_velocity", 0, NULL, 3, R_ANY, pin->angular_velocity)) ||
+        (rc = get_vec(c, node, P, "pivot", 0, NULL, 3, R_ANY, pin->pivot)))
+        return rc;
     return check_keys(c, node, P);
 }
 

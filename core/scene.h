@@ -35,7 +35,10 @@ typedef struct cb_pin_def {
     cb_pin_kind kind;
     int *indices; int nindices;       /* CB_PIN_INDICES */
     double box_min[3], box_max[3];    /* CB_PIN_BOX */
-    double velocity[3];               /* scripted motion: x(t) = x(0) + velocity t */
+    double velocity[3];               /* scripted motion: x(t) = x(0) + velocity t ... */
+    double angular_velocity[3];       /* ... + a rotation by |omega| t about the axis omega
+                                         through pivot (rad/s; 0: none) */
+    double pivot[3];
     char where[256];         /* file:line:col of the pin (or the --set that gave it), for messages */
 } cb_pin_def;
 

@@ -21,15 +21,19 @@ void cb_world_free(cb_world **wp)
     free(w->pinned);
     free(w->pin_origin);
     free(w->pin_velocity);
+    free(w->pin_omega);
+    free(w->pin_pivot);
     free(w->tets);
     free(w);
     *wp = NULL;
 }
 
-static void pin_vertex(cb_world *w, int i, const double vel[3])
+static void pin_vertex(cb_world *w, int i, const cb_pin_def *p)
 {
     w->pinned[i] = 1;
-    cb_v3_copy(w->pin_velocity[i], vel);
+    cb_v3_copy(w->pin_velocity[i], p->velocity);
+    cb_v3_copy(w->pin_omega[i], p->angular_velocity);
+    cb_v3_copy(w->pin_pivot[i], p->pivot);
 }
 
 static int apply_pin_def(cb_world *w, const cb_pin_def *p, cb_error *err)
@@ -46,34 +50,34 @@ static int apply_pin_def(cb_world *w, const cb_pin_def *p, cb_error *err)
             if (p->indices[k] < 0 || p->indices[k] >= w->nv)
                 return CB_FAIL(err, CB_ERR_INPUT, "%s: pins: vertex index %d out of range [0, %d)",
                                p->where, p->indices[k], w->nv);
-            pin_vertex(w, p->indices[k], p->velocity);
+            pin_vertex(w, p->indices[k], p);
         }
         break;
     case CB_PIN_CORNERS:
-        pin_vertex(w, 0, p->velocity);
-        pin_vertex(w, nx - 1, p->velocity);
-        pin_vertex(w, nx * (ny - 1), p->velocity);
-        pin_vertex(w, nx * ny - 1, p->velocity);
+        pin_vertex(w, 0, p);
+        pin_vertex(w, nx - 1, p);
+        pin_vertex(w, nx * (ny - 1), p);
+        pin_vertex(w, nx * ny - 1, p);
         break;
     case CB_PIN_CORNERS_TOP:
-        pin_vertex(w, nx * (ny - 1), p->velocity);
-        pin_vertex(w, nx * ny - 1, p->velocity);
+        pin_vertex(w, nx * (ny - 1), p);
+        pin_vertex(w, nx * ny - 1, p);
         break;
     case CB_PIN_CORNERS_BOTTOM:
-        pin_vertex(w, 0, p->velocity);
-        pin_vertex(w, nx - 1, p->velocity);
+        pin_vertex(w, 0, p);
+        pin_vertex(w, nx - 1, p);
         break;
     case CB_PIN_SIDE_TOP:
-        for (int i = 0; i < nx; i++) pin_vertex(w, i + nx * (ny - 1), p->velocity);
+        for (int i = 0; i < nx; i++) pin_vertex(w, i + nx * (ny - 1), p);
         break;
     case CB_PIN_SIDE_BOTTOM:
-        for (int i = 0; i < nx; i++) pin_vertex(w, i, p->velocity);
+        for (int i = 0; i < nx; i++) pin_vertex(w, i, p);
         break;
     case CB_PIN_SIDE_LEFT:
-        for (int j = 0; j < ny; j++) pin_vertex(w, nx * j, p->velocity);
+        for (int j = 0; j < ny; j++) pin_vertex(w, nx * j, p);
         break;
     case CB_PIN_SIDE_RIGHT:
-        for (int j = 0; j < ny; j++) pin_vertex(w, nx - 1 + nx * j, p->velocity);
+        for (int j = 0; j < ny; j++) pin_vertex(w, nx - 1 + nx * j, p);
         break;
     case CB_PIN_BOX: {
         int hit = 0;
@@ -81,7 +85,7 @@ static int apply_pin_def(cb_world *w, const cb_pin_def *p, cb_error *err)
             const double *x = m->x[i];
             int in = 1;
             for (int k = 0; k < 3; k++) in &= x[k] >= p->box_min[k] && x[k] <= p->box_max[k];
-            if (in) { pin_vertex(w, i, p->velocity); hit++; }
+            if (in) { pin_vertex(w, i, p); hit++; }
         }
         if (!hit)
             return CB_FAIL(err, CB_ERR_INPUT, "%s: pins: the box selects no vertex", p->where);
@@ -144,8 +148,10 @@ int cb_world_create(const cb_scene *s, cb_world **out, cb_error *err)
     w->pinned = cb_calloc((size_t)nv, 1);
     w->pin_origin = cb_calloc((size_t)nv, sizeof *w->pin_origin);
     w->pin_velocity = cb_calloc((size_t)nv, sizeof *w->pin_velocity);
+    w->pin_omega = cb_calloc((size_t)nv, sizeof *w->pin_omega);
+    w->pin_pivot = cb_calloc((size_t)nv, sizeof *w->pin_pivot);
     if (!w->state.x || !w->state.v || !w->mass || !w->inv_mass || !w->pinned || !w->pin_origin ||
-        !w->pin_velocity) {
+        !w->pin_velocity || !w->pin_omega || !w->pin_pivot) {
         cb_world_free(&w);
         return CB_FAIL(err, CB_ERR_NOMEM, "world: out of memory for %d vertices", nv);
     }
@@ -187,7 +193,7 @@ int cb_world_create(const cb_scene *s, cb_world **out, cb_error *err)
             w->npinned++;
             w->inv_mass[i] = 0.0;
             cb_v3_copy(w->pin_origin[i], w->state.x[i]);
-            cb_v3_copy(w->state.v[i], w->pin_velocity[i]);
+            cb_world_pin_velocity(w, i, 0.0, w->state.v[i]);
         } else {
             w->inv_mass[i] = 1.0 / w->mass[i];
         }
@@ -208,9 +214,44 @@ int cb_world_create(const cb_scene *s, cb_world **out, cb_error *err)
     return CB_OK;
 }
 
+/* r = R(omega t)(pin_origin - pin_pivot), Rodrigues' formula. */
+static void pin_arm(const cb_world *w, int i, double t, double r[3])
+{
+    const double *om = w->pin_omega[i];
+    double r0[3], n = cb_v3_norm(om);
+    cb_v3_sub(r0, w->pin_origin[i], w->pin_pivot[i]);
+    double k[3], kxr[3], c = cos(n * t), s = sin(n * t);
+    cb_v3_scale(k, om, 1.0 / n);
+    cb_v3_cross(kxr, k, r0);
+    double kr = cb_v3_dot(k, r0);
+    for (int q = 0; q < 3; q++) r[q] = r0[q] * c + kxr[q] * s + k[q] * kr * (1.0 - c);
+}
+
+static int pin_rotates(const cb_world *w, int i)
+{
+    const double *om = w->pin_omega[i];
+    return om[0] != 0.0 || om[1] != 0.0 || om[2] != 0.0;
+}
+
 void cb_world_pin_target(const cb_world *w, int i, double t, double out[3])
 {
-    for (int k = 0; k < 3; k++) out[k] = w->pin_origin[i][k] + w->pin_velocity[i][k] * t;
+    if (!pin_rotates(w, i)) {
+        for (int k = 0; k < 3; k++) out[k] = w->pin_origin[i][k] + w->pin_velocity[i][k] * t;
+        return;
+    }
+    double r[3];
+    pin_arm(w, i, t, r);
+    for (int k = 0; k < 3; k++) out[k] = w->pin_pivot[i][k] + r[k] + w->pin_velocity[i][k] * t;
+}
+
+void cb_world_pin_velocity(const cb_world *w, int i, double t, double out[3])
+{
+    cb_v3_copy(out, w->pin_velocity[i]);
+    if (!pin_rotates(w, i)) return;
+    double r[3], wr[3];
+    pin_arm(w, i, t, r);
+    cb_v3_cross(wr, w->pin_omega[i], r);
+    cb_v3_add(out, out, wr);
 }
 
 void cb_world_apply_pins(cb_world *w, double t)
@@ -219,7 +260,7 @@ void cb_world_apply_pins(cb_world *w, double t)
     for (int i = 0; i < w->nv; i++)
         if (w->pinned[i]) {
             cb_world_pin_target(w, i, t, w->state.x[i]);
-            cb_v3_copy(w->state.v[i], w->pin_velocity[i]);
+            cb_world_pin_velocity(w, i, t, w->state.v[i]);
         }
 }
 

@@ -58,7 +58,8 @@ int cb_health_create(const cb_world *w, const cb_health_rule *rule, cb_health **
             lo[k] = fmin(lo[k], x[i][k]);
             hi[k] = fmax(hi[k], x[i][k]);
         }
-        if (w->pinned[i] && cb_v3_norm2(w->pin_velocity[i]) > 0.0) h->measure_pins = 1;
+        if (w->pinned[i] && (cb_v3_norm2(w->pin_velocity[i]) > 0.0 || cb_v3_norm2(w->pin_omega[i]) > 0.0))
+            h->measure_pins = 1;
     }
     double D = w->nv > 0 ? sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
                                 (hi[2] - lo[2]) * (hi[2] - lo[2]))
