@@ -611,6 +611,31 @@ static int read_mesh_collider(const ctx *c, const cb_yaml *node, const char *P, 
     return note_file(c, col->mesh_path, "");
 }
 
+/* An analytic collider's angular_velocity: a spin in place, allowed where it keeps the
+ * shape (collider.h); a box, or an axis off the plane's normal or the capsule's
+ * segment, would need the shape to turn: a mesh collider does that. */
+static int read_spin(const ctx *c, const cb_yaml *node, const char *P, cb_collider *col)
+{
+    double *om = col->angular_velocity;
+    int rc = get_vec(c, node, P, "angular_velocity", 0, NULL, 3, R_ANY, om);
+    if (rc || cb_v3_norm2(om) == 0.0) return rc;
+    double axis[3] = {0, 0, 0}, cr[3];
+    if (col->type == CB_COLLIDER_PLANE) cb_v3_copy(axis, col->normal);
+    if (col->type == CB_COLLIDER_CAPSULE) cb_v3_sub(axis, col->p1, col->p0);
+    cb_v3_cross(cr, om, axis);
+    char w[600], what[300];
+    path_join(what, sizeof what, P, "angular_velocity");
+    if (col->type == CB_COLLIDER_BOX ||
+        (col->type != CB_COLLIDER_SPHERE && cb_v3_norm(cr) > 1e-12 * cb_v3_norm(om) * cb_v3_norm(axis)))
+        return CB_FAIL(c->err, CB_ERR_INPUT,
+                       "%s: %s: a %s can only spin in place %s; a turning shape needs a mesh collider "
+                       "(type: mesh, angular_velocity, pivot)",
+                       where(c, ask(c, node, "angular_velocity"), w, sizeof w), what, cb_collider_type_name(col->type),
+                       col->type == CB_COLLIDER_PLANE ? "about its normal" :
+                       col->type == CB_COLLIDER_CAPSULE ? "about its segment p0-p1" : "(a box never can)");
+    return 0;
+}
+
 static int read_collider(const ctx *c, const cb_yaml *node, int index, const char *dir,
                          cb_collider *col)
 {
@@ -683,6 +708,7 @@ static int read_collider(const ctx *c, const cb_yaml *node, int index, const cha
     if ((rc = get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, col->velocity)) ||
         (rc = get_double(c, node, P, "friction", 0, 0.0, R_NONNEG, &col->friction)) ||
         (rc = get_double(c, node, P, "restitution", 0, 0.0, R_UNIT, &col->restitution)) ||
+        (col->type != CB_COLLIDER_MESH && (rc = read_spin(c, node, P, col))) ||
         (rc = check_keys(c, node, P))) {
         cb_collider_release(col); /* a mesh description read above */
         return rc;

@@ -24,11 +24,11 @@ struct cb_health {
     cb_health_breach breach[MAX_BREACHES];
 };
 
-/* A collider whose surface may move: analytic with a velocity, or any mesh collider
+/* A collider whose surface may move: analytic with a velocity or a spin, or any mesh collider
  * (rotation and keyframes are asked per point). */
 static int collider_moves(const cb_collider *c)
 {
-    return c->type == CB_COLLIDER_MESH || cb_v3_norm2(c->velocity) > 0.0;
+    return c->type == CB_COLLIDER_MESH || cb_v3_norm2(c->velocity) > 0.0 || cb_v3_norm2(c->angular_velocity) > 0.0;
 }
 
 static void internal_forces(const cb_world *w, double (*f)[3])
