@@ -1,7 +1,7 @@
 /* tests/test_gauntlet.c — what the contact gauntlet's scenes need (issue 33): pins that
  * follow a scripted rigid motion (a rotation about an axis through a point), checked
  * against the analytic motion; analytic colliders that spin in place and drive cloth by
- * friction, with every method. */
+ * friction, with every method; a cloth of several pieces as one mesh. */
 #include "cb_test.h"
 
 #include "cb_sim.h"
@@ -166,7 +166,97 @@ static void test_spin_that_turns_the_shape_is_refused(void)
     }
 }
 
+/* Two pieces in one cloth: a 4 x 3 grid and a 5 x 5 grid moved up by translation, each
+ * with its own velocity and pins (a grid selector and an index of its own). One mesh of
+ * 12 + 25 vertices; no edge, triangle or hinge joins the pieces; each piece keeps its
+ * velocity, and its pins are its own vertices. */
+static const char *two_pieces =
+    "name: two\nduration: 0.01\ndt: 0.001\ngravity: [0, 0, 0]\n"
+    "cloth:\n  density: 0.2\n  pieces:\n"
+    "    - {grid: {nx: 4, ny: 3, size: [0.3, 0.2]}, velocity: [1, 0, 0], pins: [{select: corners_top}]}\n"
+    "    - {grid: {nx: 5, ny: 5, size: [0.4, 0.4], origin: [0, 0, 0.1]}, translation: [0, 0, 0.05],\n"
+    "       velocity: [0, 0, -2], pins: [{indices: [0]}]}\n";
+
+static void test_pieces_make_one_mesh(void)
+{
+    cb_sim s;
+    CU_ASSERT_FATAL(cb_sim_world(&s, NULL, two_pieces, NULL, NULL, 0) == 0);
+    const cb_world *w = s.w;
+    const cb_mesh *m = w->mesh;
+    CU_ASSERT_EQUAL(w->nv, 12 + 25);
+    CU_ASSERT_EQUAL(m->nf, 2 * 3 * 2 + 2 * 4 * 4);
+#define PIECE(i) ((i) >= 12)
+    int joins = 0;
+    for (int e = 0; e < m->ne; e++) joins += PIECE(m->e[e][0]) != PIECE(m->e[e][1]);
+    for (int t = 0; t < m->nf; t++)
+        joins += PIECE(m->f[t][0]) != PIECE(m->f[t][1]) || PIECE(m->f[t][0]) != PIECE(m->f[t][2]);
+    for (int h = 0; h < m->nh; h++)
+        for (int k = 1; k < 4; k++) joins += PIECE(m->h[h][0]) != PIECE(m->h[h][k]);
+    CU_ASSERT_EQUAL(joins, 0);
+    /* no two vertices of different pieces in the same place */
+    double closest = INFINITY;
+    for (int i = 0; i < 12; i++)
+        for (int j = 12; j < w->nv; j++) closest = fmin(closest, cb_v3_dist(w->state.x[i], w->state.x[j]));
+    CU_ASSERT(fabs(closest - 0.15) < 1e-12); /* the second grid lies 0.15 m above the first */
+    /* pins: the first piece's top corners (8, 11), the second's vertex 0 (12) */
+    CU_ASSERT_EQUAL(w->npinned, 3);
+    CU_ASSERT(w->pinned[8] && w->pinned[11] && w->pinned[12]);
+    int moving = 0;
+    for (int i = 0; i < w->nv; i++) {
+        if (w->pinned[i]) continue;
+        double want[3] = {PIECE(i) ? 0 : 1, 0, PIECE(i) ? -2 : 0};
+        moving += cb_v3_dist(w->state.v[i], want) == 0.0;
+    }
+    CU_ASSERT_EQUAL(moving, w->nv - 3);
+#undef PIECE
+    cb_sim_close(&s);
+}
+
+/* Every method steps a cloth of two pieces without error: nothing assumes one
+ * connected piece. */
+static void test_methods_step_pieces(void)
+{
+    const char *methods[] = {"explicit", "avgforce", "acm", "pbd", "xpbd", "fms", "newton"};
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        cb_sim s;
+        CU_ASSERT_FATAL(cb_sim_open(&s, methods[m], NULL, two_pieces, NULL, NULL, 0) == 0);
+        int failed = 0;
+        for (int n = 0; n < 10 && !failed; n++) failed = cb_sim_step(&s) != 0;
+        if (failed) fprintf(stderr, "  %s: %s\n", methods[m], s.e.message);
+        CU_ASSERT(!failed);
+        cb_sim_close(&s);
+    }
+}
+
+/* What a piece gives is refused on the cloth beside pieces, and a piece's pin index is
+ * checked against the piece, not the whole cloth. */
+static void test_pieces_bad_input(void)
+{
+    const char *cases[][2] = {
+        {"cloth: {grid: {nx: 2, ny: 2, size: [1, 1]}, pieces: [{grid: {nx: 2, ny: 2, size: [1, 1]}}]}",
+         "cloth.grid: with cloth.pieces, give grid in each piece"},
+        {"cloth: {pieces: [{grid: {nx: 2, ny: 2, size: [1, 1]}, pins: [{indices: [4]}]},"
+         " {grid: {nx: 2, ny: 2, size: [1, 1]}}]}",
+         "pins: vertex index 4 out of range [0, 4)"},
+        {"cloth: {pieces: []}", "cloth.pieces: expected a non-empty list"},
+        {"cloth: {pieces: [{velocity: [0, 0, 1]}]}", "cloth.pieces.0: give exactly one of 'grid' and 'mesh'"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char text[512];
+        snprintf(text, sizeof text, "name: s\nduration: 1\ndt: 0.1\n%s\n", cases[k][0]);
+        cb_sim s;
+        int rc = cb_sim_world(&s, NULL, text, NULL, NULL, 0);
+        CU_ASSERT_EQUAL(rc, CB_ERR_INPUT);
+        CU_ASSERT(strstr(s.e.message, cases[k][1]) != NULL);
+        if (!strstr(s.e.message, cases[k][1])) fprintf(stderr, "  wanted '%s'\n", cases[k][1]);
+        cb_sim_close(&s);
+    }
+}
+
 CB_TEST_MAIN("gauntlet",
+             CB_TEST(test_pieces_make_one_mesh),
+             CB_TEST(test_pieces_bad_input),
+             CB_TEST(test_methods_step_pieces),
              CB_TEST(test_rotating_pins_follow_the_rotation),
              CB_TEST(test_solvers_follow_rotating_pins),
              CB_TEST(test_spinning_sphere_drags_the_sheet),
