@@ -4,6 +4,8 @@
  * friction, with every method; a cloth of several pieces as one mesh. */
 #include "cb_test.h"
 
+#include <dirent.h>
+
 #include "cb_sim.h"
 #include "core/vec3.h"
 
@@ -253,7 +255,57 @@ static void test_pieces_bad_input(void)
     }
 }
 
+/* The gauntlet's scenes (data/scenes/gauntlet/): each loads and builds its world, and
+ * its opening comment gives its source, what it stresses and what a correct method
+ * does. The stacks hold their sheets; the half twist's grips have turned by a quarter
+ * turn each, in opposite senses, at the end. */
+static void test_gauntlet_scenes_load(void)
+{
+    DIR *d = opendir("data/scenes/gauntlet");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".yaml")) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "data/scenes/gauntlet/%s", e->d_name);
+        cb_sim s;
+        int rc = cb_sim_world(&s, path, NULL, NULL, NULL, 0);
+        CU_ASSERT_EQUAL(rc, 0);
+        if (rc) {
+            fprintf(stderr, "  %s: %s\n", path, s.e.message);
+            cb_sim_close(&s);
+            continue;
+        }
+        static char t[8192];
+        FILE *f = fopen(path, "r");
+        size_t got = f ? fread(t, 1, sizeof t - 1, f) : 0;
+        if (f) fclose(f);
+        t[got] = '\0';
+        int documented = strstr(t, "# Source:") && strstr(t, "# Stresses:") && strstr(t, "# A correct method:");
+        if (!documented) fprintf(stderr, "  %s: the comment lacks Source, Stresses or A correct method\n", path);
+        CU_ASSERT(documented);
+        if (!strcmp(e->d_name, "stack3.yaml")) CU_ASSERT_EQUAL(s.w->nv, 3 * 900);
+        if (!strcmp(e->d_name, "stack10.yaml")) CU_ASSERT_EQUAL(s.w->nv, 10 * 400);
+        if (!strcmp(e->d_name, "twist_half.yaml")) {
+            /* vertex 0 (left grip, y = -0.5) and vertex 29 (right grip): a quarter turn
+             * about x each, in opposite senses, so -y goes to -z and to +z */
+            double a[3], b[3];
+            cb_world_pin_target(s.w, 0, s.scene->duration, a);
+            cb_world_pin_target(s.w, 29, s.scene->duration, b);
+            CU_ASSERT(fabs(a[1]) < 1e-12 && fabs(a[2] - 0.5) < 1e-12 && fabs(a[0] + 0.4) < 1e-12);
+            CU_ASSERT(fabs(b[1]) < 1e-12 && fabs(b[2] - 1.5) < 1e-12 && fabs(b[0] - 0.4) < 1e-12);
+        }
+        cb_sim_close(&s);
+        n++;
+    }
+    closedir(d);
+    CU_ASSERT(n >= 7);
+}
+
 CB_TEST_MAIN("gauntlet",
+             CB_TEST(test_gauntlet_scenes_load),
              CB_TEST(test_pieces_make_one_mesh),
              CB_TEST(test_pieces_bad_input),
              CB_TEST(test_methods_step_pieces),
