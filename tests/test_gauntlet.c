@@ -304,6 +304,11 @@ static void test_gauntlet_scenes_load(void)
     }
     closedir(d);
     CU_ASSERT(n >= 7);
+    /* and `clothbench list` shows them with the others */
+    static char out[65536];
+    CU_ASSERT(cb_test_clothbench(out, sizeof out, 1, "list") == 0);
+    CU_ASSERT(strstr(out, "data/scenes/gauntlet/twist_half.yaml gauntlet_twist_half") != NULL);
+    CU_ASSERT(strstr(out, "data/scenes/hanging.yaml") != NULL);
 }
 
 CB_TEST_MAIN("gauntlet",
