@@ -117,6 +117,15 @@ void cb_collider_velocity(const cb_collider *c, double t, const double x[3], dou
         return;
     }
     cb_v3_copy(v, c->velocity);
+    const double *om = c->angular_velocity;
+    if (om[0] == 0.0 && om[1] == 0.0 && om[2] == 0.0) return;
+    /* spinning in place about an axis through centre (sphere, plane) or p0 (capsule),
+     * which move with the collider: v + omega x (x - c(t)) */
+    const double *c0 = c->type == CB_COLLIDER_CAPSULE ? c->p0 : c->center;
+    double r[3], wr[3];
+    for (int k = 0; k < 3; k++) r[k] = x[k] - (c0[k] + c->velocity[k] * t);
+    cb_v3_cross(wr, om, r);
+    cb_v3_add(v, v, wr);
 }
 
 double cb_world_collider_distance(const cb_world *w, double t, const double x[3], int *which,

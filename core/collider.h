@@ -1,7 +1,7 @@
 /* core/collider.h — collider descriptions: plane, sphere, box (axis-aligned or oriented),
  * capsule, and triangle meshes. An analytic collider is static or moves with a
  * constant linear velocity: its pose at time t is the pose at t = 0 translated by
- * velocity * t. A triangle-mesh collider (CB_COLLIDER_MESH, contact/trimesh_collider.h)
+ * velocity * t; a sphere, plane or capsule may also spin in place (angular_velocity). A triangle-mesh collider (CB_COLLIDER_MESH, contact/trimesh_collider.h)
  * may also rotate at a constant angular velocity about a pivot or follow keyframes.
  * Queries give the signed distance (negative inside; unsigned for open meshes), the
  * outward normal and the closest surface point. */
@@ -53,6 +53,13 @@ typedef struct cb_collider {
     double axes[3][3];   /* box: axes[k] is the k-th box axis (unit, orthonormal) */
     double p0[3], p1[3]; /* capsule segment */
     double velocity[3];  /* constant linear velocity (m/s) */
+    double angular_velocity[3]; /* analytic: the surface spins in place at this rate (rad/s)
+                                   about an axis through center (sphere, plane) or p0
+                                   (capsule): its shape never changes, only its surface
+                                   velocity v + omega x (x - c(t)), which drives friction.
+                                   Allowed where the spin keeps the shape: a sphere about
+                                   any axis, a plane about its normal, a capsule about
+                                   its segment (the scene refuses the others) */
     double friction;     /* Coulomb coefficient */
     double restitution;  /* normal restitution coefficient in [0,1] */
     /* CB_COLLIDER_MESH only. The scene (this layer) holds the description: the OBJ

@@ -268,11 +268,10 @@ static int note_file(const ctx *c, const char *path, const char *suffix)
 
 /* ---------------------------------------------------------------- cloth */
 
-static int read_grid(const ctx *c, const cb_yaml *g, cb_grid_def *def)
+static int read_grid(const ctx *c, const cb_yaml *g, const char *P, cb_grid_def *def)
 {
     static const char *const planes[] = { "xy", "xz", "yz", NULL };
     static const char *const diags[] = { "alternate", "right", "left", NULL };
-    const char *P = "cloth.grid";
     int rc, plane, diag;
     memset(def, 0, sizeof *def);
     if ((rc = get_int(c, g, P, "nx", 1, 0, 2, &def->nx)) ||
@@ -288,7 +287,7 @@ static int read_grid(const ctx *c, const cb_yaml *g, cb_grid_def *def)
     return 0;
 }
 
-static int read_pin(const ctx *c, const cb_yaml *node, int index, cb_pin_def *pin)
+static int read_pin(const ctx *c, const cb_yaml *node, const char *prefix, int index, cb_pin_def *pin)
 {
     static const char *const sel[] = { "corners", "corners_top", "corners_bottom", "top",
                                        "bottom", "left", "right", NULL };
@@ -296,9 +295,9 @@ static int read_pin(const ctx *c, const cb_yaml *node, int index, cb_pin_def *pi
                                             CB_PIN_CORNERS_BOTTOM, CB_PIN_SIDE_TOP,
                                             CB_PIN_SIDE_BOTTOM, CB_PIN_SIDE_LEFT,
                                             CB_PIN_SIDE_RIGHT };
-    char P[64], w[600], what[300];
+    char P[96], w[600], what[300];
     int rc;
-    snprintf(P, sizeof P, "cloth.pins.%d", index);
+    snprintf(P, sizeof P, "%s.pins.%d", prefix, index);
     cb_yaml_where(node, c->label, pin->where, sizeof pin->where);
     if (node->kind != CB_YAML_MAP)
         return CB_FAIL(c->err, CB_ERR_INPUT,
@@ -334,7 +333,7 @@ static int read_pin(const ctx *c, const cb_yaml *node, int index, cb_pin_def *pi
                                where(c, ix->items[i], w, sizeof w), item, ix->items[i]->scalar);
         }
     } else {
-        char B[80];
+        char B[112];
         snprintf(B, sizeof B, "%s.box", P);
         if (box->kind != CB_YAML_MAP)
             return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected a map {min: [x, y, z], max: [x, y, z]}, got %s",
@@ -349,7 +348,10 @@ static int read_pin(const ctx *c, const cb_yaml *node, int index, cb_pin_def *pi
                 return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: min[%d] = %g is greater than max[%d] = %g",
                                where(c, box, w, sizeof w), B, k, pin->box_min[k], k, pin->box_max[k]);
     }
-    if ((rc = get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, pin->velocity))) return rc;
+    if ((rc = get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, pin->velocity)) ||
+        (rc = get_vec(c, node, P, "angular_velocity", 0, NULL, 3, R_ANY, pin->angular_velocity)) ||
+        (rc = get_vec(c, node, P, "pivot", 0, NULL, 3, R_ANY, pin->pivot)))
+        return rc;
     return check_keys(c, node, P);
 }
 
@@ -434,6 +436,78 @@ static int read_material(const ctx *c, const cb_yaml *cn, double def[4])
     return note_file(c, path, "");
 }
 
+/* The list `pins` of the map `map` (named `prefix` in messages). */
+static int read_pins(const ctx *c, const cb_yaml *map, const char *prefix, cb_pin_def **out, int *n)
+{
+    const cb_yaml *pins;
+    int rc;
+    if ((rc = get_list(c, map, prefix, "pins", &pins))) return rc;
+    if (!pins || pins->n == 0) return 0;
+    *out = cb_calloc((size_t)pins->n, sizeof **out);
+    if (!*out) return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+    *n = pins->n;
+    for (int i = 0; i < pins->n; i++)
+        if ((rc = read_pin(c, pins->items[i], prefix, i, &(*out)[i]))) return rc;
+    return 0;
+}
+
+/* cloth.pieces.<index>: {grid | mesh, translation, velocity, angular_velocity, pins}. */
+static int read_piece(const ctx *c, const cb_yaml *node, int index, const char *dir, cb_cloth_piece *pc)
+{
+    char P[64], G[80], w[600];
+    int rc;
+    snprintf(P, sizeof P, "cloth.pieces.%d", index);
+    if (node->kind != CB_YAML_MAP)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: expected a map with grid or mesh, got %s",
+                       where(c, node, w, sizeof w), P, kind_name(node));
+    const cb_yaml *grid = ask(c, node, "grid"), *mesh = ask(c, node, "mesh");
+    if ((grid != NULL) == (mesh != NULL))
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: %s: give exactly one of 'grid' and 'mesh'",
+                       where(c, node, w, sizeof w), P);
+    if (grid) {
+        const cb_yaml *g;
+        snprintf(G, sizeof G, "%s.grid", P);
+        if ((rc = get_map(c, node, P, "grid", &g)) || (rc = read_grid(c, g, G, &pc->grid))) return rc;
+        pc->use_grid = 1;
+    } else {
+        const cb_yaml *m;
+        if ((rc = get_string(c, node, P, "mesh", &m))) return rc;
+        pc->mesh_path = resolve_path(dir, m->scalar);
+        if (!pc->mesh_path) return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+        if ((rc = note_file(c, pc->mesh_path, ""))) return rc;
+    }
+    if ((rc = get_vec(c, node, P, "translation", 0, NULL, 3, R_ANY, pc->translation)) ||
+        (rc = get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, pc->velocity)) ||
+        (rc = get_vec(c, node, P, "angular_velocity", 0, NULL, 3, R_ANY, pc->angular_velocity)) ||
+        (rc = read_pins(c, node, P, &pc->pins, &pc->npins)))
+        return rc;
+    return check_keys(c, node, P);
+}
+
+/* cloth.pieces: several pieces in one cloth; what each piece gives is refused beside it. */
+static int read_pieces(const ctx *c, const cb_yaml *cn, const char *dir, cb_cloth_def *cl)
+{
+    static const char *const own[] = { "grid", "mesh", "tets", "pins", "velocity", "angular_velocity",
+                                       "initial_stretch", NULL };
+    char w[600];
+    const cb_yaml *list;
+    int rc;
+    for (int k = 0; own[k]; k++)
+        if (ask(c, cn, own[k]))
+            return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth.%s: with cloth.pieces, give %s in each piece",
+                           where(c, ask(c, cn, own[k]), w, sizeof w), own[k], own[k]);
+    if ((rc = get_list(c, cn, "cloth", "pieces", &list))) return rc;
+    if (list->n == 0)
+        return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth.pieces: expected a non-empty list of pieces",
+                       where(c, list, w, sizeof w));
+    cl->pieces = cb_calloc((size_t)list->n, sizeof *cl->pieces);
+    if (!cl->pieces) return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+    cl->npieces = list->n;
+    for (int i = 0; i < list->n; i++)
+        if ((rc = read_piece(c, list->items[i], i, dir, &cl->pieces[i]))) return rc;
+    return 0;
+}
+
 static int read_cloth(const ctx *c, const cb_yaml *root, const char *dir, cb_cloth_def *cl)
 {
     char w[600], w2[600];
@@ -444,9 +518,10 @@ static int read_cloth(const ctx *c, const cb_yaml *root, const char *dir, cb_clo
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth: expected a map with grid or mesh, got %s",
                        where(c, cn, w, sizeof w), kind_name(cn));
 
+    int with_pieces = cb_yaml_get(cn, "pieces") != NULL; /* asked at the end, listed last */
     const cb_yaml *grid = ask(c, cn, "grid"), *mesh = ask(c, cn, "mesh");
     const cb_yaml *tets = ask(c, cn, "tets");
-    if (tets && (grid || mesh))
+    if (!with_pieces && tets && (grid || mesh))
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth: give only one of 'grid', 'mesh' and 'tets' (%s at %s)",
                        where(c, tets, w, sizeof w), grid ? "grid" : "mesh",
                        where(c, grid ? grid : mesh, w2, sizeof w2));
@@ -457,7 +532,9 @@ static int read_cloth(const ctx *c, const cb_yaml *root, const char *dir, cb_clo
     if (tets && ask(c, cn, "density"))
         return CB_FAIL(c->err, CB_ERR_INPUT, "%s: cloth.density: a tet body (cloth.tets) takes volume_density "
                        "(kg/m^3), not the areal density", where(c, ask(c, cn, "density"), w, sizeof w));
-    if (tets) {
+    if (with_pieces) {
+        /* the pieces hold the geometry (read_pieces, below) */
+    } else if (tets) {
         if ((rc = read_tets(c, tets, dir, cl)) ||
             (rc = get_double(c, cn, "cloth", "volume_density", 0, 1000.0, R_POS, &cl->volume_density)))
             return rc;
@@ -472,7 +549,7 @@ static int read_cloth(const ctx *c, const cb_yaml *root, const char *dir, cb_clo
         const cb_yaml *g;
         if ((rc = get_map(c, cn, "cloth", "grid", &g))) return rc;
         cl->use_grid = 1;
-        if ((rc = read_grid(c, g, &cl->grid))) return rc;
+        if ((rc = read_grid(c, g, "cloth.grid", &cl->grid))) return rc;
     } else {
         const cb_yaml *m;
         if ((rc = get_string(c, cn, "cloth", "mesh", &m))) return rc;
@@ -492,15 +569,8 @@ static int read_cloth(const ctx *c, const cb_yaml *root, const char *dir, cb_clo
         (rc = get_vec(c, cn, "cloth", "angular_velocity", 0, NULL, 3, R_ANY, cl->angular_velocity)) ||
         (rc = get_double(c, cn, "cloth", "initial_stretch", 0, 1.0, R_POS, &cl->initial_stretch)))
         return rc;
-    const cb_yaml *pins;
-    if ((rc = get_list(c, cn, "cloth", "pins", &pins))) return rc;
-    if (pins && pins->n > 0) {
-        cl->pins = cb_calloc((size_t)pins->n, sizeof *cl->pins);
-        if (!cl->pins) return CB_FAIL(c->err, CB_ERR_NOMEM, "%s: out of memory", c->label);
-        cl->npins = pins->n;
-        for (int i = 0; i < pins->n; i++)
-            if ((rc = read_pin(c, pins->items[i], i, &cl->pins[i]))) return rc;
-    }
+    if ((rc = read_pins(c, cn, "cloth", &cl->pins, &cl->npins))) return rc;
+    if (ask(c, cn, "pieces") && (rc = read_pieces(c, cn, dir, cl))) return rc;
     return check_keys(c, cn, "cloth");
 }
 
@@ -608,6 +678,31 @@ static int read_mesh_collider(const ctx *c, const cb_yaml *node, const char *P, 
     return note_file(c, col->mesh_path, "");
 }
 
+/* An analytic collider's angular_velocity: a spin in place, allowed where it keeps the
+ * shape (collider.h); a box, or an axis off the plane's normal or the capsule's
+ * segment, would need the shape to turn: a mesh collider does that. */
+static int read_spin(const ctx *c, const cb_yaml *node, const char *P, cb_collider *col)
+{
+    double *om = col->angular_velocity;
+    int rc = get_vec(c, node, P, "angular_velocity", 0, NULL, 3, R_ANY, om);
+    if (rc || cb_v3_norm2(om) == 0.0) return rc;
+    double axis[3] = {0, 0, 0}, cr[3];
+    if (col->type == CB_COLLIDER_PLANE) cb_v3_copy(axis, col->normal);
+    if (col->type == CB_COLLIDER_CAPSULE) cb_v3_sub(axis, col->p1, col->p0);
+    cb_v3_cross(cr, om, axis);
+    char w[600], what[300];
+    path_join(what, sizeof what, P, "angular_velocity");
+    if (col->type == CB_COLLIDER_BOX ||
+        (col->type != CB_COLLIDER_SPHERE && cb_v3_norm(cr) > 1e-12 * cb_v3_norm(om) * cb_v3_norm(axis)))
+        return CB_FAIL(c->err, CB_ERR_INPUT,
+                       "%s: %s: a %s can only spin in place %s; a turning shape needs a mesh collider "
+                       "(type: mesh, angular_velocity, pivot)",
+                       where(c, ask(c, node, "angular_velocity"), w, sizeof w), what, cb_collider_type_name(col->type),
+                       col->type == CB_COLLIDER_PLANE ? "about its normal" :
+                       col->type == CB_COLLIDER_CAPSULE ? "about its segment p0-p1" : "(a box never can)");
+    return 0;
+}
+
 static int read_collider(const ctx *c, const cb_yaml *node, int index, const char *dir,
                          cb_collider *col)
 {
@@ -680,6 +775,7 @@ static int read_collider(const ctx *c, const cb_yaml *node, int index, const cha
     if ((rc = get_vec(c, node, P, "velocity", 0, NULL, 3, R_ANY, col->velocity)) ||
         (rc = get_double(c, node, P, "friction", 0, 0.0, R_NONNEG, &col->friction)) ||
         (rc = get_double(c, node, P, "restitution", 0, 0.0, R_UNIT, &col->restitution)) ||
+        (col->type != CB_COLLIDER_MESH && (rc = read_spin(c, node, P, col))) ||
         (rc = check_keys(c, node, P))) {
         cb_collider_release(col); /* a mesh description read above */
         return rc;
@@ -862,6 +958,13 @@ void cb_scene_free(cb_scene **sp)
     free(s->colliders);
     for (int i = 0; i < s->cloth.npins; i++) free(s->cloth.pins[i].indices);
     free(s->cloth.pins);
+    for (int p = 0; p < s->cloth.npieces; p++) {
+        cb_cloth_piece *pc = &s->cloth.pieces[p];
+        for (int i = 0; i < pc->npins; i++) free(pc->pins[i].indices);
+        free(pc->pins);
+        free(pc->mesh_path);
+    }
+    free(s->cloth.pieces);
     free(s->cloth.mesh_path);
     free(s->cloth.tets_path);
     for (int i = 0; i < s->nfiles; i++) free(s->files[i]);

@@ -35,9 +35,26 @@ typedef struct cb_pin_def {
     cb_pin_kind kind;
     int *indices; int nindices;       /* CB_PIN_INDICES */
     double box_min[3], box_max[3];    /* CB_PIN_BOX */
-    double velocity[3];               /* scripted motion: x(t) = x(0) + velocity t */
+    double velocity[3];               /* scripted motion: x(t) = x(0) + velocity t ... */
+    double angular_velocity[3];       /* ... + a rotation by |omega| t about the axis omega
+                                         through pivot (rad/s; 0: none) */
+    double pivot[3];
     char where[256];         /* file:line:col of the pin (or the --set that gave it), for messages */
 } cb_pin_def;
+
+/* One piece of a cloth made of several (cloth.pieces): its own grid or mesh, moved by
+ * translation, its own initial velocity and spin (about its own centroid) and pins (grid
+ * selectors and indices refer to the piece). The pieces share the cloth's material and
+ * become one mesh, the solvers see one cloth. */
+typedef struct cb_cloth_piece {
+    int use_grid;            /* 1: grid, 0: mesh file */
+    cb_grid_def grid;
+    char *mesh_path;
+    double translation[3];   /* added to the piece's rest positions (m) */
+    double velocity[3];
+    double angular_velocity[3];
+    int npins; cb_pin_def *pins;
+} cb_cloth_piece;
 
 typedef struct cb_cloth_def {
     int use_grid;            /* 1: grid, 0: mesh file */
@@ -57,6 +74,8 @@ typedef struct cb_cloth_def {
     double angular_velocity[3]; /* initial spin about the rest centroid (rad/s) */
     double initial_stretch;  /* initial positions: centroid + s (rest - centroid); default 1 */
     int npins; cb_pin_def *pins;
+    int npieces;             /* cloth.pieces: > 0 replaces grid/mesh, velocity, */
+    cb_cloth_piece *pieces;  /* angular_velocity, initial_stretch and pins above */
 } cb_cloth_def;
 
 typedef struct cb_scene {

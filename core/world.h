@@ -30,6 +30,8 @@ typedef struct cb_world {
     unsigned char *pinned;   /* [nv] */
     double (*pin_origin)[3]; /* [nv] position of each pinned vertex at t = 0 */
     double (*pin_velocity)[3];/* [nv] scripted velocity of each pinned vertex (0: fixed) */
+    double (*pin_omega)[3];  /* [nv] scripted angular velocity (rad/s) about pin_pivot (0: none) */
+    double (*pin_pivot)[3];  /* [nv] a point of the rotation axis, at t = 0 (it moves with pin_velocity) */
     int npinned;
     double gravity[3];
     double thickness;        /* cloth thickness (m) */
@@ -45,8 +47,12 @@ typedef struct cb_world {
 int cb_world_create(const cb_scene *s, cb_world **out, cb_error *err);
 void cb_world_free(cb_world **w);
 
-/* Target position of pinned vertex i at time t: pin_origin + pin_velocity t. */
+/* Target position of pinned vertex i at time t: pin_pivot + R(omega t)(pin_origin -
+ * pin_pivot) + pin_velocity t, R the rotation by |omega| t about omega (none when
+ * omega is 0: then exactly pin_origin + pin_velocity t). */
 void cb_world_pin_target(const cb_world *w, int i, double t, double out[3]);
+/* Its velocity at time t: pin_velocity + omega x R(omega t)(pin_origin - pin_pivot). */
+void cb_world_pin_velocity(const cb_world *w, int i, double t, double out[3]);
 /* Put every pinned vertex at its target at time t, with its scripted velocity. */
 void cb_world_apply_pins(cb_world *w, double t);
 

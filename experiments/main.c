@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/params.h"
@@ -330,6 +331,35 @@ static const option list_options[] = {
                                                     "default, range or choices, meaning", OPT_FLAG, 0},
 };
 
+/* The .yaml files of dir/sub (sub "" or "name/") into names[n..max), as "sub" + file
+ * name, and those of its subfolders one level down (data/scenes/gauntlet/). The new n. */
+static int scene_names(const char *dir, const char *sub, char **names, int n, int max)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, sub);
+    DIR *d = opendir(path);
+    if (!d) return n;
+    struct dirent *de;
+    while ((de = readdir(d)) && n < max) {
+        size_t l = strlen(de->d_name);
+        char name[1024];
+        snprintf(name, sizeof name, "%s%s", sub, de->d_name);
+        if (l > 5 && !strcmp(de->d_name + l - 5, ".yaml")) {
+            char *copy = strdup(name);
+            if (copy) names[n++] = copy;
+        } else if (!*sub && de->d_name[0] != '.') {
+            struct stat st;
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+            if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+                snprintf(name, sizeof name, "%s/", de->d_name);
+                n = scene_names(dir, name, names, n, max);
+            }
+        }
+    }
+    closedir(d);
+    return n;
+}
+
 static int cmd_list(int argc, char **argv)
 {
     opt_value v[1];
@@ -352,14 +382,9 @@ static int cmd_list(int argc, char **argv)
         printf("  (folder not found)\n");
         return 0;
     }
-    char *names[512];
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) && n < 512) {
-        size_t l = strlen(de->d_name);
-        if (l > 5 && !strcmp(de->d_name + l - 5, ".yaml")) names[n++] = strdup(de->d_name);
-    }
     closedir(d);
+    char *names[512];
+    int n = scene_names(dir, "", names, 0, 512);
     qsort(names, (size_t)n, sizeof names[0], cmp_str);
     for (int i = 0; i < n; i++) {
         char path[8192];

@@ -565,7 +565,7 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, double self_
     for (int i = 0; i < nv; i++) {
         if (s->w[i] == 0.0) {
             cb_world_pin_target(w, i, t1, s->p[i]);
-            cb_v3_copy(s->vpred[i], w->pin_velocity[i]);
+            cb_world_pin_velocity(w, i, t1, s->vpred[i]);
             continue;
         }
         cb_v3_copy(s->vpred[i], w->state.v[i]);
@@ -590,9 +590,11 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, double self_
     /* the contact stage after the solve, measured by the probe: the final collider
      * pass, then restitution and friction, against the velocities (p - x)/h */
     if (s->probe) {
-        for (int i = 0; i < nv; i++)
-            for (int k = 0; k < 3; k++)
-                w->state.v[i][k] = s->w[i] == 0.0 ? w->pin_velocity[i][k] : (s->p[i][k] - w->state.x[i][k]) / h;
+        for (int i = 0; i < nv; i++) {
+            if (s->w[i] == 0.0) cb_world_pin_velocity(w, i, t1, w->state.v[i]);
+            else
+                for (int k = 0; k < 3; k++) w->state.v[i][k] = (s->p[i][k] - w->state.x[i][k]) / h;
+        }
         cb_contact_probe_begin(s->probe, w, t1, (const double (*)[3])s->p, (const double (*)[3])w->state.v);
     }
     int fixed = w->ncolliders ? cb_pbd_final_collider_pass(s, w, t1) : 0;

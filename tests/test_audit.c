@@ -5,6 +5,10 @@
  * through it; a non-finite vertex counts for nothing; and the program reports it. */
 #include "cb_test.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "cb_sim.h"
 #include "experiments/harness/audit.h"
 #include "experiments/harness/metrics.h"
@@ -92,6 +96,69 @@ static void test_layers_passing_through_each_other(void)
     cb_metrics_compute_expensive(s.w, NULL, &m);
     CU_ASSERT(m.self_intersections == 0);
     cb_sim_close(&s);
+}
+
+/* A signal during the audit ends it with CB_ERR_INTERRUPTED, which the run loop turns
+ * into the status `interrupted` (a `timeout` run went on auditing for 18 s and ended
+ * `diverged`: issue 33); once the flag is cleared the same step is counted as before. */
+static void test_interrupt_stops_the_audit(void)
+{
+    cb_sim s;
+    CU_ASSERT_FATAL(cb_sim_world(&s, NULL, strip, NULL, NULL, 0) == 0);
+    cb_audit *a = NULL;
+    CU_ASSERT_FATAL(cb_audit_create(s.w, &a, &s.e) == 0);
+    for (int flag = 1; flag >= 0; flag--) {
+        fold(s.w, 0.02);
+        s.w->state.t = 0;
+        cb_audit_begin(a, s.w);
+        fold(s.w, -0.02);
+        s.w->state.t = 0.01;
+        if (flag) cb_interrupt_request();
+        long self = -1, coll = -1;
+        cb_error e;
+        cb_error_clear(&e);
+        int rc = cb_audit_end(a, s.w, &self, &coll, &e);
+        cb_interrupt_clear();
+        CU_ASSERT_EQUAL(rc, flag ? CB_ERR_INTERRUPTED : 0);
+        CU_ASSERT(flag ? strstr(e.message, "audit: interrupted by a signal") != NULL : self > 0);
+    }
+    cb_audit_free(&a);
+    cb_sim_close(&s);
+}
+
+/* The same through the program: a signal while the audit works ends the run
+ * `interrupted`. The one step of this scene is quick for the solver (every vertex is a
+ * pin) and long for the audit: the pins turn the whole 120 x 120 sheet by one radian
+ * within the step, so every triangle's swept box meets every other's (the old audit
+ * spent minutes on it, then ended the one-step run `ok`). The test waits for an event,
+ * not a time: the progress bar "step 0/1" is drawn after the run's last look at the flag
+ * before the step, and the signal goes then; it lands in the short step or in the audit,
+ * and only the audit can see it before the run ends. */
+static void test_signal_during_the_audit(void)
+{
+    const char *scene = cb_test_write_tmp("spin_all.yaml",
+        "name: spin_all\nduration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\naudit: true\n"
+        "cloth:\n  grid: {nx: 120, ny: 120, size: [1, 1], origin: [-0.5, -0.5, 0]}\n"
+        "  pins:\n    - {box: {min: [-1, -1, -1], max: [1, 1, 1]}, angular_velocity: [0, 0, 100]}\n");
+    const char *path = cb_test_tmp_path("spin_all.h5");
+    remove(path);
+    const char *args[] = {"run", scene, "--solver", "explicit", "-o", path, NULL};
+    int tty;
+    pid_t pid = cb_test_spawn_tty(&tty, args);
+    CU_ASSERT_FATAL(pid > 0);
+    int in_step = cb_test_read_until(tty, "step 0/1");
+    if (in_step) kill(pid, SIGINT);
+    cb_test_read_until(tty, NULL);
+    close(tty);
+    int st = 0;
+    CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+    CU_ASSERT(in_step);
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    static char out[16384];
+    CU_ASSERT(cb_test_clothbench(out, sizeof out, 1, "info %s", path) == 0);
+    const char *want = "status     interrupted: step 1 (t = 0.01 s): audit: interrupted by a signal";
+    if (!strstr(out, want)) fprintf(stderr, "  %.600s\n", out);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
 }
 
 static const char *ball =
@@ -193,6 +260,8 @@ static void test_run_allocation_failures(void)
 CB_TEST_MAIN("audit",
              CB_TEST(test_tunnelling_sheet_is_counted),
              CB_TEST(test_layers_passing_through_each_other),
+             CB_TEST(test_interrupt_stops_the_audit),
+             CB_TEST(test_signal_during_the_audit),
              CB_TEST(test_knots_and_nan),
              CB_TEST(test_program_reports_the_audit),
              CB_TEST(test_run_allocation_failures))

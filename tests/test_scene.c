@@ -105,7 +105,7 @@ static void test_unknown_collider_key(void)
                                    "  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1]}\n"
                                    "  - {type: sphere, center: [0, 0, 0], radius: 0.3, mass: 2}\n");
     EXPECT_FAIL(t, "mass", "mass",
-                "unknown key 'mass' in colliders.1; allowed keys: type, center, radius, velocity, friction, restitution");
+                "unknown key 'mass' in colliders.1; allowed keys: type, center, radius, velocity, friction, restitution, angular_velocity");
 }
 
 static void test_wrong_type(void)

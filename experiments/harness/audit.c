@@ -12,6 +12,10 @@
 #include "contact/penetration.h"
 #include "core/vec3.h"
 
+/* How often the long loops read the interrupt flag (core/error.h): a step's audit took
+ * 179 s for a 50 m/s ball and did not stop on a signal (issue 33). */
+#define POLL_EVERY 256
+
 typedef struct knot {
     double t;
     double x[3];
@@ -267,6 +271,7 @@ static int pair_crosses(const cb_audit *a, const double (*x1)[3], int kind, cons
     for (int j = 0; j < 4; j++) cursor[j] = a->first[v[j]];
     for (int p = 0; p + 1 < m; p++) {
         double P0[4][3], P1[4][3], toi;
+        if ((p % POLL_EVERY) == POLL_EVERY - 1 && cb_interrupt_requested()) break; /* the caller stops */
         for (int j = 0; j < 4; j++) {
             position(a, x1, v[j], times[p], &cursor[j], P0[j]);
             position(a, x1, v[j], times[p + 1], &cursor[j], P1[j]);
@@ -286,7 +291,9 @@ typedef struct visit_ctx {
     const int *vowner, *eowner;
     const int (*tedge)[3];
     long count;
+    long visits;         /* pairs visited: the interrupt flag is read every POLL_EVERY */
 } visit_ctx;
+
 
 /* Two balls (centre, radius) that do not meet: what they hold never touches. */
 static int too_far(const double c0[3], double r0, const double c1[3], double r1)
@@ -308,6 +315,7 @@ static int visit_pair(void *ctx, int ta, int tb, double *radius)
 {
     (void)radius;
     visit_ctx *c = ctx;
+    if ((++c->visits % POLL_EVERY) == 0 && cb_interrupt_requested()) return CB_ERR_INTERRUPTED;
     const cb_audit *a = c->a;
     const int *fa = c->m->f[ta], *fb = c->m->f[tb];
     if (too_far(a->tc[ta], a->tr[ta] + a->treach[ta], a->tc[tb], a->tr[tb] + a->treach[tb])) return 0;
@@ -340,10 +348,12 @@ static int visit_pair(void *ctx, int ta, int tb, double *radius)
     return 0;
 }
 
+/* The vertices whose path goes inside a collider; -1 when interrupted. */
 static long collider_crossings(const cb_audit *a, const cb_world *w, const double (*x1)[3])
 {
     long count = 0;
     for (int i = 0; i < a->nv; i++) {
+        if ((i % POLL_EVERY) == POLL_EVERY - 1 && cb_interrupt_requested()) return -1;
         if (a->bad[i] || w->inv_mass[i] == 0.0) continue;
         double ta = a->t0;
         const double *xa = a->x0[i];
@@ -355,6 +365,7 @@ static long collider_crossings(const cb_audit *a, const cb_world *w, const doubl
                 inside = cb_collider_path_distance(&w->colliders[c], ta, xa, tb, xb) < 0;
             ta = tb;
             xa = xb;
+            if (((k - a->first[i]) % POLL_EVERY) == POLL_EVERY - 1 && cb_interrupt_requested()) return -1;
         }
         count += inside;
     }
@@ -386,19 +397,28 @@ static void balls(cb_audit *a, const cb_mesh *m)
     }
 }
 
+static int interrupted(cb_error *err)
+{
+    return CB_FAIL(err, CB_ERR_INTERRUPTED, "audit: interrupted by a signal");
+}
+
 int cb_audit_end(cb_audit *a, const cb_world *w, long *self_out, long *coll_out, cb_error *err)
 {
     if (!a || !w || !self_out || !coll_out) return CB_FAIL(err, CB_ERR_INPUT, "cb_audit_end: NULL argument");
     *self_out = *coll_out = 0;
     a->t1 = w->state.t;
     const double (*x1)[3] = (const double (*)[3])w->state.x;
+    if (cb_interrupt_requested()) return interrupted(err);
     if (a->knot_error || sort_knots(a)) return CB_FAIL(err, CB_ERR_NOMEM, "audit: out of memory for the path knots");
     for (int i = 0; i < a->nv; i++) {
         int ok = cb_v3_isfinite(a->x0[i]) && cb_v3_isfinite(x1[i]);
         for (long k = a->first[i]; k < a->first[i + 1]; k++) ok = ok && cb_v3_isfinite(a->knots[k].x);
         a->bad[i] = !ok;
     }
-    if (w->ncolliders) *coll_out = collider_crossings(a, w, x1);
+    if (w->ncolliders && (*coll_out = collider_crossings(a, w, x1)) < 0) {
+        *coll_out = 0;
+        return interrupted(err);
+    }
     if (!a->bvh) return CB_OK;
     /* Distances within the cloth do not change under a translation common to all of it,
      * so the self check runs in the frame that moves with the mean displacement u over
@@ -459,8 +479,9 @@ int cb_audit_end(cb_audit *a, const cb_world *w, long *self_out, long *coll_out,
     int rc = cb_bvh_refit_swept(a->bvh, (const double (*)[3])a->lo, (const double (*)[3])a->hi, 0.0, err);
     if (rc) return rc;
     visit_ctx vc = {a, w->mesh, x1r, cb_bvh_vertex_owners(a->bvh), cb_bvh_edge_owners(a->bvh),
-                    cb_bvh_triangle_edges(a->bvh), 0};
+                    cb_bvh_triangle_edges(a->bvh), 0, 0};
     rc = cb_bvh_self_visit(a->bvh, 0.0, visit_pair, &vc, err);
+    if (rc == CB_ERR_INTERRUPTED || cb_interrupt_requested()) return interrupted(err);
     if (rc < 0) return rc;
     *self_out = vc.count;
     /* the exact smallest separation at the end, as the next steps' bound. It costs

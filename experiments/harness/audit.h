@@ -20,7 +20,9 @@
  *                       each piece only).
  * A vertex with a non-finite position takes part in nothing (it is a divergence, which
  * the run loop reports). Cost: one swept refit, one self query and the CCD of the
- * candidates per step; `clothbench info` reports the audit's mean time per step.
+ * candidates per step; `clothbench info` reports the audit's mean time per step and its
+ * ratio to the solver's. The long loops read the interrupt flag (core/error.h) and
+ * cb_audit_end then returns CB_ERR_INTERRUPTED (the run ends `interrupted`).
  */
 #ifndef CB_AUDIT_H
 #define CB_AUDIT_H

@@ -24,11 +24,11 @@ struct cb_health {
     cb_health_breach breach[MAX_BREACHES];
 };
 
-/* A collider whose surface may move: analytic with a velocity, or any mesh collider
+/* A collider whose surface may move: analytic with a velocity or a spin, or any mesh collider
  * (rotation and keyframes are asked per point). */
 static int collider_moves(const cb_collider *c)
 {
-    return c->type == CB_COLLIDER_MESH || cb_v3_norm2(c->velocity) > 0.0;
+    return c->type == CB_COLLIDER_MESH || cb_v3_norm2(c->velocity) > 0.0 || cb_v3_norm2(c->angular_velocity) > 0.0;
 }
 
 static void internal_forces(const cb_world *w, double (*f)[3])
@@ -58,7 +58,8 @@ int cb_health_create(const cb_world *w, const cb_health_rule *rule, cb_health **
             lo[k] = fmin(lo[k], x[i][k]);
             hi[k] = fmax(hi[k], x[i][k]);
         }
-        if (w->pinned[i] && cb_v3_norm2(w->pin_velocity[i]) > 0.0) h->measure_pins = 1;
+        if (w->pinned[i] && (cb_v3_norm2(w->pin_velocity[i]) > 0.0 || cb_v3_norm2(w->pin_omega[i]) > 0.0))
+            h->measure_pins = 1;
     }
     double D = w->nv > 0 ? sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
                                 (hi[2] - lo[2]) * (hi[2] - lo[2]))

@@ -234,9 +234,9 @@ void cb_run_summary_print(const cb_run_summary *s, const char *path, FILE *out)
     if (isnan(s->self_crossings))
         fprintf(out, "audit      crossings in steps: not audited (run with --audit)\n");
     else
-        fprintf(out, "audit      crossings in steps: %g (self %g, colliders %g), %.3g ms per step\n",
+        fprintf(out, "audit      crossings in steps: %g (self %g, colliders %g), %.3g ms per step (%.3g times the step)\n",
                 s->self_crossings + s->collider_crossings, s->self_crossings, s->collider_crossings,
-                s->audit_ms_per_step);
+                s->audit_ms_per_step, s->mean_ms_per_step > 0 ? s->audit_ms_per_step / s->mean_ms_per_step : NAN);
     const char *sc = !strcmp(s->self_collision, "none") ? "the method has none" : s->self_collision;
     if (isnan(s->max_self_intersections)) fprintf(out, "self       not computed; self collision %s\n", sc);
     else fprintf(out, "self       max intersections %g, min separation %.4g m; self collision %s\n",

@@ -1209,7 +1209,7 @@ static int acm_create(const cb_world *w, const cb_params *p, void **self, cb_err
         cb_v3_copy(s->vx[i].v, w->state.v[i]);
         if (w->pinned[i]) {
             cb_world_pin_target(w, i, w->state.t, s->vx[i].x);
-            cb_v3_copy(s->vx[i].v, w->pin_velocity[i]);
+            cb_world_pin_velocity(w, i, w->state.t, s->vx[i].v);
         }
         cb_v3_copy(s->Vref[i], s->vx[i].v);
         s->vx[i].tv = w->state.t;
@@ -1316,7 +1316,7 @@ static int acm_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     for (int i = 0; i < s->nv; i++) {
         if (w->pinned[i]) {
             cb_world_pin_target(w, i, t1, w->state.x[i]);
-            cb_v3_copy(w->state.v[i], w->pin_velocity[i]);
+            cb_world_pin_velocity(w, i, t1, w->state.v[i]);
             continue;
         }
         pos_at(s, i, t1, w->state.x[i]);

@@ -47,8 +47,9 @@ void cb_acm_set_trace(void *solver, cb_acm_trace_entry *buf, long cap, long *n);
  * same vertex (and from the state at the start of a step to the first call, and from
  * the last call to the state at its end) the vertex moves exactly on the straight line
  * x + (t' - t) v: the calls are the path knots of its piecewise-linear trajectory. Pinned
- * vertices never call it: they move on their prescribed line pin_origin + t
- * pin_velocity (cb_world_pin_target). Several calls at the same t are possible (the
+ * vertices never call it: they move on their prescribed path (cb_world_pin_target: a
+ * line, or an arc for a rotating pin, which the audit follows by its chord over the
+ * step). Several calls at the same t are possible (the
  * last one gives the velocity). fn = NULL stops the calls. */
 /* (core/solver.h: the class's set_path_knots) */
 void cb_acm_set_path_knots(void *solver, cb_path_knot_fn fn, void *ctx);

@@ -46,8 +46,7 @@ double cb_acm_collider_certificate(const cb_collider *col, double t, const doubl
     double scale = amax + horizon * (cb_v3_norm(v) + slack);
     double room = d - guard - 1e-10 * scale;
     if (!(room > 0)) return 0.0;
-    if (col->type == CB_COLLIDER_MESH) cb_collider_velocity(col, t, x, vc);
-    else cb_v3_copy(vc, col->velocity);
+    cb_collider_velocity(col, t, x, vc); /* rotating mesh, spinning sphere: per point */
     cb_v3_sub(vr, v, vc);
     double rate;
     if (col->type == CB_COLLIDER_PLANE) rate = -cb_v3_dot(vr, col->normal) + slack;
