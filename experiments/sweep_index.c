@@ -119,7 +119,7 @@ static int columns(const cb_experiment *e, index_col **out, int *n, char ***name
     for (int k = 0; k < e->nkeys; k++) neff += e->keys[k].solver != NULL;
     int total = NCOLS(head_cols) + e->nkeys + NCOLS(body_cols) + neff;
     index_col *c = cb_calloc((size_t)total, sizeof *c);
-    char **nm = cb_calloc((size_t)neff + 1, sizeof *nm);
+    char **nm = cb_calloc((size_t)e->nkeys + 1, sizeof *nm); /* free_columns reads nkeys */
     *out = c;
     *names = nm;
     *n = 0;

@@ -568,6 +568,23 @@ static void test_expect_diverged(void)
     CU_ASSERT_EQUAL(rc, 0);
 }
 
+/* An experiment with more grid keys than solver keys + 1 writes its index: the names of
+ * the effective columns were allocated for the solver keys only and freed over every grid
+ * key, reading past their end (a segmentation fault with five grid keys; ASan's
+ * heap-buffer-overflow in free_columns with two). */
+static void test_index_many_grid_keys(void)
+{
+    const char *e = cb_test_write_tmp("xg.yaml", "name: xg\nscenes: [data/scenes/hanging.yaml]\n"
+                                                 "solvers: [explicit]\nset: {cloth.grid.nx: 4, cloth.grid.ny: 4}\n"
+                                                 "grid:\n  cloth.stretch: [100.0]\n  dt: [0.001]\n"
+                                                 "  duration: [0.01]\n  cloth.bend: [0.001]\n  frame_rate: [30]\n");
+    const char *o = cb_test_tmp_path("xg_out");
+    int rc = cb("sweep %s -o %s", e, o);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_EQUAL(cb_test_count_lines(cb_test_tmp_path("xg_out/index.csv"), "hanging__explicit"), 1);
+}
+
 /* An experiment file's keys are those the reader asks for (core/params.h, cb_keys): an
  * unknown one is refused naming it and the allowed ones. */
 static void test_unknown_experiment_key(void)
@@ -589,4 +606,5 @@ CB_TEST_MAIN("sweep",
     CB_TEST(test_parallel_jobs),
     CB_TEST(test_bad_experiment_files),
     CB_TEST(test_expect_diverged),
-    CB_TEST(test_unknown_experiment_key))
+    CB_TEST(test_unknown_experiment_key),
+    CB_TEST(test_index_many_grid_keys))

@@ -6,7 +6,9 @@ each method's chord reaches ASTM D1388's 41.5 degrees, in bending lengths (the e
 2.000).
 
 Reads the output folder of `clothbench sweep experiments/figures/cantilever.yaml` (explicit),
-with --also that of cantilever_methods.yaml (xpbd, pbd, fms, newton on the same grid), and
+with --also those of cantilever_methods.yaml (xpbd, pbd, fms, newton on the same grid) and
+cantilever_fms.yaml (fms at 100 iterations, which brings it to rest; filled beside its hollow
+10-iteration markers), and
 with --fabrics that of experiments/figures/cantilever_fabrics.yaml (the measured fabrics
 of data/materials/, one marker each, and their table); --runs adds single run files (a
 method too slow to sweep). Per run: L = the largest rest x (the
@@ -146,8 +148,9 @@ def main():
     solvers = sorted({r["solver"] for r in all_runs + fabric_runs + single})
     colours = {s: "C%d" % i for i, s in enumerate(solvers)}
     table, cross, labelled = [], [], set()
-    for s in solvers:
+    for i, s in enumerate(solvers):
         lab = IGNORES_BEND.get(s, s)
+        size = 7.5 - 4.0 * i / max(1, len(solvers) - 1)  # smaller on top: coinciding methods stay visible
         for group, marker in ((all_runs, "o"), (fabric_runs, "s"), (single, "D")):
             mine = [r for r in group if r["solver"] == s]
             ok = [r for r in mine if r["status"] == "ok"]
@@ -156,7 +159,7 @@ def main():
             face = "none" if s in IGNORES_BEND else colours[s]
             if rest:
                 ax.plot([r["gamma"] for r in rest], [r["chord"] for r in rest], marker, color=colours[s],
-                        mfc=face, ms=6 if marker == "o" else 8, ls="none",
+                        mfc=face, ms=size if marker == "o" else size + 2, ls="none",
                         label=None if s in labelled else lab, zorder=3)
                 labelled.add(s)
                 if s not in IGNORES_BEND:
@@ -165,8 +168,8 @@ def main():
             if moving:
                 ax.plot([r["gamma"] for r in moving], [r["chord"] for r in moving], marker, color=colours[s],
                         mfc="none", mew=0.6, ms=9, ls="none",
-                        label=None if s in labelled else lab + " (not at rest)")
-                labelled.add(s)
+                        label=None if (s, "moving") in labelled else lab + " (not at rest)")
+                labelled.add((s, "moving"))
             bad = [r for r in mine if r["status"] != "ok"]
             if bad:
                 ax.plot([r["gamma"] for r in bad], [92] * len(bad), "x", color=colours[s], ms=8)
