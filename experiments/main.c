@@ -143,6 +143,16 @@ static void print_error(const cb_error *e)
     if (getenv("CB_DEBUG")) fprintf(stderr, "  (reported at %s)\n", e->where);
 }
 
+/* A number in (lo, hi) (hi_open: below hi, else up to hi) from an option's value; -1 if it is not. */
+static int parse_range(const char *text, double lo, double hi, int hi_open, double *out)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (end == text || *end || !(v > lo) || !(hi_open ? v < hi : v <= hi)) return -1;
+    *out = v;
+    return 0;
+}
+
 static int parse_int(const char *s, int lo, int *out)
 {
     char *end;
@@ -752,8 +762,7 @@ static int cmd_reference(int argc, char **argv)
     d.output = v[REF_OUTPUT].s;
     d.quiet = v[REF_QUIET].given > 0;
     if (v[REF_DT].given) {
-        char *end = NULL;
-        if (!((dtref = strtod(v[REF_DT].s, &end)) > 0) || *end) {
+        if (parse_range(v[REF_DT].s, 0.0, INFINITY, 0, &dtref)) {
             rc = bad_usage("--dt needs a step > 0 in seconds (got '%s')", v[REF_DT].s);
             goto out;
         }
@@ -912,16 +921,6 @@ static int cmd_help(int argc, char **argv);
 
 /* `clothbench elastica`: the self-weighted cantilever's elastica (experiments/harness/elastica.h)
  * as CSV over log-spaced Gamma, or the Gamma of one chord angle. */
-/* A number in (lo, hi) (hi_open: below hi, else up to hi) from an option's value; -1 if it is not. */
-static int parse_range(const char *text, double lo, double hi, int hi_open, double *out)
-{
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (end == text || *end || !(v > lo) || !(hi_open ? v < hi : v <= hi)) return -1;
-    *out = v;
-    return 0;
-}
-
 enum { ELASTICA_MIN, ELASTICA_MAX, ELASTICA_POINTS, ELASTICA_CHORD, ELASTICA_OUTPUT };
 static const option elastica_options[] = {
     [ELASTICA_MIN] = {NULL, "--min", "G", "the least Gamma of the range, log-spaced (default 0.1)", OPT_STR, 0},
