@@ -348,8 +348,10 @@ def promise_summary(method, scenes, cells):
     broken = [s for s, v in verdicts if v is False]
     judged = sum(1 for _, v in verdicts if v is not None)
     unknown = len(verdicts) - judged
+    if not judged:
+        return "not judged (%d cells)" % unknown
     text = ("broken on: %s" % ", ".join(short_scene(s) for s in broken)) if broken else \
-        ("kept (%d of %d)" % (judged, judged) if judged else "not judged")
+        "kept (%d of %d)" % (judged, judged)
     if unknown:
         text += "; %d not judged" % unknown
     return text
