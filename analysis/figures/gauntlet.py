@@ -357,6 +357,19 @@ def promise_summary(method, scenes, cells):
     return text
 
 
+def promise_lines(text, per_line):
+    """The promise summary as lines: "broken on:" then `per_line` scenes a line, then the rest."""
+    out = []
+    for x in text.split("; "):
+        if x.startswith("broken on: "):
+            names = x[len("broken on: "):].split(", ")
+            out.append("broken on:")
+            out += [", ".join(names[k:k + per_line]) for k in range(0, len(names), per_line)]
+        else:
+            out.append(x)
+    return out
+
+
 def short_scene(s):
     return s[len("gauntlet_"):] if s.startswith("gauntlet_") else s
 
@@ -437,17 +450,11 @@ def write_tables(folder, methods, scenes, cells):
         for s in scenes:
             c = cells[(m, s)]
             a, b = cell_text(c)
-            row.append("\\cellcolor{%s}%s" % (TEX_COLOURS[c["severity"]], lines([a] + b.split("; "))))
-        p = promise_summary(m, scenes, cells)
-        parts = []
-        for x in p.split("; "):   # "broken on: a, b, c" two scenes a line
-            if x.startswith("broken on: "):
-                names = x[len("broken on: "):].split(", ")
-                parts.append("broken on:")
-                parts += [", ".join(names[k:k + 2]) for k in range(0, len(names), 2)]
-            else:
-                parts.append(x)
-        row.append(lines(parts, "l"))
+            parts = []   # narrow columns: a parenthesis on a line of its own
+            for x in [a] + b.split("; "):
+                parts += x.replace(" (", "\n(").split("\n")
+            row.append("\\cellcolor{%s}%s" % (TEX_COLOURS[c["severity"]], lines(parts)))
+        row.append(lines(promise_lines(promise_summary(m, scenes, cells), 2), "l"))
         tex.append(" & ".join(row) + " \\\\")
     tex += ["\\bottomrule", "\\end{tabular}", ""]
     with open(paths[2], "w") as fh:
@@ -469,7 +476,7 @@ def draw(folder, methods, scenes, cells):
             a, b = cell_text(c)
             ax.text(j + 0.5, i + 0.32, a, ha="center", va="center", fontsize=7, weight="bold")
             ax.text(j + 0.5, i + 0.68, b.replace("; ", "\n"), ha="center", va="center", fontsize=5.5)
-        ax.text(ns + 0.08, i + 0.5, promise_summary(m, scenes, cells).replace("; ", "\n"), ha="left",
+        ax.text(ns + 0.08, i + 0.5, "\n".join(promise_lines(promise_summary(m, scenes, cells), 3)), ha="left",
                 va="center", fontsize=6.5)
     ax.set_xlim(0, ns + 1.7)
     ax.set_ylim(nm, 0)
