@@ -349,7 +349,7 @@ def promise_summary(method, scenes, cells):
     judged = sum(1 for _, v in verdicts if v is not None)
     unknown = len(verdicts) - judged
     if not judged:
-        return "not judged (%d cells)" % unknown
+        return "not judged (%d cell%s)" % (unknown, "" if unknown == 1 else "s")
     text = ("broken on: %s" % ", ".join(short_scene(s) for s in broken)) if broken else \
         "kept (%d of %d)" % (judged, judged)
     if unknown:
