@@ -604,6 +604,32 @@ static int check_tex_header(const char *dir, const char *want)
     return found;
 }
 
+/* Compiles a landscape A4 document that \\input's dir/table under pdflatex with booktabs and
+ * the `packages` given: exit 0, no error and no overfull box in its log. */
+static void check_tex_compiles(const char *dir, const char *doc_name, const char *packages, const char *table)
+{
+    char doc[2048];
+    snprintf(doc, sizeof doc, "%s/%s.tex", dir, doc_name);
+    FILE *f = fopen(doc, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "\\documentclass{article}\n\\usepackage[a4paper,landscape,margin=2cm]{geometry}\n"
+               "\\usepackage{booktabs}\n%s\\begin{document}\n\\begin{table}\n\\centering\\small\n"
+               "\\input{%s}\n\\caption{clothbench table}\n\\end{table}\n\\end{document}\n", packages, table);
+    fclose(f);
+    int rc = sh("cd %s && pdflatex -interaction=nonstopmode -halt-on-error %s.tex", dir, doc_name);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    char log_name[256], pdf_name[256];
+    snprintf(log_name, sizeof log_name, "%s.log", doc_name);
+    snprintf(pdf_name, sizeof pdf_name, "%s.pdf", doc_name);
+    char *log = slurp(dir, log_name);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_PTR_NULL(strstr(log, "Overfull"));
+    CU_ASSERT_PTR_NULL(strstr(log, "\n! "));
+    CU_ASSERT_PTR_NULL(strstr(log, "Error"));
+    CU_ASSERT(exists(dir, pdf_name));
+}
+
 /* table.tex compiles: a small landscape document \input's it under pdflatex (the one
  * CI installs through experiments/install-deps.sh; missing, the test fails), which
  * must exit 0 with no error and no overfull box in its log. Both the one-solver sweep
@@ -624,23 +650,7 @@ static void test_table_tex_compiles(void)
         if (rc) fprintf(stderr, "%s\n", out);
         CU_ASSERT_EQUAL_FATAL(rc, 0);
         CU_ASSERT_EQUAL(check_tex_header(d, k ? "iterations" : "damping"), 1);
-        char doc[2048];
-        snprintf(doc, sizeof doc, "%s/doc.tex", d);
-        FILE *f = fopen(doc, "w");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-        fputs("\\documentclass{article}\n\\usepackage[a4paper,landscape,margin=2cm]{geometry}\n"
-              "\\usepackage{booktabs}\n\\begin{document}\n\\begin{table}\n\\centering\\small\n"
-              "\\input{table.tex}\n\\caption{clothbench comparison}\n\\end{table}\n\\end{document}\n", f);
-        fclose(f);
-        rc = sh("cd %s && pdflatex -interaction=nonstopmode -halt-on-error doc.tex", d);
-        if (rc) fprintf(stderr, "%s\n", out);
-        CU_ASSERT_EQUAL(rc, 0);
-        char *log = slurp(d, "doc.log");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(log);
-        CU_ASSERT_PTR_NULL(strstr(log, "Overfull"));
-        CU_ASSERT_PTR_NULL(strstr(log, "\n! "));
-        CU_ASSERT_PTR_NULL(strstr(log, "Error"));
-        CU_ASSERT(exists(d, "doc.pdf"));
+        check_tex_compiles(d, "doc", "", "table.tex");
     }
     /* the gauntlet's scoreboard (coloured cells: xcolor's table option), tiny and crafted */
     char crafted[1200];
@@ -653,23 +663,7 @@ static void test_table_tex_compiles(void)
                    : sh("%s analysis/figures/gauntlet.py %s -q", py(), d);
         if (rc) fprintf(stderr, "%s\n", out);
         CU_ASSERT_EQUAL_FATAL(rc, 0);
-        char doc[2048];
-        snprintf(doc, sizeof doc, "%s/gdoc.tex", d);
-        FILE *f = fopen(doc, "w");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-        fputs("\\documentclass{article}\n\\usepackage[a4paper,landscape,margin=2cm]{geometry}\n"
-              "\\usepackage{booktabs}\n\\usepackage[table]{xcolor}\n\\begin{document}\n\\begin{table}\n"
-              "\\centering\\small\n\\input{gauntlet_table.tex}\n\\caption{gauntlet}\n\\end{table}\n"
-              "\\end{document}\n", f);
-        fclose(f);
-        rc = sh("cd %s && pdflatex -interaction=nonstopmode -halt-on-error gdoc.tex", d);
-        if (rc) fprintf(stderr, "%s\n", out);
-        CU_ASSERT_EQUAL(rc, 0);
-        char *log = slurp(d, "gdoc.log");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(log);
-        CU_ASSERT_PTR_NULL(strstr(log, "Overfull"));
-        CU_ASSERT_PTR_NULL(strstr(log, "\n! "));
-        CU_ASSERT(exists(d, "gdoc.pdf"));
+        check_tex_compiles(d, "gdoc", "\\usepackage[table]{xcolor}\n", "gauntlet_table.tex");
     }
 }
 

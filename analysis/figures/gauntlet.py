@@ -158,15 +158,6 @@ def thickness_of(f):
     return DEFAULT_THICKNESS, True
 
 
-def diverged_cause(message):
-    m = message or ""
-    if "energy E - E0" in m:
-        return "energy"
-    if "strain" in m:
-        return "strain"
-    return "non-finite"
-
-
 def status_word(row):
     """The cell's status: ok, diverged, timeout, interrupted, running, n/a, error, missing."""
     st, msg = row.get("status", "pending"), row.get("message", "")
@@ -269,7 +260,7 @@ def worst_symptom(c):
     if c["depth"] > t:
         return "depth %.3g mm > t" % (1e3 * c["depth"])
     if st == "diverged":
-        return "diverged (%s)" % diverged_cause(c["message"])   # the status line says it
+        return "diverged (%s)" % cbrun.diverged_cause(c["message"])   # the status line says it
     if _positive(c["depth"]):
         return "depth %.3g mm" % (1e3 * c["depth"])
     if c["energy_rise_rel"] > ENERGY_TOL:
@@ -379,7 +370,7 @@ def cell_text(c):
     health rule's energy or strain, or a non-finite state), then the worst symptom when it
     is not that, and the solver's ms/step."""
     st = c["status"]
-    first = "diverged (%s)" % diverged_cause(c["message"]) if st == "diverged" else st
+    first = "diverged (%s)" % cbrun.diverged_cause(c["message"]) if st == "diverged" else st
     rest = [] if c["worst"] in (first, st, "timed out") else [c["worst"]]
     if c.get("read") and not math.isnan(c["ms_step"]):
         rest.append("%s ms/step" % cbrun.fmt(c["ms_step"], 3))
