@@ -108,7 +108,8 @@ def rules():
     nan = math.nan
 
     def cell(**kw):
-        c = {"solver": "fms", "status": "ok", "message": "", "read": True, "crossings": {},
+        c = {"solver": "fms", "status": "ok", "message": "", "read": True,
+             "crossings": {"self_crossings_in_step": 0.0, "collider_crossings_in_step": 0.0},
              "crossings_total": 0.0, "pairs_end": 0.0, "depth": 0.0, "vertex_depth": 0.0, "strain": 0.01,
              "energy_rise": 0.0, "energy_rise_rel": 0.0, "thickness": 0.002, "ms_step": 1.0}
         c.update(kw)
@@ -140,6 +141,7 @@ def rules():
         "newton_vertex_in": cell(solver="newton", vertex_depth=1e-4, depth=1e-4),
         "unknown_method": cell(solver="nosuch"),
         "unmeasured_audit": cell(crossings={"self_crossings_in_step": nan}),
+        "no_audit_series": cell(crossings={}),
     }
     for name, c in cases.items():
         c["severity"] = g.severity(c)

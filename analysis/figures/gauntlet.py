@@ -28,7 +28,8 @@ Severity:
   green         status ok, no crossing, no intersecting pair, no depth, energy and strain
                 within the tolerances below, and the method's promise kept
   yellow        symptoms within tolerance: 0 < depth <= t, energy rise > 0.1 E_ref, peak
-                strain > 0.1, or a broken promise that is no red symptom
+                strain > 0.1, a broken promise that is no red symptom, or no audit (run
+                without it, no crossing can be seen)
   red           a crossing during a step, an intersecting pair at the end, depth > t, or
                 ended diverged (the health rule or a non-finite state). A ball that passes
                 through the cloth with status ok and depth 0 while the audit counts
@@ -212,6 +213,12 @@ def read_symptoms(np, path, allow_unfinished):
     return s
 
 
+def audited(c):
+    """Whether the run had the continuous audit (some audit count series with numbers):
+    without it no crossing is seen, and a cell cannot be called clean."""
+    return any(not math.isnan(v) for v in c.get("crossings", {}).values())
+
+
 def severity(c):
     """The severity of a cell (dict with status and, when read, the symptoms) and the
     promise check (True, False or None: not judged)."""
@@ -228,7 +235,7 @@ def severity(c):
     if st != "ok":
         return "unfinished" if st in ("timeout", "interrupted", "running") else "missing"
     yellow = (_positive(c["depth"]) or c["energy_rise_rel"] > ENERGY_TOL or c["strain"] > STRAIN_TOL or
-              c.get("promise") is False)
+              c.get("promise") is False or not audited(c))
     return "yellow" if yellow else "green"
 
 
@@ -269,6 +276,8 @@ def worst_symptom(c):
         return "strain %.3g" % c["strain"]
     if c.get("promise") is False:
         return "promise broken"
+    if not audited(c):
+        return "no audit"
     return "clean"
 
 
@@ -413,7 +422,7 @@ def write_tables(folder, methods, scenes, cells):
         row.append(md_escape(promise_summary(m, scenes, cells)))
         md.append("| " + " | ".join(row) + " |")
     md += ["", "Severity: green promise kept and clean; yellow symptoms within tolerance (depth <= thickness, "
-           "energy rise > %g E_ref, strain > %g); red a crossing in a step, an intersecting pair at the end, "
+           "energy rise > %g E_ref, strain > %g, or no audit); red a crossing in a step, an intersecting pair at the end, "
            "depth > thickness or diverged; n/a refused (reason below); unfinished timed out or interrupted; "
            "missing never run." % (ENERGY_TOL, STRAIN_TOL), ""]
     for m in methods:
