@@ -282,6 +282,18 @@ def stem(path):
     return base[:-3] if base.endswith(".h5") else base
 
 
+def diverged_cause(message):
+    """What ended a diverged run, from its message: "energy" (the health rule's E - E0 -
+    W_ext beyond E_ref), "strain" (beyond its bound) or "non-finite" (a NaN or a state
+    beyond the scene's bound)."""
+    m = message or ""
+    if "energy E - E0" in m:
+        return "energy"
+    if "strain" in m:
+        return "strain"
+    return "non-finite"
+
+
 def fmt(v, digits=4):
     """Compact number text for tables: '-' for NaN."""
     if isinstance(v, str):

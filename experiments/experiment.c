@@ -484,6 +484,15 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
      * failure of the sweep's exit status */
     const cb_yaml *xd = cb_keys_ask(keys, root, "expect_diverged");
     if (xd && (rc = cb_yaml_bool(xd, path, "expect_diverged", &e->expect_diverged, err))) goto done;
+    /* time_limit: S: the wall seconds one run may take (a stalled method ends
+     * "interrupted", its message naming the limit, and the sweep goes on) */
+    const cb_yaml *tl = cb_keys_ask(keys, root, "time_limit");
+    if (tl && (rc = cb_yaml_double(tl, path, "time_limit", &e->time_limit, err))) goto done;
+    if (tl && !(e->time_limit > 0 && e->time_limit < 1e9)) {
+        rc = CB_FAIL(err, CB_ERR_INPUT, "%s: time_limit: expected seconds > 0, got %s",
+                     cb_yaml_where(tl, path, w, sizeof w), tl->scalar ? tl->scalar : "?");
+        goto done;
+    }
     if (!e->name || !e->output || !e->path) {
         rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
         goto done;

@@ -97,6 +97,7 @@ static void child_main(const cb_experiment *e, const cb_sweep_run *r, const cb_s
     def.progress = 0;
     def.write_frames = o->write_frames;
     def.reference = e->reference;
+    def.time_limit = e->time_limit;
     cb_run_result res;
     int rc = cb_run(&def, &res, &err);
     cb_sweep_free_sets(&sets, nsets);

@@ -41,8 +41,11 @@
  * "pending" for a run without a file yet.
  *
  * Optional keys: `reference: PATH` (runs log position_error and energy_error against
- * it; the sweep makes it when missing, experiments/reference.h) and `expect_diverged:
- * true` (a diverged run is a result: kept like an ok one, not a failure).
+ * it; the sweep makes it when missing, experiments/reference.h), `expect_diverged:
+ * true` (a diverged run is a result: kept like an ok one, not a failure) and
+ * `time_limit: S` (wall seconds per run, setup included: a run past it ends
+ * "interrupted" with the message "time limit of S s reached ..." (run.h), is recorded
+ * like any failed run and run again by the next sweep).
  *
  * Resumption: a run is skipped when its file has status ok (or diverged, with
  * expect_diverged) and holds exactly the scene text (after overrides) this run would produce; --dry-run shows per run
@@ -79,6 +82,7 @@ typedef struct cb_experiment {
     char *output;      /* output folder */
     char *reference;   /* reference run file for position_error (NULL: none) */
     int expect_diverged; /* a diverged run is a result (stability maps), not a failure */
+    double time_limit; /* wall seconds per run (cb_run_def.time_limit); 0: none */
     int nscenes;
     char **scenes;     /* resolved scene paths */
     char **scene_stems;

@@ -6,7 +6,9 @@
  * with runs not yet run and an unfinished (status running) run file are refused with
  * a message naming the file. The fms convergence figure script on a tiny version of
  * its experiment. table.tex compiled under pdflatex; --x with a bare parameter name
- * across solvers; the README's code blocks (tests/readme_check.py). */
+ * across solvers; the README's code blocks (tests/readme_check.py). The gauntlet's
+ * scoreboard (analysis/figures/gauntlet.py): cells against the run files, unfinished and
+ * refused cells drawn as such, the severity rules, its LaTeX compiled. */
 #include "cb_test.h"
 
 #include <hdf5.h>
@@ -400,6 +402,145 @@ static void test_stability_map_figure(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(csv, "fms,100000,0.03333333333,ok,"));
 }
 
+/* The tiny gauntlet: experiments/gauntlet.yaml's two first methods' worth (explicit, fms)
+ * on two of its scenes (projectile_50, twist_half) at 8 x 8 for 0.03 s, audit on. */
+static char gauntlet_dir[1024];
+
+static const char *tiny_gauntlet(void)
+{
+    if (gauntlet_dir[0]) return gauntlet_dir;
+    int rc = sweep_into("gauntlet",
+                        "name: gauntlet\n"
+                        "scenes: [data/scenes/gauntlet/projectile_50.yaml, data/scenes/gauntlet/twist_half.yaml]\n"
+                        "solvers: [explicit, fms]\n"
+                        "set: {duration: 0.03, frame_rate: 100, cloth.grid.nx: 8, cloth.grid.ny: 8, audit: true}\n"
+                        "time_limit: 600\n",
+                        gauntlet_dir, sizeof gauntlet_dir);
+    CU_ASSERT_EQUAL(rc, 0);
+    return gauntlet_dir;
+}
+
+/* The line of dir/name that starts with `prefix` (static buffer), NULL when none. */
+static const char *line_starting(const char *dir, const char *name, const char *prefix)
+{
+    static char line[8192];
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    const char *found = NULL;
+    while (!found && fgets(line, sizeof line, f))
+        if (!strncmp(line, prefix, strlen(prefix))) found = line;
+    fclose(f);
+    return found;
+}
+
+/* The scoreboard on the tiny gauntlet: every output written, one table row per method
+ * and a column per scene, and every cell's numbers (audit counts summed, intersecting
+ * pairs at the end, collider depth, strain, E - E0 - W_ext, status) equal to those
+ * tests/gauntlet_check.py reads from the run files itself. --render draws each scene's
+ * worst cell (or says it skipped, without VTK). */
+static void test_gauntlet_scoreboard(void)
+{
+    if (!py()) return;
+    const char *d = tiny_gauntlet();
+    CU_ASSERT_EQUAL(sh("%s analysis/figures/gauntlet.py --help", py()), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage:"));
+    int rc = sh("%s analysis/figures/gauntlet.py %s", py(), d);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    const char *files[] = {"gauntlet.png", "gauntlet.pdf", "gauntlet.csv", "gauntlet_table.csv",
+                           "gauntlet_table.md", "gauntlet_table.tex"};
+    for (int k = 0; k < 6; k++) CU_ASSERT(exists(d, files[k]));
+    CU_ASSERT_PTR_NOT_NULL(line_starting(d, "gauntlet_table.md", "| method | projectile_50 | twist_half | promise kept |"));
+    CU_ASSERT_PTR_NOT_NULL(line_starting(d, "gauntlet_table.md", "| explicit | **"));
+    CU_ASSERT_PTR_NOT_NULL(line_starting(d, "gauntlet_table.md", "| fms | **"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "- fms: stable at large time steps"));
+    rc = sh("%s tests/gauntlet_check.py values %s", py(), d);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "checked 4 cells, 0 mismatches"));
+    rc = sh("%s analysis/figures/gauntlet.py %s --render -q", py(), d);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    if (!strstr(out, "render: skipped: no VTK"))
+        CU_ASSERT(exists(d, "gauntlet_worst_projectile_50.png") && exists(d, "gauntlet_worst_twist_half.png"));
+}
+
+/* A crafted index: a run ended by the time limit, one interrupted by a signal, one refused
+ * (acm's message for a mesh collider), one pending, and a scene only one method has: each
+ * is a cell drawn as such (status timeout / interrupted / n/a with the reason / missing),
+ * none dropped; the timed-out and refused reasons are listed under the Markdown table. */
+static void test_gauntlet_unfinished_cells(void)
+{
+    if (!py()) return;
+    char dst[1200];
+    snprintf(dst, sizeof dst, "%s_crafted", tiny_gauntlet());
+    int rc = sh("%s tests/gauntlet_check.py craft %s %s", py(), tiny_gauntlet(), dst);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    rc = sh("%s analysis/figures/gauntlet.py %s -q", py(), dst);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    const char *l = line_starting(dst, "gauntlet.csv", "explicit,explicit,projectile_50,");
+    CU_ASSERT(l && strstr(l, ",timeout,"));
+    l = line_starting(dst, "gauntlet.csv", "fms,fms,projectile_50,");
+    CU_ASSERT(l && strstr(l, ",interrupted,"));
+    l = line_starting(dst, "gauntlet.csv", "explicit,explicit,twist_half,");
+    CU_ASSERT(l && strstr(l, ",n/a,n/a,refused,not judged,"));
+    l = line_starting(dst, "gauntlet.csv", "fms,fms,twist_half,");
+    CU_ASSERT(l && strstr(l, ",missing,missing,missing,"));
+    l = line_starting(dst, "gauntlet.csv", "explicit,explicit,gauntlet_extra,");
+    CU_ASSERT(l && strstr(l, ",missing,missing,missing,") && strstr(l, "not in the index"));
+    l = line_starting(dst, "gauntlet.csv", "fms,fms,gauntlet_extra,");
+    CU_ASSERT(l && strstr(l, ",missing,missing,missing,"));
+    char csv[1300];
+    snprintf(csv, sizeof csv, "%s/gauntlet.csv", dst);
+    CU_ASSERT_EQUAL(cb_test_count_lines(csv, ","), 7); /* header + 2 x 3 cells */
+    CU_ASSERT_PTR_NOT_NULL(line_starting(dst, "gauntlet_table.md", "- explicit on projectile_50 (timeout): time limit of 600 s"));
+    CU_ASSERT_PTR_NOT_NULL(line_starting(dst, "gauntlet_table.md", "- explicit on twist_half (n/a): acm: collider 0"));
+    CU_ASSERT(exists(dst, "gauntlet.png"));
+}
+
+/* The severity and promise rules on synthetic cells (tests/gauntlet_check.py rules). */
+static void test_gauntlet_rules(void)
+{
+    if (!py()) return;
+    int rc = sh("%s tests/gauntlet_check.py rules", py());
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    const char *want[] = {
+        "rule clean: got green promise kept",
+        "rule ball_through: got red promise kept",        /* fms: ok, depth 0, the audit saw the ball pass */
+        "rule newton_ball_through: got red",
+        "rule self_crossing: got red",
+        "rule new_series: got red promise kept worst 3 crossings (edge_collider 3)", /* an audit series not known today */
+        "rule pairs: got red",
+        "rule shallow: got yellow",                       /* depth within the thickness */
+        "rule deep: got red",                             /* depth beyond it */
+        "rule energy: got yellow",
+        "rule strain: got yellow",
+        "rule diverged: got red promise broken",
+        "rule timeout_clean: got unfinished promise unjudged",
+        "rule timeout_crossed: got red promise unjudged",
+        "rule refused: got n/a",
+        "rule missing: got missing",
+        "rule acm_crossing: got red promise broken",
+        "rule acm_clean: got green promise kept",
+        "rule pbd_ball_through: got red promise broken",
+        "rule pbd_self: got red promise kept",            /* pbd promises nothing about self contact */
+        "rule avgforce_pairs: got red promise broken",
+        "rule newton_vertex_in: got yellow promise broken",
+        "rule unknown_method: got green promise unjudged",
+        "rule unmeasured_audit: got yellow promise kept worst no audit", /* a run without the audit is not clean */
+        "rule no_audit_series: got yellow promise kept worst no audit",
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        if (!strstr(out, want[k])) fprintf(stderr, "  missing: %s\n", want[k]);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, want[k]));
+    }
+}
+
 /* The cells of one table row "a & b & c \\" (trimmed), into cells[]; returns their count. */
 static int tex_cells(const char *line, char cells[][128], int max)
 {
@@ -464,6 +605,32 @@ static int check_tex_header(const char *dir, const char *want)
     return found;
 }
 
+/* Compiles a landscape A4 document that \\input's dir/table under pdflatex with booktabs and
+ * the `packages` given: exit 0, no error and no overfull box in its log. */
+static void check_tex_compiles(const char *dir, const char *doc_name, const char *packages, const char *table)
+{
+    char doc[2048];
+    snprintf(doc, sizeof doc, "%s/%s.tex", dir, doc_name);
+    FILE *f = fopen(doc, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "\\documentclass{article}\n\\usepackage[a4paper,landscape,margin=2cm]{geometry}\n"
+               "\\usepackage{booktabs}\n%s\\begin{document}\n\\begin{table}\n\\centering\\small\n"
+               "\\input{%s}\n\\caption{clothbench table}\n\\end{table}\n\\end{document}\n", packages, table);
+    fclose(f);
+    int rc = sh("cd %s && pdflatex -interaction=nonstopmode -halt-on-error %s.tex", dir, doc_name);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    char log_name[256], pdf_name[256];
+    snprintf(log_name, sizeof log_name, "%s.log", doc_name);
+    snprintf(pdf_name, sizeof pdf_name, "%s.pdf", doc_name);
+    char *log = slurp(dir, log_name);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_PTR_NULL(strstr(log, "Overfull"));
+    CU_ASSERT_PTR_NULL(strstr(log, "\n! "));
+    CU_ASSERT_PTR_NULL(strstr(log, "Error"));
+    CU_ASSERT(exists(dir, pdf_name));
+}
+
 /* table.tex compiles: a small landscape document \input's it under pdflatex (the one
  * CI installs through experiments/install-deps.sh; missing, the test fails), which
  * must exit 0 with no error and no overfull box in its log. Both the one-solver sweep
@@ -484,23 +651,20 @@ static void test_table_tex_compiles(void)
         if (rc) fprintf(stderr, "%s\n", out);
         CU_ASSERT_EQUAL_FATAL(rc, 0);
         CU_ASSERT_EQUAL(check_tex_header(d, k ? "iterations" : "damping"), 1);
-        char doc[2048];
-        snprintf(doc, sizeof doc, "%s/doc.tex", d);
-        FILE *f = fopen(doc, "w");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-        fputs("\\documentclass{article}\n\\usepackage[a4paper,landscape,margin=2cm]{geometry}\n"
-              "\\usepackage{booktabs}\n\\begin{document}\n\\begin{table}\n\\centering\\small\n"
-              "\\input{table.tex}\n\\caption{clothbench comparison}\n\\end{table}\n\\end{document}\n", f);
-        fclose(f);
-        rc = sh("cd %s && pdflatex -interaction=nonstopmode -halt-on-error doc.tex", d);
+        check_tex_compiles(d, "doc", "", "table.tex");
+    }
+    /* the gauntlet's scoreboard (coloured cells: xcolor's table option), tiny and crafted */
+    char crafted[1200];
+    snprintf(crafted, sizeof crafted, "%s_crafted", tiny_gauntlet());
+    const char *gdirs[2] = {tiny_gauntlet(), crafted};
+    for (int k = 0; k < 2; k++) {
+        const char *d = gdirs[k];
+        int rc = k ? sh("%s tests/gauntlet_check.py craft %s %s && %s analysis/figures/gauntlet.py %s -q", py(),
+                        tiny_gauntlet(), d, py(), d)
+                   : sh("%s analysis/figures/gauntlet.py %s -q", py(), d);
         if (rc) fprintf(stderr, "%s\n", out);
-        CU_ASSERT_EQUAL(rc, 0);
-        char *log = slurp(d, "doc.log");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(log);
-        CU_ASSERT_PTR_NULL(strstr(log, "Overfull"));
-        CU_ASSERT_PTR_NULL(strstr(log, "\n! "));
-        CU_ASSERT_PTR_NULL(strstr(log, "Error"));
-        CU_ASSERT(exists(d, "doc.pdf"));
+        CU_ASSERT_EQUAL_FATAL(rc, 0);
+        check_tex_compiles(d, "gdoc", "\\usepackage[table]{xcolor}\n", "gauntlet_table.tex");
     }
 }
 
@@ -635,6 +799,9 @@ CB_TEST_MAIN("analysis",
     CB_TEST(test_fms_convergence_figure),
     CB_TEST(test_cantilever_figure),
     CB_TEST(test_table_tex_compiles),
+    CB_TEST(test_gauntlet_scoreboard),
+    CB_TEST(test_gauntlet_unfinished_cells),
+    CB_TEST(test_gauntlet_rules),
     CB_TEST(test_compare_x_across_solvers),
     CB_TEST(test_figure_style_and_csv),
     CB_TEST(test_readme))

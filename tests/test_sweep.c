@@ -530,6 +530,40 @@ static void test_bad_experiment_files(void)
     CU_ASSERT_EQUAL(cb("sweep %s -j 0", e2), 2);
 }
 
+/* time_limit: a run past its wall seconds ends "interrupted", recorded in the index with a
+ * message naming the limit (a result, not a missing run), the sweep exits 1 and goes on
+ * to the next run; a limit far above the run's time changes nothing; a limit that is no
+ * positive number is refused naming the line. (1 us: reading the scene alone takes
+ * longer on any machine.) */
+static void test_time_limit(void)
+{
+    const char *body = "scenes: [data/scenes/hanging.yaml]\n"
+                       "solvers: [explicit, pbd]\n"
+                       "set: {duration: 0.5, cloth.grid.nx: 6, cloth.grid.ny: 6}\n";
+    char text[1024];
+    snprintf(text, sizeof text, "name: tl\ntime_limit: 0.000001\n%s", body);
+    const char *e = cb_test_write_tmp("tl.yaml", text);
+    const char *o = cb_test_tmp_path("tl_out");
+    CU_ASSERT_EQUAL(cb("sweep %s -o %s", e, o), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "0 ok (0 already done), 2 failed"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "  interrupted hanging__explicit__r0.h5"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "  interrupted hanging__pbd__r0.h5"));
+    char path[1024];
+    snprintf(path, sizeof path, "%s/index.csv", o);
+    CU_ASSERT_EQUAL(cb_test_count_lines(path, ",interrupted,time limit of 1e-06 s reached"), 2);
+    cb("info %s/hanging__explicit__r0.h5", o);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "time limit of 1e-06 s reached"));
+    snprintf(text, sizeof text, "name: tl\ntime_limit: 1000\n%s", body);
+    e = cb_test_write_tmp("tl_long.yaml", text);
+    CU_ASSERT_EQUAL(cb("sweep %s -o %s", e, o), 0); /* the same runs, run again, end ok */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "2 ok (0 already done), 0 failed"));
+    snprintf(text, sizeof text, "name: tl\ntime_limit: -5\n%s", body);
+    e = cb_test_write_tmp("tl_bad.yaml", text);
+    CU_ASSERT_EQUAL(cb("sweep %s -o %s", e, o), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "tl_bad.yaml:2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "time_limit: expected seconds > 0"));
+}
+
 /* expect_diverged: a run that diverges is the experiment's result (a stability map): the
  * sweep exits 0, counts it apart, and on resumption keeps it; without the key the same
  * sweep exits 1 and runs it again. */
@@ -593,7 +627,7 @@ static void test_unknown_experiment_key(void)
                                                    "solvers: [explicit]\ncolour: red\n");
     CU_ASSERT_EQUAL(cb("sweep %s --dry-run", bad), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "xk.yaml:4:1: unknown key 'colour' in experiment; allowed keys: description, "
-                                       "name, output, reference, expect_diverged, scenes, solvers, set, grid, repeats"));
+                                       "name, output, reference, expect_diverged, time_limit, scenes, solvers, set, grid, repeats"));
 }
 
 CB_TEST_MAIN("sweep",
@@ -606,5 +640,6 @@ CB_TEST_MAIN("sweep",
     CB_TEST(test_parallel_jobs),
     CB_TEST(test_bad_experiment_files),
     CB_TEST(test_expect_diverged),
+    CB_TEST(test_time_limit),
     CB_TEST(test_unknown_experiment_key),
     CB_TEST(test_index_many_grid_keys))

@@ -9,7 +9,9 @@
  * log_every steps and on frame steps, the expensive metrics on every
  * expensive_every-th frame, a frame every steps_per_frame steps (the file is
  * flushed then). On divergence, error or signal the run file keeps everything
- * logged so far and its status says what happened.
+ * logged so far and its status says what happened. A time limit (run.h,
+ * cb_run_def.time_limit) ends the run like a signal: status "interrupted", the message
+ * naming the limit.
  */
 #define _DEFAULT_SOURCE /* realpath */
 #include "experiments/harness/run.h"
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "contact/colliders.h"
@@ -53,6 +56,48 @@ void cb_run_install_signal_handlers(void)
 }
 
 int cb_run_interrupted(void) { return cb_interrupt_requested(); }
+
+/* The time limit (cb_run_def.time_limit): SIGALRM raises the interrupt flag every long
+ * loop polls, and this flag says why, so the run's message names the limit. */
+static volatile sig_atomic_t g_timed_out;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    g_timed_out = 1;
+    cb_interrupt_request();
+}
+
+/* Arms the one-shot timer of `seconds` (> 0) and SIGALRM's handler; *old keeps the
+ * handler it replaced. */
+static void arm_time_limit(double seconds, struct sigaction *old)
+{
+    g_timed_out = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, old);
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    double whole = floor(seconds);
+    it.it_value.tv_sec = (time_t)whole;
+    it.it_value.tv_usec = (suseconds_t)((seconds - whole) * 1e6);
+    if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0) it.it_value.tv_usec = 1;
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* The timer off, the old handler back; the interrupt flag the limit raised is lowered,
+ * so a later run of the same process is not ended by it. */
+static void disarm_time_limit(const struct sigaction *old)
+{
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    setitimer(ITIMER_REAL, &it, NULL);
+    sigaction(SIGALRM, old, NULL);
+    if (g_timed_out) cb_interrupt_clear();
+    g_timed_out = 0;
+}
 
 cb_run_def cb_default_run_def(void)
 {
@@ -341,7 +386,11 @@ static int run_step(run_state *r, long step, cb_error *err)
     cb_step_info *info = &r->info;
     if (cb_interrupt_requested()) {
         r->final_status = "interrupted";
-        snprintf(r->msg, sizeof r->msg, "interrupted by a signal at step %ld (t = %g s)", step, world->state.t);
+        if (g_timed_out)
+            snprintf(r->msg, sizeof r->msg, "time limit of %g s reached at step %ld (t = %g s)", def->time_limit,
+                     step, world->state.t);
+        else
+            snprintf(r->msg, sizeof r->msg, "interrupted by a signal at step %ld (t = %g s)", step, world->state.t);
         return CB_FAIL(err, CB_ERR_INTERRUPTED, "%s", r->msg);
     }
     /* the bar at once, not after a first step that may take minutes; drawn after the
@@ -370,6 +419,7 @@ static int run_step(run_state *r, long step, cb_error *err)
     if (rc) {
         r->final_status = rc == CB_ERR_NUMERIC ? "diverged" : rc == CB_ERR_INTERRUPTED ? "interrupted" : "error";
         cb_error_prefix(err, "step %ld (t = %g s): ", step + 1, world->state.t);
+        if (rc == CB_ERR_INTERRUPTED && g_timed_out) cb_error_prefix(err, "time limit of %g s reached: ", def->time_limit);
         snprintf(r->msg, sizeof r->msg, "%.1000s", err ? err->message : "solver failed");
         return rc;
     }
@@ -478,15 +528,21 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     const cb_solver_class *cls = cb_solver_find(def->solver);
     if (!cls)
         return CB_FAIL(err, CB_ERR_INPUT, "unknown solver '%s'; available: %s", def->solver, cb_solver_names());
+    if (!(def->time_limit >= 0) || !isfinite(def->time_limit))
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_run: time_limit: expected seconds >= 0 (0: none), got %g",
+                       def->time_limit);
     run_state r = {.def = def, .res = res, .cls = cls, .final_status = "ok",
                    .progress_on = def->progress && isatty(fileno(stderr))};
-    int rc = run_open(&r, err);
-    if (rc) return run_finish(&r, 0, rc, err);
-    for (long step = 0; step < r.nsteps && !rc; step++) {
+    struct sigaction old_alarm;
+    if (def->time_limit > 0) arm_time_limit(def->time_limit, &old_alarm);
+    int rc = run_open(&r, err), opened = rc == CB_OK;
+    for (long step = 0; opened && step < r.nsteps && !rc; step++) {
         rc = run_step(&r, step, err);
         if (!rc && r.progress_on && (step % 16 == 0 || step + 1 == r.nsteps))
             progress(step + 1, r.nsteps, res->wall_s, 0);
     }
-    if (r.progress_on) progress(res->steps, r.nsteps, res->wall_s, 1);
-    return run_finish(&r, 1, rc, err);
+    if (opened && r.progress_on) progress(res->steps, r.nsteps, res->wall_s, 1);
+    rc = run_finish(&r, opened, rc, err);
+    if (def->time_limit > 0) disarm_time_limit(&old_alarm);
+    return rc;
 }

@@ -26,6 +26,11 @@ typedef struct cb_run_def {
     double max_memory;         /* > 0: the memory (bytes) the run may use; 0: MemAvailable of
                                   /proc/meminfo. A scene whose estimate exceeds it is refused
                                   (CB_ERR_INPUT) before the cloth is allocated */
+    double time_limit;         /* > 0: the wall seconds the run may take, setup included; past
+                                  them (SIGALRM) the run ends like one interrupted by a signal,
+                                  status "interrupted", its message starting "time limit of S s
+                                  reached". The timer is disarmed and SIGALRM's handler restored
+                                  before cb_run returns. 0: no limit */
 } cb_run_def;
 
 cb_run_def cb_default_run_def(void);
