@@ -218,13 +218,15 @@ static void test_program_reports_the_audit(void)
 /* ---- edges and triangles that cross a collider between their vertices ---- */
 
 /* A 2 x 2 grid: vertices 0 (i 0, j 0), 1 (1, 0), 2 (0, 1), 3 (1, 1), two triangles. */
+/* one step of 10 ms without gravity */
+#define STILL "duration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n"
 #define SQUARE "cloth: {grid: {nx: 2, ny: 2, size: [0.1, 0.1], origin: [0, 0, 0]}}\n"
 /* a blade: 2 cm long in x, 1 cm thin in y and 1 cm tall, far thinner than the cloth's edges */
 #define BLADE "{type: box, center: [0, 0, 0], size: [0.02, 0.01, 0.01]"
 
-/* Counts of the audited step that takes the cloth from `from` to `to` (z of every vertex
- * from z0 to z1 when the arrays are NULL... given), dt 0.01 s from t = 0: vertices, edges,
- * triangles of the collider pass and the self crossings, in n[4]; 0 or the error. */
+/* Counts of the audited step (10 ms from t = 0) that takes the cloth from `from` to `to`:
+ * the collider pass's vertices, edges and triangles and the self crossings, in n[4];
+ * 0 or the error. */
 static int audited_move(cb_world *w, const double (*from)[3], const double (*to)[3], long n[4])
 {
     cb_error e;
@@ -264,19 +266,26 @@ static void counts_of_fall(const char *scene, const double xy[4][2], double z0, 
     cb_sim_close(&s);
 }
 
+/* The fall's collider counts (vertices, edges, triangles) are v, e, f. */
+static void expect_fall(const char *scene, const double xy[4][2], double z0, double z1, long v, long e, long f)
+{
+    long n[4];
+    counts_of_fall(scene, xy, z0, z1, n);
+    CU_ASSERT_EQUAL(n[0], v);
+    CU_ASSERT_EQUAL(n[1], e);
+    CU_ASSERT_EQUAL(n[2], f);
+    if (n[0] != v || n[1] != e || n[2] != f) fprintf(stderr, "  %s: %ld %ld %ld\n", scene, n[0], n[1], n[2]);
+}
+
 /* An edge falls through a blade: both its vertices miss the blade (the vertex count, all
  * the audit had, is 0), the edge passes through it. */
 static void test_edge_through_a_blade(void)
 {
-    long n[4];
-    counts_of_fall("name: e\nduration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n" SQUARE "colliders:\n  - " BLADE "}\n", straddle, 0.1, -0.1, n);
-    CU_ASSERT_EQUAL(n[0], 0); /* no vertex went inside */
-    CU_ASSERT_EQUAL(n[1], 1); /* the one straddling edge did */
-    CU_ASSERT_EQUAL(n[2], 0); /* its triangles count through the edge only */
-    CU_ASSERT_EQUAL(n[3], 0);
+    /* no vertex went inside, the one straddling edge did, its triangles count through
+     * the edge only */
+    expect_fall("name: e\n" STILL SQUARE "colliders:\n  - " BLADE "}\n", straddle, 0.1, -0.1, 0, 1, 0);
     /* a fall that stops 5 mm above the blade crosses nothing */
-    counts_of_fall("name: e\nduration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n" SQUARE "colliders:\n  - " BLADE "}\n", straddle, 0.1, 0.01, n);
-    CU_ASSERT(n[0] == 0 && n[1] == 0 && n[2] == 0);
+    expect_fall("name: e\n" STILL SQUARE "colliders:\n  - " BLADE "}\n", straddle, 0.1, 0.01, 0, 0, 0);
 }
 
 /* A triangle falls onto a nail (a vertical capsule, radius 5 mm, tip at the origin) that
@@ -285,13 +294,8 @@ static void test_edge_through_a_blade(void)
 static void test_face_pierced_by_a_nail(void)
 {
     static const double around[4][2] = {{-0.01, -0.07}, {0.09, -0.07}, {-0.01, 0.03}, {0.09, 0.03}};
-    long n[4];
-    counts_of_fall("name: f\nduration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n" SQUARE
-                   "colliders:\n  - {type: capsule, p0: [0, 0, -0.5], p1: [0, 0, 0], radius: 0.005}\n",
-                   around, 0.1, -0.1, n);
-    CU_ASSERT_EQUAL(n[0], 0);
-    CU_ASSERT_EQUAL(n[1], 0);
-    CU_ASSERT_EQUAL(n[2], 1); /* the one triangle over the nail */
+    expect_fall("name: f\n" STILL SQUARE "colliders:\n  - {type: capsule, p0: [0, 0, -0.5], p1: [0, 0, 0], radius: 0.005}\n",
+                around, 0.1, -0.1, 0, 0, 1); /* the one triangle over the nail */
 }
 
 /* A cloth resting on the blade (1 mm above its top, sliding 1 cm and settling 0.5 mm in
@@ -300,7 +304,7 @@ static void test_resting_on_a_blade_counts_nothing(void)
 {
     static const double on[4][2] = {{-0.05, -0.05}, {0.05, -0.05}, {-0.05, 0.05}, {0.05, 0.05}};
     cb_sim s;
-    CU_ASSERT_FATAL(cb_sim_world(&s, NULL, "name: r\nduration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n" SQUARE "colliders:\n  - " BLADE "}\n",
+    CU_ASSERT_FATAL(cb_sim_world(&s, NULL, "name: r\n" STILL SQUARE "colliders:\n  - " BLADE "}\n",
                                  NULL, NULL, 0) == 0);
     double from[4][3], to[4][3];
     square_at(from, on, 0.0065);
@@ -317,19 +321,13 @@ static void test_resting_on_a_blade_counts_nothing(void)
  * own axis) that an edge falls through. */
 static void test_moving_and_spinning_colliders(void)
 {
-    long n[4];
-    counts_of_fall("name: m\nduration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n" SQUARE "colliders:\n  - {type: box, center: [0, 0, -0.1], "
-                   "size: [0.02, 0.01, 0.01], velocity: [0, 0, 20]}\n", straddle, 0.0, 0.0, n);
-    CU_ASSERT_EQUAL(n[0], 0);
-    CU_ASSERT_EQUAL(n[1], 1);
+    expect_fall("name: m\n" STILL SQUARE "colliders:\n  - {type: box, center: [0, 0, -0.1], "
+                "size: [0.02, 0.01, 0.01], velocity: [0, 0, 20]}\n", straddle, 0.0, 0.0, 0, 1, 0);
     /* the same blade at rest under the same cloth: nothing */
-    counts_of_fall("name: m\nduration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n" SQUARE "colliders:\n  - {type: box, center: [0, 0, -0.1], "
-                   "size: [0.02, 0.01, 0.01]}\n", straddle, 0.0, 0.0, n);
-    CU_ASSERT(n[0] == 0 && n[1] == 0 && n[2] == 0);
-    counts_of_fall("name: m\nduration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n" SQUARE "colliders:\n  - {type: capsule, p0: [-0.01, 0, 0], "
-                   "p1: [0.01, 0, 0], radius: 0.003, angular_velocity: [50, 0, 0]}\n", straddle, 0.1, -0.1, n);
-    CU_ASSERT_EQUAL(n[0], 0);
-    CU_ASSERT_EQUAL(n[1], 1);
+    expect_fall("name: m\n" STILL SQUARE "colliders:\n  - {type: box, center: [0, 0, -0.1], "
+                "size: [0.02, 0.01, 0.01]}\n", straddle, 0.0, 0.0, 0, 0, 0);
+    expect_fall("name: m\n" STILL SQUARE "colliders:\n  - {type: capsule, p0: [-0.01, 0, 0], "
+                "p1: [0.01, 0, 0], radius: 0.003, angular_velocity: [50, 0, 0]}\n", straddle, 0.1, -0.1, 0, 1, 0);
 }
 
 /* Mesh colliders: a blade (an open quad in the plane y = 0) that an edge falls through
@@ -342,21 +340,11 @@ static void test_mesh_colliders(void)
     const char *needle = cb_test_write_tmp("audit_needle.obj", "v -0.002 0 -0.5\nv 0.002 0 -0.5\nv 0 0 0\nf 1 2 3\n");
     static const double around[4][2] = {{-0.01, -0.07}, {0.09, -0.07}, {-0.01, 0.03}, {0.09, 0.03}};
     char scene[2048];
-    long n[4];
-    snprintf(scene, sizeof scene, "name: mb\nduration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n" SQUARE "colliders:\n  - {type: mesh, file: %s}\n",
-             blade);
-    counts_of_fall(scene, straddle, 0.1, -0.1, n);
-    CU_ASSERT_EQUAL(n[0], 0);
-    CU_ASSERT_EQUAL(n[1], 1);
-    CU_ASSERT_EQUAL(n[2], 0);
-    counts_of_fall(scene, straddle, 0.1, 0.06, n); /* stops 1 cm above it */
-    CU_ASSERT(n[0] == 0 && n[1] == 0 && n[2] == 0);
-    snprintf(scene, sizeof scene, "name: mn\nduration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n" SQUARE "colliders:\n  - {type: mesh, file: %s}\n",
-             needle);
-    counts_of_fall(scene, around, 0.1, -0.1, n);
-    CU_ASSERT_EQUAL(n[0], 0);
-    CU_ASSERT_EQUAL(n[1], 0);
-    CU_ASSERT_EQUAL(n[2], 1);
+    snprintf(scene, sizeof scene, "name: mb\n" STILL SQUARE "colliders:\n  - {type: mesh, file: %s}\n", blade);
+    expect_fall(scene, straddle, 0.1, -0.1, 0, 1, 0);
+    expect_fall(scene, straddle, 0.1, 0.06, 0, 0, 0); /* stops 1 cm above it */
+    snprintf(scene, sizeof scene, "name: mn\n" STILL SQUARE "colliders:\n  - {type: mesh, file: %s}\n", needle);
+    expect_fall(scene, around, 0.1, -0.1, 0, 0, 1);
 }
 
 /* A cloth hanging on a blade and one cut through by it must read differently. Hanging
@@ -368,7 +356,7 @@ static void test_mesh_colliders(void)
 static void test_hanging_and_cut_read_differently(void)
 {
     cb_sim s;
-    CU_ASSERT_FATAL(cb_sim_world(&s, NULL, "name: c\nduration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n" SQUARE "colliders:\n  - " BLADE "}\n",
+    CU_ASSERT_FATAL(cb_sim_world(&s, NULL, "name: c\n" STILL SQUARE "colliders:\n  - " BLADE "}\n",
                                  NULL, NULL, 0) == 0);
     cb_world *w = s.w;
     cb_metrics hang, cut;
