@@ -225,3 +225,13 @@ int cb_collider_swept_primitive_inside(const cb_collider *c, double t0, double t
     }
     return 0;
 }
+
+double cb_collider_primitive_lower_bound(const cb_collider *c, double t, int n, const double (*p)[3])
+{
+    if (c->type == CB_COLLIDER_MESH || n < 1 || n > 3) return -INFINITY;
+    double q[3][3];
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) q[i][k] = p[i][k] - c->velocity[k] * t;
+    double f = analytic_distance(c, n, (const double (*)[3])q);
+    return f < 0 ? f : outside_lower_bound(c, n, (const double (*)[3])q);
+}

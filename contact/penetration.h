@@ -33,6 +33,12 @@ double cb_collider_primitive_distance(const cb_collider *c, double t, int n, con
 double cb_collider_path_distance(const cb_collider *c, double t0, const double a[3], double t1,
                                  const double b[3]);
 
+/* A lower bound of the primitive's (n = 1, 2, 3 points p at time t) smallest signed
+ * distance from an analytic collider: cb_collider_primitive_distance where that is
+ * negative or exact (sphere, capsule, plane); outside a box, the largest over its face
+ * planes of the primitive's smallest height above the plane. Mesh colliders: -inf. */
+double cb_collider_primitive_lower_bound(const cb_collider *c, double t, int n, const double (*p)[3]);
+
 /* A primitive (n = 2: an edge, 3: a triangle) whose vertices move in straight lines from
  * p0[i] (time t0) to p1[i] (time t1), against an analytic collider (in whose frame, as it
  * translates and at most spins about a symmetry axis, the vertices still move in straight

@@ -7,6 +7,7 @@
 
 #include "contact/bvh.h"
 #include "contact/ccd.h"
+#include "contact/colliders.h"
 #include "contact/distance.h"
 #include "contact/selfcheck.h"
 #include "contact/penetration.h"
@@ -234,28 +235,30 @@ static void position(const cb_audit *a, const double (*x1)[3], int i, double t, 
     for (int k = 0; k < 3; k++) out[k] = xa[k] + s * (xb[k] - xa[k]);
 }
 
-/* Knot times of the vertices v[0..n-1] inside (t0, t1), with t0 and t1, sorted and
- * without repeats, into times (room for 2 + their knots). Returns the count. */
+/* Knot times of the vertices v[0..n-1] (n <= 4) inside (t0, t1), with t0 and t1, sorted
+ * and without repeats, into times (room for 2 + their knots). Returns the count. Each
+ * vertex's knots are in time order (cb_audit_knot's contract; sort_knots keeps it), so
+ * this merges n sorted lists: linear in the knots (an insertion sort was quadratic, which
+ * a solver with thousands of knots per vertex and step paid for every pair). */
 static int piece_times(const cb_audit *a, const int *v, int n, double *times)
 {
+    long pos[4], end[4];
+    for (int j = 0; j < n; j++) {
+        pos[j] = a->first[v[j]];
+        end[j] = a->first[v[j] + 1];
+    }
     int m = 0;
     times[m++] = a->t0;
-    for (int j = 0; j < n; j++)
-        for (long k = a->first[v[j]]; k < a->first[v[j] + 1]; k++) {
-            double t = a->knots[k].t;
-            if (t > a->t0 && t < a->t1) times[m++] = t;
-        }
-    times[m++] = a->t1;
-    for (int i = 1; i < m; i++) /* insertion sort: few entries */
-        for (int j = i; j > 0 && times[j] < times[j - 1]; j--) {
-            double tt = times[j];
-            times[j] = times[j - 1];
-            times[j - 1] = tt;
-        }
-    int u = 1;
-    for (int i = 1; i < m; i++)
-        if (times[i] > times[u - 1]) times[u++] = times[i];
-    return u;
+    for (;;) {
+        int best = -1;
+        for (int j = 0; j < n; j++)
+            if (pos[j] < end[j] && (best < 0 || a->knots[pos[j]].t < a->knots[pos[best]].t)) best = j;
+        if (best < 0) break;
+        double t = a->knots[pos[best]++].t;
+        if (t > times[m - 1] && t < a->t1) times[m++] = t;
+    }
+    if (a->t1 > times[m - 1]) times[m++] = a->t1;
+    return m;
 }
 
 #define MAX_PIECES 256
@@ -386,49 +389,6 @@ static int interrupted(cb_error *err)
 
 /* ---- the collider pass ---- */
 
-/* The vertices whose path goes inside a collider (vin); -1 when interrupted. Mesh
- * colliders: the ends of each piece here; the paths in between by CCD (mesh_pass). */
-static long vertex_pass(cb_audit *a, const cb_world *w, const double (*x1)[3])
-{
-    for (int i = 0; i < a->nv; i++) {
-        if ((i % POLL_EVERY) == POLL_EVERY - 1 && cb_interrupt_requested()) return -1;
-        a->vin[i] = 0;
-        if (a->bad[i] || w->inv_mass[i] == 0.0) continue;
-        double ta = a->t0;
-        const double *xa = a->x0[i];
-        int inside = 0;
-        for (long k = a->first[i]; k <= a->first[i + 1] && !inside; k++) {
-            double tb = k < a->first[i + 1] ? a->knots[k].t : a->t1;
-            const double *xb = k < a->first[i + 1] ? a->knots[k].x : x1[i];
-            for (int c = 0; c < w->ncolliders && !inside; c++)
-                inside = cb_collider_path_distance(&w->colliders[c], ta, xa, tb, xb) < 0;
-            ta = tb;
-            xa = xb;
-            if (((k - a->first[i]) % POLL_EVERY) == POLL_EVERY - 1 && cb_interrupt_requested()) return -1;
-        }
-        a->vin[i] = (unsigned char)inside;
-    }
-    return 0;
-}
-
-/* The box of every vertex's path in the world frame (lo, hi); a vertex with a non-finite
- * position a harmless one (its primitives are skipped). */
-static void world_path_boxes(cb_audit *a, const double (*x1)[3])
-{
-    for (int i = 0; i < a->nv; i++) {
-        for (int q = 0; q < 3; q++) {
-            a->lo[i][q] = a->bad[i] ? 0.0 : fmin(a->x0[i][q], x1[i][q]);
-            a->hi[i][q] = a->bad[i] ? 0.0 : fmax(a->x0[i][q], x1[i][q]);
-        }
-        if (a->bad[i]) continue;
-        for (long k = a->first[i]; k < a->first[i + 1]; k++)
-            for (int q = 0; q < 3; q++) {
-                a->lo[i][q] = fmin(a->lo[i][q], a->knots[k].x[q]);
-                a->hi[i][q] = fmax(a->hi[i][q], a->knots[k].x[q]);
-            }
-    }
-}
-
 /* The box an analytic collider sweeps over [t0, t1] (it translates; a spin keeps its
  * shape); 0 for the unbounded plane and for meshes. */
 static int collider_box(const cb_collider *c, double t0, double t1, double lo[3], double hi[3])
@@ -467,6 +427,78 @@ static int collider_box(const cb_collider *c, double t0, double t1, double lo[3]
     return 1;
 }
 
+/* 1 if vertex i's path (its pieces) goes inside collider c; -1 when interrupted. */
+static int vertex_enters(const cb_audit *a, const double (*x1)[3], const cb_collider *c, int i)
+{
+    double ta = a->t0;
+    const double *xa = a->x0[i];
+    for (long k = a->first[i]; k <= a->first[i + 1]; k++) {
+        double tb = k < a->first[i + 1] ? a->knots[k].t : a->t1;
+        const double *xb = k < a->first[i + 1] ? a->knots[k].x : x1[i];
+        if (cb_collider_path_distance(c, ta, xa, tb, xb) < 0) return 1;
+        ta = tb;
+        xa = xb;
+        if (((k - a->first[i]) % POLL_EVERY) == POLL_EVERY - 1 && cb_interrupt_requested()) return -1;
+    }
+    return 0;
+}
+
+/* The vertices whose path goes inside a collider (vin); -1 when interrupted. A vertex is
+ * followed piece by piece only where the whole step cannot rule it out: its path box
+ * meets the collider's swept box (collider_box) and its distance at t0 is at most how far
+ * it moves relative to the collider (reach, world_path_boxes, plus the collider's own
+ * travel); the count is that of every piece, at the cost of a few per vertex. Mesh
+ * colliders: the ends of each piece here; the paths in between by CCD (mesh_pass). */
+static long vertex_pass(cb_audit *a, const cb_world *w, const double (*x1)[3])
+{
+    memset(a->vin, 0, (size_t)a->nv);
+    double span = a->t1 - a->t0;
+    for (int c = 0; c < w->ncolliders; c++) {
+        const cb_collider *col = &w->colliders[c];
+        double clo[3], chi[3];
+        int bounded = collider_box(col, a->t0, a->t1, clo, chi);
+        double travel = col->type == CB_COLLIDER_MESH ? 0.0 : cb_v3_norm(col->velocity) * fabs(span);
+        for (int i = 0; i < a->nv; i++) {
+            if ((i % POLL_EVERY) == POLL_EVERY - 1 && cb_interrupt_requested()) return -1;
+            if (a->vin[i] || a->bad[i] || w->inv_mass[i] == 0.0) continue;
+            int apart = 0;
+            for (int k = 0; k < 3 && bounded && !apart; k++) apart = a->lo[i][k] > chi[k] || a->hi[i][k] < clo[k];
+            if (apart) continue;
+            if (col->type != CB_COLLIDER_MESH &&
+                cb_collider_distance(col, a->t0, a->x0[i]) - (a->reach[i] + travel) * (1.0 + 1e-12) > 0)
+                continue;
+            int in = vertex_enters(a, x1, col, i);
+            if (in < 0) return -1;
+            a->vin[i] = (unsigned char)in;
+        }
+    }
+    return 0;
+}
+
+/* The box of every vertex's path in the world frame (lo, hi) and the farthest it gets from
+ * x0 (reach: at a knot or the end, the distance being convex along each piece); a vertex
+ * with a non-finite position gets harmless ones (its primitives are skipped). The self
+ * pass recomputes all three in its own frame. */
+static void world_path_boxes(cb_audit *a, const double (*x1)[3])
+{
+    for (int i = 0; i < a->nv; i++) {
+        for (int q = 0; q < 3; q++) {
+            a->lo[i][q] = a->bad[i] ? 0.0 : fmin(a->x0[i][q], x1[i][q]);
+            a->hi[i][q] = a->bad[i] ? 0.0 : fmax(a->x0[i][q], x1[i][q]);
+        }
+        a->reach[i] = 0.0;
+        if (a->bad[i]) continue;
+        a->reach[i] = cb_v3_dist(a->x0[i], x1[i]);
+        for (long k = a->first[i]; k < a->first[i + 1]; k++) {
+            for (int q = 0; q < 3; q++) {
+                a->lo[i][q] = fmin(a->lo[i][q], a->knots[k].x[q]);
+                a->hi[i][q] = fmax(a->hi[i][q], a->knots[k].x[q]);
+            }
+            a->reach[i] = fmax(a->reach[i], cb_v3_dist(a->x0[i], a->knots[k].x));
+        }
+    }
+}
+
 /* The times that cut the step into the pieces of the n vertices v (piece_times) into
  * *times: the caller's stack when they fit, else allocated (free it when it is not
  * `stack`). Returns their count, 0 out of memory. */
@@ -482,6 +514,22 @@ static int pieces_of(const cb_audit *a, const int *v, int n, double *stack, doub
  * collider c on some piece of the step (cb_collider_swept_primitive_inside). */
 static int primitive_enters(const cb_audit *a, const double (*x1)[3], const cb_collider *c, const int *v, int n)
 {
+    /* first the whole step at once: no point of the primitive moves farther from where it
+     * was at t0, relative to the collider, than its farthest vertex (a point is a fixed
+     * combination of its vertices), and that vertex distance is largest at a knot or the
+     * end (it is convex along each piece); a primitive outside by more than that at t0
+     * never gets in. Most primitives near a collider stop here, whatever their knots. */
+    double p0[3][3], reach = 0;
+    for (int j = 0; j < n; j++) {
+        cb_v3_copy(p0[j], a->x0[v[j]]);
+        for (long k = a->first[v[j]]; k <= a->first[v[j] + 1]; k++) {
+            double t = k < a->first[v[j] + 1] ? a->knots[k].t : a->t1, d[3];
+            const double *x = k < a->first[v[j] + 1] ? a->knots[k].x : x1[v[j]];
+            for (int q = 0; q < 3; q++) d[q] = x[q] - p0[j][q] - c->velocity[q] * (t - a->t0);
+            reach = fmax(reach, cb_v3_norm(d));
+        }
+    }
+    if (cb_collider_primitive_lower_bound(c, a->t0, n, (const double (*)[3])p0) - reach >= 0) return 0;
     double stack[MAX_PIECES], *times;
     int m = pieces_of(a, v, n, stack, &times);
     if (!m) return 1; /* out of memory: the conservative answer */
@@ -509,7 +557,7 @@ static int primitive_enters(const cb_audit *a, const double (*x1)[3], const cb_c
 static int analytic_pass(cb_audit *a, const cb_world *w, const double (*x1)[3], int n)
 {
     const cb_mesh *m = w->mesh;
-    const int (*tedge)[3] = cb_bvh_triangle_edges(a->bvh);
+    const int (*tedge)[3] = n == 3 ? cb_bvh_triangle_edges(a->bvh) : NULL;
     int count = n == 2 ? m->ne : m->nf;
     unsigned char *flag = n == 2 ? a->ein : a->fin;
     for (int c = 0; c < w->ncolliders; c++) {
@@ -721,14 +769,12 @@ static int collider_pass(cb_audit *a, const cb_world *w, const double (*x1)[3], 
     const cb_mesh *m = w->mesh;
     memset(a->ein, 0, (size_t)m->ne);
     memset(a->fin, 0, (size_t)m->nf);
+    world_path_boxes(a, x1);
     if (vertex_pass(a, w, x1) < 0) return interrupted(err);
-    if (a->bvh) {
-        world_path_boxes(a, x1);
-        int rc = mesh_pass(a, w, x1, err);
-        if (rc == CB_ERR_INTERRUPTED) return interrupted(err);
-        if (rc) return rc;
-        if (analytic_pass(a, w, x1, 2) < 0 || analytic_pass(a, w, x1, 3) < 0) return interrupted(err);
-    }
+    int rc = mesh_pass(a, w, x1, err);
+    if (rc == CB_ERR_INTERRUPTED) return interrupted(err);
+    if (rc) return rc;
+    if (analytic_pass(a, w, x1, 2) < 0 || (a->bvh && analytic_pass(a, w, x1, 3) < 0)) return interrupted(err);
     long nv = 0, ne = 0, nf = 0;
     for (int i = 0; i < a->nv; i++) nv += a->vin[i];
     for (int e = 0; e < m->ne; e++) ne += a->ein[e] && !a->vin[m->e[e][0]] && !a->vin[m->e[e][1]];
