@@ -84,10 +84,15 @@ HIDDEN = "max_contact_depth_corrected"   # the column whose largest value stands
 
 
 def derive(rows):
-    """Columns computed from the index: crossings = self + collider crossings of the audit
-    (NaN when not audited); missing columns of an older index are NaN."""
+    """Columns computed from the index: crossings = self + collider crossings of the audit,
+    the colliders' vertices, edges and triangles (NaN when not audited; an older index
+    without the edge and triangle columns: vertices only); missing columns of an older
+    index are NaN."""
     for r in rows:
         s, c = cbrun.num(r.get("self_crossings")), cbrun.num(r.get("collider_crossings"))
+        for beyond in ("collider_edge_crossings", "collider_face_crossings"):
+            b = cbrun.num(r.get(beyond))
+            c += 0.0 if math.isnan(b) else b
         r["crossings"] = "" if math.isnan(s) or math.isnan(c) else repr(s + c)
         for m, _, _ in TABLE:
             r.setdefault(m, "")

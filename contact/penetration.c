@@ -152,3 +152,86 @@ double cb_collider_path_distance(const cb_collider *c, double t0, const double a
     }
     return analytic_distance(c, 2, (const double (*)[3])q);
 }
+
+/* A lower bound of the smallest distance of the primitive q (collider frame, n = 2 or 3)
+ * from an analytic collider's surface, valid where the primitive is outside (the caller
+ * has seen that no point of it is inside): exact for the sphere and the capsule; for
+ * the box the largest over its six face planes of the primitive's smallest height above
+ * that plane (the box lies below each of them, so the primitive is at least that far). */
+static double outside_lower_bound(const cb_collider *c, int n, const double (*q)[3])
+{
+    switch (c->type) {
+    case CB_COLLIDER_SPHERE:
+    case CB_COLLIDER_CAPSULE:
+    case CB_COLLIDER_PLANE:
+        return analytic_distance(c, n, q);
+    case CB_COLLIDER_BOX: {
+        double l[3][3], best = -INFINITY;
+        for (int i = 0; i < n; i++) {
+            double d[3];
+            cb_v3_sub(d, q[i], c->center);
+            for (int k = 0; k < 3; k++) l[i][k] = cb_v3_dot(d, c->axes[k]);
+        }
+        for (int j = 0; j < 6; j++) {
+            double lo = INFINITY;
+            for (int i = 0; i < n; i++) lo = fmin(lo, box_l(c->half, j, l[i]));
+            best = fmax(best, lo);
+        }
+        return best;
+    }
+    default:
+        return -INFINITY;
+    }
+}
+
+#define SWEPT_LEVELS 10
+
+int cb_collider_swept_primitive_inside(const cb_collider *c, double t0, double t1, int n,
+                                       const double (*p0)[3], const double (*p1)[3])
+{
+    if (c->type == CB_COLLIDER_MESH || n < 2 || n > 3) return 0;
+    /* in the collider's frame every vertex moves on a straight line: q_i(s) = a_i + s d_i */
+    double a[3][3], d[3][3], speed = 0;
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++) {
+            a[i][k] = p0[i][k] - c->velocity[k] * t0;
+            d[i][k] = p1[i][k] - c->velocity[k] * t1 - a[i][k];
+        }
+        speed = fmax(speed, cb_v3_norm(d[i]));
+    }
+    if (!isfinite(speed)) return 0;
+    /* the intervals still to clear, as (start, level): depth-first in time order */
+    double st[SWEPT_LEVELS + 2];
+    int lv[SWEPT_LEVELS + 2], top = 0;
+    st[0] = 0.0;
+    lv[0] = 0;
+    top = 1;
+    while (top > 0) {
+        top--;
+        double s0 = st[top], h = ldexp(1.0, -lv[top]), sm = s0 + 0.5 * h, q[3][3];
+        int level = lv[top];
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < 3; k++) q[i][k] = a[i][k] + sm * d[i][k];
+        double f = analytic_distance(c, n, (const double (*)[3])q);
+        if (f < 0) return 1; /* a point of it is inside at this time */
+        /* every point of the primitive is within speed h / 2 of its place at sm (the
+         * same barycentric point), and the signed distance is 1-Lipschitz */
+        if (outside_lower_bound(c, n, (const double (*)[3])q) - 0.5 * speed * h >= 0) continue;
+        if (level >= SWEPT_LEVELS) continue; /* not deeper than speed 2^-(levels+1) */
+        st[top] = s0 + 0.5 * h;
+        lv[top++] = level + 1;
+        st[top] = s0;
+        lv[top++] = level + 1;
+    }
+    return 0;
+}
+
+double cb_collider_primitive_lower_bound(const cb_collider *c, double t, int n, const double (*p)[3])
+{
+    if (c->type == CB_COLLIDER_MESH || n < 1 || n > 3) return -INFINITY;
+    double q[3][3];
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) q[i][k] = p[i][k] - c->velocity[k] * t;
+    double f = analytic_distance(c, n, (const double (*)[3])q);
+    return f < 0 ? f : outside_lower_bound(c, n, (const double (*)[3])q);
+}

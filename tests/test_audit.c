@@ -208,11 +208,177 @@ static void test_program_reports_the_audit(void)
     static char out[16384];
     CU_ASSERT(cb_test_clothbench(out, sizeof out, 1, "run %s --solver explicit --audit -q -o %s", scene, run) == 0);
     CU_ASSERT(cb_test_clothbench(out, sizeof out, 1, "info %s", run) == 0);
-    CU_ASSERT(strstr(out, "crossings in steps: 36 (self 0, colliders 36)") != NULL);
+    CU_ASSERT(strstr(out, "crossings in steps: 36 (self 0, colliders 36: vertices 36, edges 0, triangles 0)") != NULL);
     if (!strstr(out, "crossings in steps: 36")) fprintf(stderr, "%s\n", out);
     CU_ASSERT(cb_test_clothbench(out, sizeof out, 1, "run %s --solver explicit -q -o %s", scene, run) == 0);
     CU_ASSERT(cb_test_clothbench(out, sizeof out, 1, "info %s", run) == 0);
     CU_ASSERT(strstr(out, "crossings in steps: not audited") != NULL);
+}
+
+/* ---- edges and triangles that cross a collider between their vertices ---- */
+
+/* A 2 x 2 grid: vertices 0 (i 0, j 0), 1 (1, 0), 2 (0, 1), 3 (1, 1), two triangles. */
+/* one step of 10 ms without gravity */
+#define STILL "duration: 0.01\ndt: 0.01\ngravity: [0, 0, 0]\n"
+#define SQUARE "cloth: {grid: {nx: 2, ny: 2, size: [0.1, 0.1], origin: [0, 0, 0]}}\n"
+/* a blade: 2 cm long in x, 1 cm thin in y and 1 cm tall, far thinner than the cloth's edges */
+#define BLADE "{type: box, center: [0, 0, 0], size: [0.02, 0.01, 0.01]"
+
+/* Counts of the audited step (10 ms from t = 0) that takes the cloth from `from` to `to`:
+ * the collider pass's vertices, edges and triangles and the self crossings, in n[4];
+ * 0 or the error. */
+static int audited_move(cb_world *w, const double (*from)[3], const double (*to)[3], long n[4])
+{
+    cb_error e;
+    cb_audit *a = NULL;
+    int rc = cb_audit_create(w, &a, &e);
+    if (rc) return rc;
+    for (int i = 0; i < w->nv; i++) cb_v3_copy(w->state.x[i], from[i]);
+    w->state.t = 0;
+    cb_audit_begin(a, w);
+    for (int i = 0; i < w->nv; i++) cb_v3_copy(w->state.x[i], to[i]);
+    w->state.t = 0.01;
+    rc = cb_audit_end(a, w, &n[3], &n[0], &e);
+    cb_audit_collider_primitives(a, &n[1], &n[2]);
+    cb_audit_free(&a);
+    return rc;
+}
+
+/* The square's four vertices at (x, y) pairs xy[4][2], all at height z. */
+static void square_at(double (*x)[3], const double xy[4][2], double z)
+{
+    for (int i = 0; i < 4; i++) cb_v3_set(x[i], xy[i][0], xy[i][1], z);
+}
+
+/* Edge 0-1 straddles the blade (y = -5 cm and +5 cm at x = 0); the rest of the cloth is
+ * 20 cm away in x, so only that edge can meet the blade. */
+static const double straddle[4][2] = {{0, -0.05}, {0, 0.05}, {0.2, -0.05}, {0.2, 0.05}};
+
+static void counts_of_fall(const char *scene, const double xy[4][2], double z0, double z1, long n[4])
+{
+    cb_sim s;
+    n[0] = n[1] = n[2] = n[3] = -1;
+    if (cb_sim_world(&s, NULL, scene, NULL, NULL, 0)) return;
+    double from[4][3], to[4][3];
+    square_at(from, xy, z0);
+    square_at(to, xy, z1);
+    if (audited_move(s.w, (const double (*)[3])from, (const double (*)[3])to, n)) n[0] = n[1] = n[2] = n[3] = -1;
+    cb_sim_close(&s);
+}
+
+/* The fall's collider counts (vertices, edges, triangles) are v, e, f. */
+static void expect_fall(const char *scene, const double xy[4][2], double z0, double z1, long v, long e, long f)
+{
+    long n[4];
+    counts_of_fall(scene, xy, z0, z1, n);
+    CU_ASSERT_EQUAL(n[0], v);
+    CU_ASSERT_EQUAL(n[1], e);
+    CU_ASSERT_EQUAL(n[2], f);
+    if (n[0] != v || n[1] != e || n[2] != f) fprintf(stderr, "  %s: %ld %ld %ld\n", scene, n[0], n[1], n[2]);
+}
+
+/* An edge falls through a blade: both its vertices miss the blade (the vertex count, all
+ * the audit had, is 0), the edge passes through it. */
+static void test_edge_through_a_blade(void)
+{
+    /* no vertex went inside, the one straddling edge did, its triangles count through
+     * the edge only */
+    expect_fall("name: e\n" STILL SQUARE "colliders:\n  - " BLADE "}\n", straddle, 0.1, -0.1, 0, 1, 0);
+    /* a fall that stops 5 mm above the blade crosses nothing */
+    expect_fall("name: e\n" STILL SQUARE "colliders:\n  - " BLADE "}\n", straddle, 0.1, 0.01, 0, 0, 0);
+}
+
+/* A triangle falls onto a nail (a vertical capsule, radius 5 mm, tip at the origin) that
+ * is thinner than it: the vertices pass on every side, no edge comes within 1 cm of the
+ * nail's axis, and the tip goes through the face. */
+static void test_face_pierced_by_a_nail(void)
+{
+    static const double around[4][2] = {{-0.01, -0.07}, {0.09, -0.07}, {-0.01, 0.03}, {0.09, 0.03}};
+    expect_fall("name: f\n" STILL SQUARE "colliders:\n  - {type: capsule, p0: [0, 0, -0.5], p1: [0, 0, 0], radius: 0.005}\n",
+                around, 0.1, -0.1, 0, 0, 1); /* the one triangle over the nail */
+}
+
+/* A cloth resting on the blade (1 mm above its top, sliding 1 cm and settling 0.5 mm in
+ * the step): nothing goes inside, nothing is counted. */
+static void test_resting_on_a_blade_counts_nothing(void)
+{
+    static const double on[4][2] = {{-0.05, -0.05}, {0.05, -0.05}, {-0.05, 0.05}, {0.05, 0.05}};
+    cb_sim s;
+    CU_ASSERT_FATAL(cb_sim_world(&s, NULL, "name: r\n" STILL SQUARE "colliders:\n  - " BLADE "}\n",
+                                 NULL, NULL, 0) == 0);
+    double from[4][3], to[4][3];
+    square_at(from, on, 0.0065);
+    square_at(to, on, 0.006);
+    for (int i = 0; i < 4; i++) to[i][0] += 0.01;
+    long n[4];
+    CU_ASSERT_FATAL(audited_move(s.w, (const double (*)[3])from, (const double (*)[3])to, n) == 0);
+    CU_ASSERT(n[0] == 0 && n[1] == 0 && n[2] == 0 && n[3] == 0);
+    cb_sim_close(&s);
+}
+
+/* Moving colliders: a blade rising at 20 m/s through a cloth at rest (it goes from 10 cm
+ * below to 10 cm above within the step), and a spinning wire (a capsule turning about its
+ * own axis) that an edge falls through. */
+static void test_moving_and_spinning_colliders(void)
+{
+    expect_fall("name: m\n" STILL SQUARE "colliders:\n  - {type: box, center: [0, 0, -0.1], "
+                "size: [0.02, 0.01, 0.01], velocity: [0, 0, 20]}\n", straddle, 0.0, 0.0, 0, 1, 0);
+    /* the same blade at rest under the same cloth: nothing */
+    expect_fall("name: m\n" STILL SQUARE "colliders:\n  - {type: box, center: [0, 0, -0.1], "
+                "size: [0.02, 0.01, 0.01]}\n", straddle, 0.0, 0.0, 0, 0, 0);
+    expect_fall("name: m\n" STILL SQUARE "colliders:\n  - {type: capsule, p0: [-0.01, 0, 0], "
+                "p1: [0.01, 0, 0], radius: 0.003, angular_velocity: [50, 0, 0]}\n", straddle, 0.1, -0.1, 0, 1, 0);
+}
+
+/* Mesh colliders: a blade (an open quad in the plane y = 0) that an edge falls through
+ * (edge-edge CCD against its top edge), and a needle (one thin triangle standing on its
+ * base, apex at the origin) whose apex goes through a face (vertex-triangle CCD). */
+static void test_mesh_colliders(void)
+{
+    const char *blade = cb_test_write_tmp("audit_blade.obj", "v -0.01 0 -0.05\nv 0.01 0 -0.05\nv 0.01 0 0.05\n"
+                                                             "v -0.01 0 0.05\nf 1 2 3\nf 1 3 4\n");
+    const char *needle = cb_test_write_tmp("audit_needle.obj", "v -0.002 0 -0.5\nv 0.002 0 -0.5\nv 0 0 0\nf 1 2 3\n");
+    static const double around[4][2] = {{-0.01, -0.07}, {0.09, -0.07}, {-0.01, 0.03}, {0.09, 0.03}};
+    char scene[2048];
+    snprintf(scene, sizeof scene, "name: mb\n" STILL SQUARE "colliders:\n  - {type: mesh, file: %s}\n", blade);
+    expect_fall(scene, straddle, 0.1, -0.1, 0, 1, 0);
+    expect_fall(scene, straddle, 0.1, 0.06, 0, 0, 0); /* stops 1 cm above it */
+    snprintf(scene, sizeof scene, "name: mn\n" STILL SQUARE "colliders:\n  - {type: mesh, file: %s}\n", needle);
+    expect_fall(scene, around, 0.1, -0.1, 0, 0, 1);
+}
+
+/* A cloth hanging on a blade and one cut through by it must read differently. Hanging
+ * (a penalty method's rest: one vertex 4 mm into the blade, the others below it on one
+ * side): collider_max_depth 4 to 5 mm, no cut edge. Cut (the blade through the middle of an edge,
+ * both vertices 5 cm to its sides): collider_max_depth 5 mm, the blade's half-thickness,
+ * hardly different, but collider_cut_edges 1; and the audited fall that cut it counts
+ * the edge, where the vertex count alone saw nothing. */
+static void test_hanging_and_cut_read_differently(void)
+{
+    cb_sim s;
+    CU_ASSERT_FATAL(cb_sim_world(&s, NULL, "name: c\n" STILL SQUARE "colliders:\n  - " BLADE "}\n",
+                                 NULL, NULL, 0) == 0);
+    cb_world *w = s.w;
+    cb_metrics hang, cut;
+    double hanging[4][3] = {{0, 0, 0.001}, {0, 0.05, -0.05}, {0.2, 0, 0.001}, {0.2, 0.05, -0.05}};
+    for (int i = 0; i < 4; i++) cb_v3_copy(w->state.x[i], hanging[i]);
+    cb_metrics_compute(w, NULL, 0.01, 0.0, &hang);
+    double through[4][3];
+    square_at(through, straddle, 0.0);
+    for (int i = 0; i < 4; i++) cb_v3_copy(w->state.x[i], through[i]);
+    cb_metrics_compute(w, NULL, 0.01, 0.0, &cut);
+    CU_ASSERT(hang.collider_max_depth >= 0.004 && hang.collider_max_depth <= 0.005); /* its chords cut the corner */
+    CB_ASSERT_REL(cut.collider_max_depth, 0.005, 1e-9);
+    CU_ASSERT_EQUAL(hang.collider_cut_edges, 0);
+    CU_ASSERT_EQUAL(cut.collider_cut_edges, 1);
+    CU_ASSERT_EQUAL(hang.collider_cut_faces, 0);
+    CU_ASSERT_EQUAL(cut.collider_cut_faces, 0);
+    double above[4][3];
+    square_at(above, straddle, 0.1);
+    long n[4];
+    CU_ASSERT_FATAL(audited_move(w, (const double (*)[3])above, (const double (*)[3])through, n) == 0);
+    CU_ASSERT(n[0] == 0 && n[1] == 1);
+    cb_sim_close(&s);
 }
 
 /* The harness allocates through core/error.h's hook (cb_malloc ...), so fault
@@ -264,4 +430,10 @@ CB_TEST_MAIN("audit",
              CB_TEST(test_signal_during_the_audit),
              CB_TEST(test_knots_and_nan),
              CB_TEST(test_program_reports_the_audit),
-             CB_TEST(test_run_allocation_failures))
+             CB_TEST(test_run_allocation_failures),
+             CB_TEST(test_edge_through_a_blade),
+             CB_TEST(test_face_pierced_by_a_nail),
+             CB_TEST(test_resting_on_a_blade_counts_nothing),
+             CB_TEST(test_moving_and_spinning_colliders),
+             CB_TEST(test_mesh_colliders),
+             CB_TEST(test_hanging_and_cut_read_differently))

@@ -7,9 +7,12 @@
 
 #include "contact/bvh.h"
 #include "contact/ccd.h"
+#include "contact/colliders.h"
 #include "contact/distance.h"
 #include "contact/selfcheck.h"
 #include "contact/penetration.h"
+#include "contact/predicates.h"
+#include "contact/trimesh_collider.h"
 #include "core/vec3.h"
 
 /* How often the long loops read the interrupt flag (core/error.h): a step's audit took
@@ -50,7 +53,19 @@ struct cb_audit {
     int wait, backoff;   /* full searches until the next exact minimum, and the current gap */
     long skipped;        /* steps whose pair search the bound saved */
     double edge_mean;    /* mean rest edge length: the scale of the separations */
+    /* the collider pass: which vertices, edges and triangles went inside a collider this
+     * step, and the counts beyond the vertices (cb_audit_collider_primitives) */
+    unsigned char *vin, *ein, *fin; /* [nv], [ne], [nf] */
+    long edge_crossings, face_crossings;
+    int self_pairs;      /* more than one triangle: the self search has pairs to visit */
+    /* mesh colliders: a BVH of each (NULL for the analytic ones) and room for its
+     * vertices at the start and the end of a step */
+    cb_bvh **cbvh;
+    int ncbvh;
+    double (*cx0)[3], (*cx1)[3];
 };
+
+static int mesh_colliders_create(cb_audit *a, const cb_world *w, cb_error *err);
 
 int cb_audit_create(const cb_world *w, cb_audit **out, cb_error *err)
 {
@@ -78,19 +93,28 @@ int cb_audit_create(const cb_world *w, cb_audit **out, cb_error *err)
     a->treach = cb_calloc(nf, sizeof *a->treach);
     a->ec = cb_calloc(ne, sizeof *a->ec);
     a->er = cb_calloc(ne, sizeof *a->er);
-    if (!a->tc || !a->tr || !a->treach || !a->ec || !a->er) {
+    a->vin = cb_calloc(n, 1);
+    a->ein = cb_calloc(ne, 1);
+    a->fin = cb_calloc(nf, 1);
+    if (!a->tc || !a->tr || !a->treach || !a->ec || !a->er || !a->vin || !a->ein || !a->fin) {
         cb_audit_free(&a);
         return CB_FAIL(err, CB_ERR_NOMEM, "audit: out of memory (%d triangles)", w->mesh->nf);
     }
-    if (w->mesh->nf > 1) {
+    a->self_pairs = w->mesh->nf > 1;
+    if (w->mesh->nf > 0) {
         int rc = cb_bvh_create(w->mesh, CB_BV_AABB, &a->bvh, err);
         if (!rc) rc = cb_bvh_result_create(&a->res, err);
         if (!rc) rc = cb_bvh_build(a->bvh, (const double (*)[3])w->mesh->x, 0.0, err);
-        if (!rc) rc = cb_selfcheck_create(w->mesh, CB_BV_DEFAULT, &a->check, err);
+        if (!rc && a->self_pairs) rc = cb_selfcheck_create(w->mesh, CB_BV_DEFAULT, &a->check, err);
         if (rc) {
             cb_audit_free(&a);
             return rc;
         }
+    }
+    int rc = mesh_colliders_create(a, w, err);
+    if (rc) {
+        cb_audit_free(&a);
+        return rc;
     }
     a->sep_lb = -1.0;
     a->backoff = 1;
@@ -120,6 +144,14 @@ void cb_audit_free(cb_audit **pa)
     cb_bvh_free(&a->bvh);
     cb_bvh_result_free(&a->res);
     cb_selfcheck_free(&a->check);
+    free(a->vin);
+    free(a->ein);
+    free(a->fin);
+    if (a->cbvh)
+        for (int c = 0; c < a->ncbvh; c++) cb_bvh_free(&a->cbvh[c]);
+    free(a->cbvh);
+    free(a->cx0);
+    free(a->cx1);
     free(a);
     *pa = NULL;
 }
@@ -203,28 +235,30 @@ static void position(const cb_audit *a, const double (*x1)[3], int i, double t, 
     for (int k = 0; k < 3; k++) out[k] = xa[k] + s * (xb[k] - xa[k]);
 }
 
-/* Knot times of the vertices v[0..n-1] inside (t0, t1), with t0 and t1, sorted and
- * without repeats, into times (room for 2 + their knots). Returns the count. */
+/* Knot times of the vertices v[0..n-1] (n <= 4) inside (t0, t1), with t0 and t1, sorted
+ * and without repeats, into times (room for 2 + their knots). Returns the count. Each
+ * vertex's knots are in time order (cb_audit_knot's contract; sort_knots keeps it), so
+ * this merges n sorted lists: linear in the knots (an insertion sort was quadratic, which
+ * a solver with thousands of knots per vertex and step paid for every pair). */
 static int piece_times(const cb_audit *a, const int *v, int n, double *times)
 {
+    long pos[4], end[4];
+    for (int j = 0; j < n; j++) {
+        pos[j] = a->first[v[j]];
+        end[j] = a->first[v[j] + 1];
+    }
     int m = 0;
     times[m++] = a->t0;
-    for (int j = 0; j < n; j++)
-        for (long k = a->first[v[j]]; k < a->first[v[j] + 1]; k++) {
-            double t = a->knots[k].t;
-            if (t > a->t0 && t < a->t1) times[m++] = t;
-        }
-    times[m++] = a->t1;
-    for (int i = 1; i < m; i++) /* insertion sort: few entries */
-        for (int j = i; j > 0 && times[j] < times[j - 1]; j--) {
-            double tt = times[j];
-            times[j] = times[j - 1];
-            times[j - 1] = tt;
-        }
-    int u = 1;
-    for (int i = 1; i < m; i++)
-        if (times[i] > times[u - 1]) times[u++] = times[i];
-    return u;
+    for (;;) {
+        int best = -1;
+        for (int j = 0; j < n; j++)
+            if (pos[j] < end[j] && (best < 0 || a->knots[pos[j]].t < a->knots[pos[best]].t)) best = j;
+        if (best < 0) break;
+        double t = a->knots[pos[best]++].t;
+        if (t > times[m - 1] && t < a->t1) times[m++] = t;
+    }
+    if (a->t1 > times[m - 1]) times[m++] = a->t1;
+    return m;
 }
 
 #define MAX_PIECES 256
@@ -348,28 +382,412 @@ static int visit_pair(void *ctx, int ta, int tb, double *radius)
     return 0;
 }
 
-/* The vertices whose path goes inside a collider; -1 when interrupted. */
-static long collider_crossings(const cb_audit *a, const cb_world *w, const double (*x1)[3])
+static int interrupted(cb_error *err)
 {
-    long count = 0;
-    for (int i = 0; i < a->nv; i++) {
-        if ((i % POLL_EVERY) == POLL_EVERY - 1 && cb_interrupt_requested()) return -1;
-        if (a->bad[i] || w->inv_mass[i] == 0.0) continue;
-        double ta = a->t0;
-        const double *xa = a->x0[i];
-        int inside = 0;
-        for (long k = a->first[i]; k <= a->first[i + 1] && !inside; k++) {
-            double tb = k < a->first[i + 1] ? a->knots[k].t : a->t1;
-            const double *xb = k < a->first[i + 1] ? a->knots[k].x : x1[i];
-            for (int c = 0; c < w->ncolliders && !inside; c++)
-                inside = cb_collider_path_distance(&w->colliders[c], ta, xa, tb, xb) < 0;
-            ta = tb;
-            xa = xb;
-            if (((k - a->first[i]) % POLL_EVERY) == POLL_EVERY - 1 && cb_interrupt_requested()) return -1;
+    return CB_FAIL(err, CB_ERR_INTERRUPTED, "audit: interrupted by a signal");
+}
+
+/* ---- the collider pass ---- */
+
+/* The box an analytic collider sweeps over [t0, t1] (it translates; a spin keeps its
+ * shape); 0 for the unbounded plane and for meshes. */
+static int collider_box(const cb_collider *c, double t0, double t1, double lo[3], double hi[3])
+{
+    double ext[3], c0[3], c1[3];
+    switch (c->type) {
+    case CB_COLLIDER_SPHERE:
+        for (int k = 0; k < 3; k++) {
+            ext[k] = c->radius;
+            c0[k] = c1[k] = c->center[k];
         }
-        count += inside;
+        break;
+    case CB_COLLIDER_CAPSULE:
+        for (int k = 0; k < 3; k++) {
+            ext[k] = c->radius + 0.5 * fabs(c->p1[k] - c->p0[k]);
+            c0[k] = c1[k] = 0.5 * (c->p0[k] + c->p1[k]);
+        }
+        break;
+    case CB_COLLIDER_BOX:
+        for (int k = 0; k < 3; k++) {
+            ext[k] = 0;
+            for (int j = 0; j < 3; j++) ext[k] += fabs(c->axes[j][k]) * c->half[j];
+            c0[k] = c1[k] = c->center[k];
+        }
+        break;
+    default:
+        return 0;
     }
-    return count;
+    for (int k = 0; k < 3; k++) {
+        c0[k] += c->velocity[k] * t0;
+        c1[k] += c->velocity[k] * t1;
+        double e = ext[k] * (1.0 + 1e-12) + 1e-12 * (fabs(c0[k]) + fabs(c1[k]));
+        lo[k] = fmin(c0[k], c1[k]) - e;
+        hi[k] = fmax(c0[k], c1[k]) + e;
+    }
+    return 1;
+}
+
+/* 1 if vertex i's path (its pieces) goes inside collider c; -1 when interrupted. */
+static int vertex_enters(const cb_audit *a, const double (*x1)[3], const cb_collider *c, int i)
+{
+    double ta = a->t0;
+    const double *xa = a->x0[i];
+    for (long k = a->first[i]; k <= a->first[i + 1]; k++) {
+        double tb = k < a->first[i + 1] ? a->knots[k].t : a->t1;
+        const double *xb = k < a->first[i + 1] ? a->knots[k].x : x1[i];
+        if (cb_collider_path_distance(c, ta, xa, tb, xb) < 0) return 1;
+        ta = tb;
+        xa = xb;
+        if (((k - a->first[i]) % POLL_EVERY) == POLL_EVERY - 1 && cb_interrupt_requested()) return -1;
+    }
+    return 0;
+}
+
+/* The vertices whose path goes inside a collider (vin); -1 when interrupted. A vertex is
+ * followed piece by piece only where the whole step cannot rule it out: its path box
+ * meets the collider's swept box (collider_box) and its distance at t0 is at most how far
+ * it moves relative to the collider (reach, world_path_boxes, plus the collider's own
+ * travel); the count is that of every piece, at the cost of a few per vertex. Mesh
+ * colliders: the ends of each piece here; the paths in between by CCD (mesh_pass). */
+static long vertex_pass(cb_audit *a, const cb_world *w, const double (*x1)[3])
+{
+    memset(a->vin, 0, (size_t)a->nv);
+    double span = a->t1 - a->t0;
+    for (int c = 0; c < w->ncolliders; c++) {
+        const cb_collider *col = &w->colliders[c];
+        double clo[3], chi[3];
+        int bounded = collider_box(col, a->t0, a->t1, clo, chi);
+        double travel = col->type == CB_COLLIDER_MESH ? 0.0 : cb_v3_norm(col->velocity) * fabs(span);
+        for (int i = 0; i < a->nv; i++) {
+            if ((i % POLL_EVERY) == POLL_EVERY - 1 && cb_interrupt_requested()) return -1;
+            if (a->vin[i] || a->bad[i] || w->inv_mass[i] == 0.0) continue;
+            int apart = 0;
+            for (int k = 0; k < 3 && bounded && !apart; k++) apart = a->lo[i][k] > chi[k] || a->hi[i][k] < clo[k];
+            if (apart) continue;
+            if (col->type != CB_COLLIDER_MESH &&
+                cb_collider_distance(col, a->t0, a->x0[i]) - (a->reach[i] + travel) * (1.0 + 1e-12) > 0)
+                continue;
+            int in = vertex_enters(a, x1, col, i);
+            if (in < 0) return -1;
+            a->vin[i] = (unsigned char)in;
+        }
+    }
+    return 0;
+}
+
+/* The box of every vertex's path in the world frame (lo, hi) and the farthest it gets from
+ * x0 (reach: at a knot or the end, the distance being convex along each piece); a vertex
+ * with a non-finite position gets harmless ones (its primitives are skipped). The self
+ * pass recomputes all three in its own frame. */
+static void world_path_boxes(cb_audit *a, const double (*x1)[3])
+{
+    for (int i = 0; i < a->nv; i++) {
+        for (int q = 0; q < 3; q++) {
+            a->lo[i][q] = a->bad[i] ? 0.0 : fmin(a->x0[i][q], x1[i][q]);
+            a->hi[i][q] = a->bad[i] ? 0.0 : fmax(a->x0[i][q], x1[i][q]);
+        }
+        a->reach[i] = 0.0;
+        if (a->bad[i]) continue;
+        a->reach[i] = cb_v3_dist(a->x0[i], x1[i]);
+        for (long k = a->first[i]; k < a->first[i + 1]; k++) {
+            for (int q = 0; q < 3; q++) {
+                a->lo[i][q] = fmin(a->lo[i][q], a->knots[k].x[q]);
+                a->hi[i][q] = fmax(a->hi[i][q], a->knots[k].x[q]);
+            }
+            a->reach[i] = fmax(a->reach[i], cb_v3_dist(a->x0[i], a->knots[k].x));
+        }
+    }
+}
+
+/* The times that cut the step into the pieces of the n vertices v (piece_times) into
+ * *times: the caller's stack when they fit, else allocated (free it when it is not
+ * `stack`). Returns their count, 0 out of memory. */
+static int pieces_of(const cb_audit *a, const int *v, int n, double *stack, double **times)
+{
+    long need = 2;
+    for (int j = 0; j < n; j++) need += a->first[v[j] + 1] - a->first[v[j]];
+    *times = need <= MAX_PIECES ? stack : cb_malloc((size_t)need * sizeof **times);
+    return *times ? piece_times(a, v, n, *times) : 0;
+}
+
+/* 1 if a point of the primitive v (n = 2 or 3 vertices) goes inside the analytic
+ * collider c on some piece of the step (cb_collider_swept_primitive_inside). */
+static int primitive_enters(const cb_audit *a, const double (*x1)[3], const cb_collider *c, const int *v, int n)
+{
+    /* first the whole step at once: no point of the primitive moves farther from where it
+     * was at t0, relative to the collider, than its farthest vertex (a point is a fixed
+     * combination of its vertices), and that vertex distance is largest at a knot or the
+     * end (it is convex along each piece); a primitive outside by more than that at t0
+     * never gets in. Most primitives near a collider stop here, whatever their knots. */
+    double p0[3][3], reach = 0;
+    for (int j = 0; j < n; j++) {
+        cb_v3_copy(p0[j], a->x0[v[j]]);
+        for (long k = a->first[v[j]]; k <= a->first[v[j] + 1]; k++) {
+            double t = k < a->first[v[j] + 1] ? a->knots[k].t : a->t1, d[3];
+            const double *x = k < a->first[v[j] + 1] ? a->knots[k].x : x1[v[j]];
+            for (int q = 0; q < 3; q++) d[q] = x[q] - p0[j][q] - c->velocity[q] * (t - a->t0);
+            reach = fmax(reach, cb_v3_norm(d));
+        }
+    }
+    if (cb_collider_primitive_lower_bound(c, a->t0, n, (const double (*)[3])p0) - reach >= 0) return 0;
+    double stack[MAX_PIECES], *times;
+    int m = pieces_of(a, v, n, stack, &times);
+    if (!m) return 1; /* out of memory: the conservative answer */
+    long cursor[3];
+    for (int j = 0; j < n; j++) cursor[j] = a->first[v[j]];
+    int hit = 0;
+    for (int p = 0; p + 1 < m && !hit; p++) {
+        double P0[3][3], P1[3][3];
+        for (int j = 0; j < n; j++) {
+            position(a, x1, v[j], times[p], &cursor[j], P0[j]);
+            position(a, x1, v[j], times[p + 1], &cursor[j], P1[j]);
+        }
+        hit = cb_collider_swept_primitive_inside(c, times[p], times[p + 1], n, (const double (*)[3])P0,
+                                                 (const double (*)[3])P1);
+    }
+    if (times != stack) free(times);
+    return hit;
+}
+
+/* The edges (n = 2) or triangles (n = 3) that go inside an analytic collider, beyond
+ * their vertices: those with no vertex (triangles: and no edge) already inside are
+ * tried against every bounded analytic collider whose swept box meets theirs. The plane
+ * needs none: the height is linear, so its minimum over a moving edge or triangle is at
+ * a vertex at a piece's end. Returns -1 when interrupted. */
+static int analytic_pass(cb_audit *a, const cb_world *w, const double (*x1)[3], int n)
+{
+    const cb_mesh *m = w->mesh;
+    const int (*tedge)[3] = n == 3 ? cb_bvh_triangle_edges(a->bvh) : NULL;
+    int count = n == 2 ? m->ne : m->nf;
+    unsigned char *flag = n == 2 ? a->ein : a->fin;
+    for (int c = 0; c < w->ncolliders; c++) {
+        const cb_collider *col = &w->colliders[c];
+        double clo[3], chi[3];
+        if (!collider_box(col, a->t0, a->t1, clo, chi)) continue;
+        for (int e = 0; e < count; e++) {
+            if ((e % POLL_EVERY) == POLL_EVERY - 1 && cb_interrupt_requested()) return -1;
+            if (flag[e]) continue;
+            const int *v = n == 2 ? m->e[e] : m->f[e];
+            int skip = 0, pinned = 1;
+            for (int j = 0; j < n; j++) {
+                skip |= a->bad[v[j]] || a->vin[v[j]];
+                pinned &= w->inv_mass[v[j]] == 0.0;
+                if (n == 3) skip |= a->ein[tedge[e][j]];
+            }
+            if (skip || pinned) continue;
+            int apart = 0;
+            for (int k = 0; k < 3 && !apart; k++) {
+                double lo = INFINITY, hi = -INFINITY;
+                for (int j = 0; j < n; j++) {
+                    lo = fmin(lo, a->lo[v[j]][k]);
+                    hi = fmax(hi, a->hi[v[j]][k]);
+                }
+                apart = lo > chi[k] || hi < clo[k];
+            }
+            if (!apart) flag[e] = (unsigned char)primitive_enters(a, x1, col, v, n);
+        }
+    }
+    return 0;
+}
+
+/* A mesh collider's vertex j at time t (its rigid motion, contact/trimesh_collider.h). */
+static void collider_vertex_at(const cb_collider *c, int j, double t, double out[3])
+{
+    double R[3][3], T[3], p[3], d[3];
+    cb_trimesh_collider_pose(c->mesh, t, R, T, p);
+    cb_v3_sub(d, cb_trimesh_collider_mesh(c->mesh)->x[j], p);
+    for (int k = 0; k < 3; k++) out[k] = p[k] + T[k] + R[k][0] * d[0] + R[k][1] * d[1] + R[k][2] * d[2];
+}
+
+/* The BVH of every mesh collider, built on its rest positions (refit every step). */
+static int mesh_colliders_create(cb_audit *a, const cb_world *w, cb_error *err)
+{
+    int maxv = 0;
+    for (int c = 0; c < w->ncolliders; c++)
+        if (w->colliders[c].type == CB_COLLIDER_MESH && w->colliders[c].mesh) {
+            const cb_mesh *cm = cb_trimesh_collider_mesh(w->colliders[c].mesh);
+            maxv = cm->nv > maxv ? cm->nv : maxv;
+        }
+    if (!maxv || !a->bvh) return CB_OK;
+    a->cbvh = cb_calloc((size_t)w->ncolliders, sizeof *a->cbvh);
+    a->cx0 = cb_calloc((size_t)maxv, sizeof *a->cx0);
+    a->cx1 = cb_calloc((size_t)maxv, sizeof *a->cx1);
+    if (!a->cbvh || !a->cx0 || !a->cx1) return CB_FAIL(err, CB_ERR_NOMEM, "audit: out of memory (mesh colliders)");
+    a->ncbvh = w->ncolliders;
+    for (int c = 0; c < w->ncolliders; c++) {
+        const cb_collider *col = &w->colliders[c];
+        if (col->type != CB_COLLIDER_MESH || !col->mesh) continue;
+        const cb_mesh *cm = cb_trimesh_collider_mesh(col->mesh);
+        int rc = cb_bvh_create(cm, CB_BV_AABB, &a->cbvh[c], err);
+        if (!rc) rc = cb_bvh_build(a->cbvh[c], (const double (*)[3])cm->x, 0.0, err);
+        if (rc) return rc;
+    }
+    return CB_OK;
+}
+
+typedef struct mesh_ctx {
+    cb_audit *a;
+    const cb_world *w;
+    const cb_collider *c;
+    const cb_mesh *cm;        /* the collider's rest mesh */
+    const double (*x1)[3];
+    const int *vowner, *eowner, *cvowner, *ceowner;
+    const int (*tedge)[3], (*ctedge)[3];
+    long visits;
+} mesh_ctx;
+
+enum { CLOTH_VERTEX = 0, CLOTH_EDGE = 1, CLOTH_FACE = 2 };
+
+/* 1 if the cloth primitive cv (kind: a vertex against the collider's triangle mv, an
+ * edge against its edge mv, a triangle against its vertex mv) reaches distance 0 on
+ * some piece of the step: cb_ccd (eta 0) with both on straight lines over each piece
+ * (the collider's vertices on the chords between its poses at the piece's ends). */
+static int mesh_pair_crosses(const mesh_ctx *x, int kind, const int *cv, const int *mv)
+{
+    static const int ncloth[3] = {1, 2, 3}, ncoll[3] = {3, 2, 1};
+    const cb_audit *a = x->a;
+    double stack[MAX_PIECES], *times;
+    int m = pieces_of(a, cv, ncloth[kind], stack, &times);
+    if (!m) return 1;
+    long cursor[3];
+    for (int j = 0; j < ncloth[kind]; j++) cursor[j] = a->first[cv[j]];
+    cb_ccd_opts o = cb_default_ccd_opts();
+    int hit = 0;
+    double C0[3][3], C1[3][3], K0[3][3], K1[3][3], toi;
+    for (int j = 0; j < ncoll[kind]; j++) collider_vertex_at(x->c, mv[j], times[0], C1[j]);
+    for (int p = 0; p + 1 < m && !hit; p++) {
+        for (int j = 0; j < ncloth[kind]; j++) {
+            position(a, x->x1, cv[j], times[p], &cursor[j], K0[j]);
+            position(a, x->x1, cv[j], times[p + 1], &cursor[j], K1[j]);
+        }
+        for (int j = 0; j < ncoll[kind]; j++) {
+            cb_v3_copy(C0[j], C1[j]);
+            collider_vertex_at(x->c, mv[j], times[p + 1], C1[j]);
+        }
+        if (kind == CLOTH_VERTEX)
+            hit = cb_ccd_vertex_triangle(K0[0], K1[0], C0[0], C1[0], C0[1], C1[1], C0[2], C1[2], &o, &toi);
+        else if (kind == CLOTH_EDGE)
+            hit = cb_ccd_edge_edge(K0[0], K1[0], K0[1], K1[1], C0[0], C1[0], C0[1], C1[1], &o, &toi);
+        else
+            hit = cb_ccd_vertex_triangle(C0[0], C1[0], K0[0], K1[0], K0[1], K1[1], K0[2], K1[2], &o, &toi);
+    }
+    if (times != stack) free(times);
+    return hit;
+}
+
+static int all_pinned(const cb_world *w, const int *v, int n)
+{
+    for (int j = 0; j < n; j++)
+        if (w->inv_mass[v[j]] != 0.0) return 0;
+    return 1;
+}
+
+/* A cloth triangle ta and a collider triangle tb whose swept boxes meet: the cloth's
+ * vertices (owned by ta) against tb, its edges against tb's edges (and through tb at the
+ * start of the step), ta against tb's vertices (and pierced by tb's edges at the start).
+ * A crossing of the surface that starts inside the step begins with one of these
+ * contacts: an edge whose ends stay off the surface meets it first at an edge of it, a
+ * triangle whose edges stay off it meets it first at a vertex of it. */
+static int visit_mesh(void *ctx, int ta, int tb, double *radius)
+{
+    (void)radius;
+    mesh_ctx *x = ctx;
+    if ((++x->visits % POLL_EVERY) == 0 && cb_interrupt_requested()) return CB_ERR_INTERRUPTED;
+    cb_audit *a = x->a;
+    const cb_world *w = x->w;
+    const int *f = w->mesh->f[ta], *g = x->cm->f[tb];
+    for (int j = 0; j < 3; j++) {
+        int v = f[j];
+        if (x->vowner[v] != ta || a->vin[v] || a->bad[v] || w->inv_mass[v] == 0.0) continue;
+        a->vin[v] = (unsigned char)mesh_pair_crosses(x, CLOTH_VERTEX, &f[j], g);
+    }
+    int fbad = a->bad[f[0]] || a->bad[f[1]] || a->bad[f[2]];
+    if (fbad) return 0;
+    double G0[3][3];
+    for (int j = 0; j < 3; j++) collider_vertex_at(x->c, g[j], a->t0, G0[j]);
+    for (int i = 0; i < 3; i++) {
+        int e = x->tedge[ta][i];
+        const int *ev = w->mesh->e[e];
+        if (x->eowner[e] != ta || a->ein[e] || all_pinned(w, ev, 2)) continue;
+        int hit = cb_segment_triangle_intersect(a->x0[ev[0]], a->x0[ev[1]], G0[0], G0[1], G0[2]);
+        for (int j = 0; j < 3 && !hit; j++) {
+            int ce = x->ctedge[tb][j];
+            if (x->ceowner[ce] == tb) hit = mesh_pair_crosses(x, CLOTH_EDGE, ev, x->cm->e[ce]);
+        }
+        a->ein[e] = (unsigned char)hit;
+    }
+    if (a->fin[ta] || all_pinned(w, f, 3)) return 0;
+    int hit = 0;
+    for (int j = 0; j < 3 && !hit; j++) {
+        int ce = x->ctedge[tb][j];
+        if (x->ceowner[ce] != tb) continue;
+        double s0[3], s1[3];
+        collider_vertex_at(x->c, x->cm->e[ce][0], a->t0, s0);
+        collider_vertex_at(x->c, x->cm->e[ce][1], a->t0, s1);
+        hit = cb_segment_triangle_intersect(s0, s1, a->x0[f[0]], a->x0[f[1]], a->x0[f[2]]);
+    }
+    for (int j = 0; j < 3 && !hit; j++)
+        if (x->cvowner[g[j]] == tb) hit = mesh_pair_crosses(x, CLOTH_FACE, f, &g[j]);
+    a->fin[ta] = (unsigned char)hit;
+    return 0;
+}
+
+/* Every mesh collider against the cloth: both BVHs refit with their swept boxes (the
+ * cloth's path boxes in lo, hi; the collider's vertices at t0 and t1, widened by how far
+ * the middle pose is from the chord, which covers a rotation's arc), then visit_mesh on
+ * the pairs whose boxes meet. */
+static int mesh_pass(cb_audit *a, const cb_world *w, const double (*x1)[3], cb_error *err)
+{
+    if (!a->cbvh) return CB_OK;
+    int rc = cb_bvh_refit_swept(a->bvh, (const double (*)[3])a->lo, (const double (*)[3])a->hi, 0.0, err);
+    for (int c = 0; c < a->ncbvh && !rc; c++) {
+        if (!a->cbvh[c]) continue;
+        const cb_collider *col = &w->colliders[c];
+        const cb_mesh *cm = cb_trimesh_collider_mesh(col->mesh);
+        double margin = 0, tm = 0.5 * (a->t0 + a->t1), xm[3];
+        for (int j = 0; j < cm->nv; j++) {
+            collider_vertex_at(col, j, a->t0, a->cx0[j]);
+            collider_vertex_at(col, j, a->t1, a->cx1[j]);
+            collider_vertex_at(col, j, tm, xm);
+            for (int k = 0; k < 3; k++) margin = fmax(margin, fabs(xm[k] - 0.5 * (a->cx0[j][k] + a->cx1[j][k])));
+        }
+        rc = cb_bvh_refit_swept(a->cbvh[c], (const double (*)[3])a->cx0, (const double (*)[3])a->cx1,
+                                2.0 * margin, err);
+        if (rc) break;
+        mesh_ctx x = {a, w, col, cm, x1, cb_bvh_vertex_owners(a->bvh), cb_bvh_edge_owners(a->bvh),
+                      cb_bvh_vertex_owners(a->cbvh[c]), cb_bvh_edge_owners(a->cbvh[c]),
+                      cb_bvh_triangle_edges(a->bvh), cb_bvh_triangle_edges(a->cbvh[c]), 0};
+        rc = cb_bvh_pair_visit(a->bvh, a->cbvh[c], 0.0, visit_mesh, &x, err);
+    }
+    return rc;
+}
+
+/* What crossed a collider this step: vertices (returned), and beyond them edges and
+ * triangles (a->edge_crossings, a->face_crossings). */
+static int collider_pass(cb_audit *a, const cb_world *w, const double (*x1)[3], long *vertices, cb_error *err)
+{
+    const cb_mesh *m = w->mesh;
+    memset(a->ein, 0, (size_t)m->ne);
+    memset(a->fin, 0, (size_t)m->nf);
+    world_path_boxes(a, x1);
+    if (vertex_pass(a, w, x1) < 0) return interrupted(err);
+    int rc = mesh_pass(a, w, x1, err);
+    if (rc == CB_ERR_INTERRUPTED) return interrupted(err);
+    if (rc) return rc;
+    if (analytic_pass(a, w, x1, 2) < 0 || (a->bvh && analytic_pass(a, w, x1, 3) < 0)) return interrupted(err);
+    long nv = 0, ne = 0, nf = 0;
+    for (int i = 0; i < a->nv; i++) nv += a->vin[i];
+    for (int e = 0; e < m->ne; e++) ne += a->ein[e] && !a->vin[m->e[e][0]] && !a->vin[m->e[e][1]];
+    const int (*tedge)[3] = a->bvh ? cb_bvh_triangle_edges(a->bvh) : NULL;
+    for (int t = 0; t < m->nf && tedge; t++) {
+        int beyond = a->fin[t];
+        for (int j = 0; j < 3; j++) beyond = beyond && !a->vin[m->f[t][j]] && !a->ein[tedge[t][j]];
+        nf += beyond;
+    }
+    *vertices = nv;
+    a->edge_crossings = ne;
+    a->face_crossings = nf;
+    return CB_OK;
 }
 
 static void balls(cb_audit *a, const cb_mesh *m)
@@ -397,10 +815,6 @@ static void balls(cb_audit *a, const cb_mesh *m)
     }
 }
 
-static int interrupted(cb_error *err)
-{
-    return CB_FAIL(err, CB_ERR_INTERRUPTED, "audit: interrupted by a signal");
-}
 
 int cb_audit_end(cb_audit *a, const cb_world *w, long *self_out, long *coll_out, cb_error *err)
 {
@@ -415,11 +829,15 @@ int cb_audit_end(cb_audit *a, const cb_world *w, long *self_out, long *coll_out,
         for (long k = a->first[i]; k < a->first[i + 1]; k++) ok = ok && cb_v3_isfinite(a->knots[k].x);
         a->bad[i] = !ok;
     }
-    if (w->ncolliders && (*coll_out = collider_crossings(a, w, x1)) < 0) {
-        *coll_out = 0;
-        return interrupted(err);
+    a->edge_crossings = a->face_crossings = 0;
+    if (w->ncolliders) {
+        int rc = collider_pass(a, w, x1, coll_out, err);
+        if (rc) {
+            *coll_out = a->edge_crossings = a->face_crossings = 0;
+            return rc;
+        }
     }
-    if (!a->bvh) return CB_OK;
+    if (!a->self_pairs) return CB_OK;
     /* Distances within the cloth do not change under a translation common to all of it,
      * so the self check runs in the frame that moves with the mean displacement u over
      * the step (x(t) - u (t - t0)/(t1 - t0)): a falling or sliding cloth then hardly
@@ -497,4 +915,10 @@ int cb_audit_end(cb_audit *a, const cb_world *w, long *self_out, long *coll_out,
         a->backoff = a->backoff < 64 ? 2 * a->backoff : 64;
     }
     return CB_OK;
+}
+
+void cb_audit_collider_primitives(const cb_audit *a, long *edges, long *faces)
+{
+    if (edges) *edges = a ? a->edge_crossings : 0;
+    if (faces) *faces = a ? a->face_crossings : 0;
 }

@@ -17,8 +17,28 @@
  *   collider_crossings  vertices whose path goes inside a collider during the step (the
  *                       path's smallest signed distance, contact/penetration.h: exact for
  *                       analytic colliders, which translate; mesh colliders: the ends of
- *                       each piece only).
- * A vertex with a non-finite position takes part in nothing (it is a divergence, which
+ *                       each piece, and a CCD of the path against the collider's
+ *                       triangles, as for the edges below);
+ * and beyond the vertices (cb_audit_collider_primitives):
+ *   edges               whose segment goes inside a collider during the step although
+ *                       neither vertex does (a blade or a wire thinner than the triangles
+ *                       passing between them);
+ *   triangles           that a collider pierces during the step although none of their
+ *                       vertices and edges goes inside (a nail's tip, a blade's corner).
+ *   Analytic colliders: cb_collider_swept_primitive_inside on every piece (a time
+ *   bisection: counted means a point was inside at a sampled time; not counted means no
+ *   point went deeper than 2^-11 of the largest vertex displacement relative to the
+ *   collider), for the edges and triangles whose path box meets the collider's swept
+ *   box; the plane needs nothing beyond the vertices (its height is linear). Mesh
+ *   colliders: both BVHs refit with swept boxes (the collider's widened by its rotation's
+ *   sagitta) and visited in pairs; conservative CCD (eta 0: touching the surface counts)
+ *   of cloth edges against collider edges and of collider vertices against cloth
+ *   triangles, plus their intersections at the start of the step: a crossing that starts
+ *   inside the step begins with one of those contacts. The collider's vertices follow the
+ *   chords between its poses at each piece's ends (exact for static and translating
+ *   meshes; a rotation's arc is off its chord by at most R w^2 h^2 / 8).
+ * A vertex with a non-finite position takes part in nothing; a pinned vertex (and an edge or
+ * triangle of pinned vertices only) crosses no collider (it is a divergence, which
  * the run loop reports). Cost: one swept refit, one self query and the CCD of the
  * candidates per step; `clothbench info` reports the audit's mean time per step and its
  * ratio to the solver's. The long loops read the interrupt flag (core/error.h) and
@@ -44,5 +64,11 @@ void cb_audit_knot(cb_audit *a, int i, double t, const double x[3]);
  * (out of memory). */
 int cb_audit_end(cb_audit *a, const cb_world *w, long *self_crossings, long *collider_crossings,
                  cb_error *err);
+
+/* The last cb_audit_end's collider crossings beyond the vertices: edges that went inside
+ * a collider although neither of their vertices did, and triangles that did although
+ * none of their vertices and edges did (a blade's edge or a wire through the face).
+ * NULL outputs are skipped. */
+void cb_audit_collider_primitives(const cb_audit *a, long *edges, long *faces);
 
 #endif

@@ -30,6 +30,8 @@ const cb_metric_desc cb_metric_table[] = {
     M(pin_force_moving, 3, "N", "the same for the pins with a scripted velocity (constant, so they do not accelerate either)"),
     M(collider_penetrations, 1, "1", "vertices, edges and triangles with a point inside a collider (exact for analytic colliders; mesh colliders: vertices only)"),
     M(collider_max_depth, 1, "m", "depth of the deepest point of the cloth (vertex, edge or triangle) inside a collider (0 if none)"),
+    M(collider_cut_edges, 1, "1", "edges with a point inside a collider although both their vertices are outside every collider: a blade or wire through the cloth between its vertices, which collider_max_depth (at most the blade's half-thickness) cannot tell from a cloth resting on it (analytic colliders; mesh colliders: not checked)"),
+    M(collider_cut_faces, 1, "1", "triangles with a point inside a collider although none of their edges has one: a wire or a blade's edge through the face (analytic colliders; mesh colliders: not checked)"),
     M(vertex_penetrations, 1, "1", "vertices inside any collider (signed distance < 0): the collider_penetrations of earlier versions"),
     M(vertex_max_depth, 1, "m", "depth of the deepest vertex inside a collider (0 if none): the collider_max_depth of earlier versions"),
     M(contact_depth_corrected, 1, "m", "deepest collider penetration the solver's contact stage moved a vertex out of this step, measured before the move; NaN: no such stage"),
@@ -37,9 +39,11 @@ const cb_metric_desc cb_metric_table[] = {
     M(contact_work, 1, "J", "change of kinetic + gravity + stretch + bend energy across the solver's contact stage this step; NaN: no such stage"),
     M(self_intersections, 1, "1", "edge-triangle pairs without a shared vertex that intersect (exact)"),
     M(min_separation, 1, "m", "smallest distance between non-adjacent primitives"),
-    M(crossings_in_step, 1, "1", "continuous audit: self_crossings_in_step + collider_crossings_in_step; NaN without the audit"),
+    M(crossings_in_step, 1, "1", "continuous audit: self_crossings_in_step + collider_crossings_in_step + collider_edge_crossings_in_step + collider_face_crossings_in_step; NaN without the audit"),
     M(self_crossings_in_step, 1, "1", "continuous audit: vertex-triangle and edge-edge pairs of the cloth whose distance reached 0 on their paths during the steps since the previous row; NaN without the audit"),
-    M(collider_crossings_in_step, 1, "1", "continuous audit: vertices whose path went inside a collider during the steps since the previous row; NaN without the audit"),
+    M(collider_crossings_in_step, 1, "1", "continuous audit: vertices whose path went inside a collider (mesh colliders: or touched its surface) during the steps since the previous row; NaN without the audit"),
+    M(collider_edge_crossings_in_step, 1, "1", "continuous audit: edges whose segment went inside a collider (mesh colliders: touched its surface) during a step although neither of their vertices did (a blade or wire passing between the vertices), summed over the steps since the previous row; NaN without the audit"),
+    M(collider_face_crossings_in_step, 1, "1", "continuous audit: triangles that a collider pierced during a step (a blade's edge, a wire, a mesh collider's edge or vertex through the face) although none of their vertices and edges went inside, summed over the steps since the previous row; NaN without the audit"),
     M(max_strain, 1, "1", "max over edges of |l - L| / L"),
     M(position_error, 1, "m", "mass-weighted RMS distance to the reference trajectory (run --reference) at a reference frame time; NaN without a reference or between its frames"),
     M(energy_error, 1, "J", "total_energy minus the reference's at the same frame time (run --reference; negative: energy lost against it); NaN without a reference or between its frames"),
@@ -58,16 +62,24 @@ const int cb_metric_count = (int)(sizeof cb_metric_table / sizeof cb_metric_tabl
 /* Vertices, then edges and triangles (exact, contact/penetration.h). The signed distance
  * is 1-Lipschitz, so a primitive whose vertices are all farther from every collider than
  * its longest edge cannot reach inside one and is skipped. A non-finite vertex counts for
- * nothing (the run loop reports it as divergence). */
+ * nothing (the run loop reports it as divergence). The cuts: an edge inside with both
+ * vertices outside, a triangle inside with all its edges outside (an edge with an inside
+ * vertex is inside, so an edge outside marks nothing). */
 static void collider_penetration(const cb_world *w, cb_metrics *m)
 {
     m->collider_penetrations = m->collider_max_depth = m->vertex_penetrations = m->vertex_max_depth = 0.0;
+    m->collider_cut_edges = m->collider_cut_faces = 0.0;
     if (!w->ncolliders) return;
     const double (*x)[3] = (const double (*)[3])w->state.x;
     const double t = w->state.t;
+    const cb_mesh *mesh = w->mesh;
     double *d = cb_malloc((size_t)w->nv * sizeof *d);
-    if (!d) {
+    unsigned char *edge_inside = cb_calloc((size_t)(mesh->nf > 0 ? mesh->nf : 1), 1); /* per triangle */
+    if (!d || !edge_inside) {
+        free(d);
+        free(edge_inside);
         m->collider_penetrations = m->collider_max_depth = m->vertex_penetrations = m->vertex_max_depth = NAN;
+        m->collider_cut_edges = m->collider_cut_faces = NAN;
         return;
     }
     long pen = 0;
@@ -81,7 +93,7 @@ static void collider_penetration(const cb_world *w, cb_metrics *m)
     }
     m->vertex_penetrations = (double)pen;
     m->vertex_max_depth = depth;
-    const cb_mesh *mesh = w->mesh;
+    long cut[2] = {0, 0};
     for (int n = 2; n <= 3; n++) {
         int count = n == 2 ? mesh->ne : mesh->nf;
         for (int e = 0; e < count; e++) {
@@ -99,10 +111,20 @@ static void collider_penetration(const cb_world *w, cb_metrics *m)
             if (best < 0) {
                 pen++;
                 depth = fmax(depth, -best);
+                if (n == 2) {
+                    cut[0] += d[v[0]] >= 0 && d[v[1]] >= 0;
+                    for (int s = 0; s < 2; s++)
+                        if (mesh->ef[e][s] >= 0) edge_inside[mesh->ef[e][s]] = 1;
+                } else {
+                    cut[1] += !edge_inside[e];
+                }
             }
         }
     }
     free(d);
+    free(edge_inside);
+    m->collider_cut_edges = (double)cut[0];
+    m->collider_cut_faces = (double)cut[1];
     m->collider_penetrations = (double)pen;
     m->collider_max_depth = depth;
 }
@@ -181,6 +203,7 @@ void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt, 
     m->self_intersections = NAN;
     m->min_separation = NAN;
     m->crossings_in_step = m->self_crossings_in_step = m->collider_crossings_in_step = NAN;
+    m->collider_edge_crossings_in_step = m->collider_face_crossings_in_step = NAN;
     m->max_strain = cb_model_max_strain(&w->model, x);
     m->external_work = NAN; /* the run loop's health check measures it */
     m->position_error = m->energy_error = NAN; /* the run loop sets them where the reference has a frame */

@@ -16,9 +16,11 @@ typedef struct cb_metrics {
     double linear_momentum[3], angular_momentum[3], external_impulse[3];
     double pin_force_fixed[3], pin_force_moving[3];
     double collider_penetrations, collider_max_depth, vertex_penetrations, vertex_max_depth;
+    double collider_cut_edges, collider_cut_faces;
     double contact_depth_corrected, contact_vertices_corrected, contact_work;
     double self_intersections, min_separation;
     double crossings_in_step, self_crossings_in_step, collider_crossings_in_step;
+    double collider_edge_crossings_in_step, collider_face_crossings_in_step;
     double max_strain;
     double external_work;
     double position_error;   /* against the run's reference trajectory (experiments/harness/reference.h) */

@@ -223,6 +223,7 @@ typedef struct run_state {
     cb_yaml *given_params;
     long nsteps, per_frame;
     long self_crossings, collider_crossings; /* the audit's, since the last row */
+    long edge_crossings, face_crossings;     /* the audit's beyond the vertices, since the last row */
     double audit_since_row;
     cb_step_info info;
     const char *final_status;
@@ -246,9 +247,11 @@ static void row_metrics(run_state *r, const cb_step_info *info, double wall, int
     if (info && r->audit) {
         m->self_crossings_in_step = (double)r->self_crossings;
         m->collider_crossings_in_step = (double)r->collider_crossings;
-        m->crossings_in_step = (double)(r->self_crossings + r->collider_crossings);
+        m->collider_edge_crossings_in_step = (double)r->edge_crossings;
+        m->collider_face_crossings_in_step = (double)r->face_crossings;
+        m->crossings_in_step = (double)(r->self_crossings + r->collider_crossings + r->edge_crossings + r->face_crossings);
         m->wall_audit_s = r->audit_since_row;
-        r->self_crossings = r->collider_crossings = 0;
+        r->self_crossings = r->collider_crossings = r->edge_crossings = r->face_crossings = 0;
         r->audit_since_row = 0.0;
     }
     if (expensive) cb_metrics_compute_expensive(w, r->mcache, m);
@@ -414,6 +417,10 @@ static int run_step(run_state *r, long step, cb_error *err)
         r->audit_since_row += spent;
         r->self_crossings += sc;
         r->collider_crossings += cc;
+        long ec = 0, fc = 0;
+        cb_audit_collider_primitives(r->audit, &ec, &fc);
+        r->edge_crossings += ec;
+        r->face_crossings += fc;
     }
     add_stages(res, info, step);
     if (rc) {

@@ -15,6 +15,9 @@
  * CB_ERR_INPUT when it is there but not numbers, of another shape, or shorter than
  * /series/time: the summary indexes every series up to the time column's length, so a
  * short one would be read past its end (issue 29). */
+/* A count an older run file did not record (NaN) as none, for sums. */
+static double zero_nan(double v) { return isnan(v) ? 0.0 : v; }
+
 static int read_series(hid_t file, const char *path, const char *name, int width, long rows, double **out,
                        long *got, cb_error *err)
 {
@@ -115,7 +118,7 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     if (cb_h5_read_string_attr(f, "model", s->model, sizeof s->model) < 0)
         snprintf(s->model, sizeof s->model, "unknown");
     double *t = NULL, *dt = NULL, *E = NULL, *depth = NULL, *pen = NULL, *si = NULL, *ms = NULL, *strain = NULL,
-           *wall = NULL, *P = NULL, *J = NULL, *vdepth = NULL, *cdepth = NULL, *cwork = NULL, *scross = NULL,
+           *wall = NULL, *P = NULL, *J = NULL, *vdepth = NULL, *cdepth = NULL, *cwork = NULL, *scross = NULL, *ecross = NULL, *fcross = NULL, *cute = NULL, *cutf = NULL,
            *ccross = NULL, *awall = NULL, *xwork = NULL;
     long n = 0;
     int rc = read_series(f, path, "time", 1, -1, &t, &n, err);
@@ -130,6 +133,7 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
         s->max_self_intersections = s->min_separation = s->energy_peak = NAN;
         s->max_vertex_penetration_depth = s->max_contact_depth_corrected = s->contact_work = NAN;
         s->contact_work_added = s->self_crossings = s->collider_crossings = s->audit_ms_per_step = NAN;
+        s->collider_edge_crossings = s->collider_face_crossings = s->max_collider_cut_edges = s->max_collider_cut_faces = NAN;
         s->mean_ms_per_step = s->momentum_drift = NAN;
         goto out;
     }
@@ -139,7 +143,9 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
         {"max_strain", 1, &strain}, {"wall_step_s", 1, &wall}, {"linear_momentum", 3, &P},
         {"external_impulse", 3, &J}, {"vertex_max_depth", 1, &vdepth}, {"contact_depth_corrected", 1, &cdepth},
         {"contact_work", 1, &cwork}, {"self_crossings_in_step", 1, &scross},
-        {"collider_crossings_in_step", 1, &ccross}, {"wall_audit_s", 1, &awall}, {"external_work", 1, &xwork}};
+        {"collider_crossings_in_step", 1, &ccross}, {"wall_audit_s", 1, &awall}, {"external_work", 1, &xwork},
+        {"collider_edge_crossings_in_step", 1, &ecross}, {"collider_face_crossings_in_step", 1, &fcross},
+        {"collider_cut_edges", 1, &cute}, {"collider_cut_faces", 1, &cutf}};
     for (size_t k = 0; k < sizeof series / sizeof series[0]; k++) {
         long got;
         if ((rc = read_series(f, path, series[k].name, series[k].width, n, series[k].to, &got, err))) goto out;
@@ -170,6 +176,8 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     s->energy_peak = s->max_vertex_penetration_depth = s->max_contact_depth_corrected = NAN;
     s->contact_work = s->contact_work_added = s->self_crossings = s->collider_crossings = NAN;
     s->audit_ms_per_step = NAN;
+    /* files before these series: NaN (not measured) */
+    s->collider_edge_crossings = s->collider_face_crossings = s->max_collider_cut_edges = s->max_collider_cut_faces = NAN;
     double wsum = 0, asum = 0;
     long wn = 0;
     for (long i = 0; i < n; i++) {
@@ -188,6 +196,10 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
         }
         if (scross) nan_sum(&s->self_crossings, scross[i]);
         if (ccross) nan_sum(&s->collider_crossings, ccross[i]);
+        if (ecross) nan_sum(&s->collider_edge_crossings, ecross[i]);
+        if (fcross) nan_sum(&s->collider_face_crossings, fcross[i]);
+        if (cute) nan_max(&s->max_collider_cut_edges, cute[i]);
+        if (cutf) nan_max(&s->max_collider_cut_faces, cutf[i]);
         if (awall && !isnan(awall[i])) asum += awall[i];
     }
     if (!isnan(s->self_crossings) && s->steps > 0) s->audit_ms_per_step = 1e3 * asum / (double)s->steps;
@@ -205,6 +217,7 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
 out:
     free(t); free(dt); free(E); free(depth); free(pen); free(si); free(ms); free(strain); free(wall); free(P); free(J);
     free(vdepth); free(cdepth); free(cwork); free(scross); free(ccross); free(awall); free(xwork);
+    free(ecross); free(fcross); free(cute); free(cutf);
     H5Fclose(f);
     return rc;
 }
@@ -226,6 +239,9 @@ void cb_run_summary_print(const cb_run_summary *s, const char *path, FILE *out)
         fprintf(out, "momentum   balance error %.3g (|dP - external impulse| / max |P|)\n", s->momentum_drift);
     fprintf(out, "collider   max penetration %.4g m (%g vertices, edges and triangles at most); vertices only %.4g m\n",
             s->max_penetration_depth, s->max_collider_penetrations, s->max_vertex_penetration_depth);
+    if (!isnan(s->max_collider_cut_edges))
+        fprintf(out, "collider   cut between vertices: %g edges, %g triangles at most (inside a collider, their vertices "
+                "outside)\n", s->max_collider_cut_edges, s->max_collider_cut_faces);
     if (isnan(s->contact_work))
         fprintf(out, "contact    no contact stage after the integrator\n");
     else
@@ -234,8 +250,13 @@ void cb_run_summary_print(const cb_run_summary *s, const char *path, FILE *out)
     if (isnan(s->self_crossings))
         fprintf(out, "audit      crossings in steps: not audited (run with --audit)\n");
     else
-        fprintf(out, "audit      crossings in steps: %g (self %g, colliders %g), %.3g ms per step (%.3g times the step)\n",
-                s->self_crossings + s->collider_crossings, s->self_crossings, s->collider_crossings,
+        fprintf(out, "audit      crossings in steps: %g (self %g, colliders %g: vertices %g, edges %g, triangles %g), "
+                "%.3g ms per step (%.3g times the step)\n",
+                s->self_crossings + s->collider_crossings + zero_nan(s->collider_edge_crossings) +
+                    zero_nan(s->collider_face_crossings),
+                s->self_crossings, s->collider_crossings + zero_nan(s->collider_edge_crossings) +
+                    zero_nan(s->collider_face_crossings),
+                s->collider_crossings, s->collider_edge_crossings, s->collider_face_crossings,
                 s->audit_ms_per_step, s->mean_ms_per_step > 0 ? s->audit_ms_per_step / s->mean_ms_per_step : NAN);
     const char *sc = !strcmp(s->self_collision, "none") ? "the method has none" : s->self_collision;
     if (isnan(s->max_self_intersections)) fprintf(out, "self       not computed; self collision %s\n", sc);

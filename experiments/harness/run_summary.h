@@ -33,6 +33,9 @@ typedef struct cb_run_summary {
     double contact_work;            /* sum of contact_work over the logged rows (J); NaN: no such stage */
     double contact_work_added;      /* the same, positive rows only: energy the stage added */
     double self_crossings, collider_crossings; /* sums of the audit's counts; NaN: not audited */
+    double collider_edge_crossings, collider_face_crossings; /* the audit's edges and triangles beyond the
+                                                                vertices; NaN: not audited (or an older file) */
+    double max_collider_cut_edges, max_collider_cut_faces;   /* max collider_cut_edges/_faces; NaN: older file */
     double audit_ms_per_step;       /* mean wall_audit_s per step; NaN: not audited */
     /* provenance (experiments/harness/provenance.h); "" in files older than layout 2 */
     int layout_version;             /* 1 for files without the attribute */
