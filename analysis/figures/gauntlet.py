@@ -61,7 +61,8 @@ import cbrun  # noqa: E402
 
 # Audit count series known today; any other series named *crossings*_in_step (other than
 # the sum crossings_in_step) is shown too, so new audit counts need no change here.
-AUDIT_KNOWN = ["self_crossings_in_step", "collider_crossings_in_step"]
+AUDIT_KNOWN = ["self_crossings_in_step", "collider_crossings_in_step",
+               "collider_edge_crossings_in_step", "collider_face_crossings_in_step"]
 AUDIT_SUM = "crossings_in_step"
 ENERGY_TOL = 0.1     # energy rise above which a cell is yellow, in units of E_ref
 STRAIN_TOL = 0.1     # peak strain above which a cell is yellow
