@@ -4,6 +4,7 @@
  * good and deliberately bad parameters, checked by CCD between steps), exact momentum
  * conservation in a sheet-sheet collision, bounded energy error over 10^4 periods,
  * energy of a spinning pinned sheet (no multistep resonance of the hinge clocks),
+ * the refusal of triangle-mesh colliders,
  * asynchrony on a graded mesh, determinism. */
 #include "cb_test.h"
 #include "cb_sim.h"
@@ -739,6 +740,21 @@ static void test_bend_clock_resonance(void)
     CU_ASSERT(own > 0.02);
 }
 
+/* A triangle-mesh collider, static here, is refused at create with a message that names
+ * the collider and the reason (acm.c: what supporting them takes), not run unsafely. */
+static void test_mesh_collider_refused(void)
+{
+    cb_sim s;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_world(&s, "data/scenes/drape_mesh.yaml", NULL, NULL, NULL, 0), 0);
+    CU_ASSERT_EQUAL(s.w->colliders[0].type, CB_COLLIDER_MESH);
+    CU_ASSERT_EQUAL(cb_sim_solver(&s, "acm"), CB_ERR_INPUT);
+    CU_ASSERT_PTR_NULL(s.solver);
+    CU_ASSERT_PTR_NOT_NULL(strstr(s.e.message, "collider 0 (line"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(s.e.message, "triangle-mesh collider, which acm does not support, static or moving"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(s.e.message, "per cloth vertex"));
+    cb_sim_close(&s);
+}
+
 /* ------------------------------------------------------------------ asynchrony */
 
 /* A strip whose cells grow geometrically (ratio 8 from one end to the other): every
@@ -890,6 +906,7 @@ CB_TEST_MAIN("acm",
     CB_TEST(test_determinism),
     CB_TEST(test_spring_energy_long_run),
     CB_TEST(test_bend_clock_resonance),
+    CB_TEST(test_mesh_collider_refused),
     CB_TEST(test_safety_shipped_scenes),
     CB_TEST(test_safety_bad_parameters),
     CB_TEST(test_queue_due_order))
