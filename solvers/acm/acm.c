@@ -22,6 +22,20 @@
  *  over the stencil of n_i K_i / m_i (K_i the element's Gershgorin row sum for vertex i,
  *  n_i the number of elements of that kind at i): on a uniform mesh this is the explicit
  *  stability bound; small elements (small masses) get proportionally smaller steps.
+ *  Multistep resonance (bend_clock). Each element's own bound keeps it stable alone, but
+ *  an AVI is a multiple-time-step method, and those are resonance-unstable when a slow
+ *  clock's step exceeds half the period of the fast modes its kicks couple to (Fong,
+ *  Darve, Lew, "Stability of asynchronous variational integrators", JCP 2008; the paper,
+ *  section 7.1, names the risk and reports not seeing it). The hinges' own bounds are
+ *  14-20 times the springs' steps on the bundled grids (k_bend 1e-4, k_stretch 1e3), more
+ *  than the springs' half period (pi h / (2 safety)), and once the sheet bends, their
+ *  kicks pump the stretch modes: energy grew without contact and without work by 12% in
+ *  2 s on a spinning 12 x 12 sheet, and the twist gained 8.7 J (E_ref 0.20 J) over its
+ *  pins' 13.3 J of work (issue 33). bend_clock: stretch (the default) caps each hinge's
+ *  step at the smallest spring step at its four vertices, so no hinge ticks slower than
+ *  the stiffest spring it touches: the drift falls to the staggered velocities'
+ *  oscillation (0.7%), at about twice the elastic events; bend_clock: element keeps
+ *  the hinges' own bounds (the scheme before issue 33).
  *  Discrete penalty layers (layers.h): for each close pair (vertex-triangle,
  *  edge-edge, vertex-collider) layers l = 1..n are active; layer l ticks at k h(l) with
  *  h(l) = penalty_safety * 2 / sqrt(r(l) sum of the stencil's inverse masses) and kicks
@@ -81,9 +95,27 @@
  * friction impulses, and the difference between the impulse the gravity clock gave in
  * this step and the M g dt the run loop adds, so the momentum balance closes exactly.
  *
- * What it does not do: no triangle-mesh colliders (rejected at create: rotating and
- * keyframed surfaces would need a surface-speed bound in the collider certificate);
- * no damping; no rebuild of the BVH topology beyond median
+ * What it does not do: no triangle-mesh colliders, static or moving (rejected at create;
+ * the gauntlet's funnel and knives are not applicable to acm). Its collider contact is
+ * one pair per cloth vertex against the collider's signed distance; a mesh's edges and
+ * corners (a blade, a funnel's rim) can pass through a cloth triangle between its
+ * vertices, so vertex pairs alone would break the no-crossing promise (README: the
+ * guarantee is per vertex-collider pair). The paper treats obstacles as meshes in the
+ * same contact structure; here that would be: the collider's vertices, edges and
+ * triangles appended to a contact mesh of acm's own (pairs index it, not the cloth's)
+ * as kinematic vertices (inverse mass 0) on piecewise-linear paths (keyframed
+ * translations exactly; rotations as chords between samples of a kinematic clock, a
+ * sagitta of |w|^2 r h^2 / 8), so that the vertex-triangle and edge-edge layers, slabs
+ * and k-DOP boxes cover cloth against obstacle both ways; per-vertex state over the
+ * contact vertices; candidate pairs with no free vertex skipped; a knot event at each
+ * path corner that sets the velocity and renews the vertex's certificates and box exit;
+ * kicks on kinematic vertices counted in external_impulse (as pins' are). Pinned
+ * vertices have the same gap: a pin with angular_velocity moves on a circle, but acm
+ * keeps the pin's velocity at t0 for the pinned vertex's certificates and box exit (its
+ * positions at events are exact), so pairs with a rotating pinned vertex are not
+ * conservatively certified; on the twist the pins took part in 0-3 of ~50000 layer
+ * impulses. The same kinematic clock would fix both.
+ * No damping; no rebuild of the BVH topology beyond median
  * re-splitting at each rebuild; collider-collider and pinned-pinned pairs are not
  * handled; a pair at distance 0 (an intersecting start) is an error; a pair needing
  * more than max_layers layers stops the run with CB_ERR_NUMERIC (no progress, never a
@@ -105,7 +137,7 @@
  * length), kdop (aabb|kdop14|kdop18|kdop26, default kdop18), restitution (self, 1),
  * friction (self, 0), horizon (certificate horizon, s, 1), max_layers (100000),
  * profile (per-stage wall times, true), velocity_slack (m/s, 0.05; 0 = reschedule after
- * every kick).
+ * every kick), bend_clock (stretch|element, stretch: see "Multistep resonance").
  */
 #include <math.h>
 #include <stdlib.h>
@@ -160,6 +192,7 @@ typedef struct acm_solver {
     double self_cor, self_mu;
     double slack;                  /* velocity allowance of the certificates (m/s) */
     int max_layers, profile;
+    int bend_clock_stretch;        /* 1: hinge steps capped at the springs' (bend_clock: stretch) */
     cb_bv_kind kdop;
     /* vertex state: position x at time tv, velocity v (piecewise linear trajectory),
        inverse mass: what every event reads, in one cache line per vertex */
@@ -217,6 +250,7 @@ typedef struct acm_solver {
     int fail;
 } acm_solver;
 
+static const char *const bend_clock_names[] = {"stretch", "element", NULL};
 static const char *const kdop_names[] = {"aabb", "kdop14", "kdop18", "kdop26", NULL};
 static const cb_bv_kind kdop_kinds[] = {CB_BV_AABB, CB_BV_KDOP14, CB_BV_KDOP18, CB_BV_KDOP26};
 
@@ -1064,6 +1098,22 @@ static int compute_clocks(acm_solver *s, cb_error *err)
         }
         s->h_hinge[h] = om2 > 0 && isfinite(om2) ? s->safety * 2.0 / sqrt(om2) : INFINITY;
     }
+    if (s->bend_clock_stretch) {
+        /* no hinge ticks slower than the fastest spring at its vertices (header comment,
+           "Multistep resonance"); vmin: the smallest spring step at each vertex */
+        double *vmin = cb_calloc((size_t)s->nv + 1, sizeof *vmin);
+        if (!vmin) {
+            free(deg);
+            free(hdeg);
+            return CB_FAIL(err, CB_ERR_NOMEM, "acm: out of memory");
+        }
+        for (int i = 0; i < s->nv; i++) vmin[i] = INFINITY;
+        for (int e = 0; e < m->ne; e++)
+            for (int c = 0; c < 2; c++) vmin[m->e[e][c]] = fmin(vmin[m->e[e][c]], s->h_edge[e]);
+        for (int h = 0; h < m->nh; h++)
+            for (int c = 0; c < 4; c++) s->h_hinge[h] = fmin(s->h_hinge[h], vmin[m->h[h][c]]);
+        free(vmin);
+    }
     free(deg);
     free(hdeg);
     return CB_OK;
@@ -1174,6 +1224,11 @@ static int acm_create(const cb_world *w, const cb_params *p, void **self, cb_err
                                  "per-stage wall times (false: the least overhead)", err);
     if (!rc) rc = cb_params_double(&q, "velocity_slack", 0.05, 0.0, 1e3, &s->slack,
                                    "velocity change a certificate tolerates (m/s; 0: the exact rescheduling)", err);
+    int bc = 0;
+    if (!rc) rc = cb_params_choice(&q, "bend_clock", bend_clock_names, 0, &bc,
+                                   "hinge clock steps: stretch (at most the smallest spring step at the hinge's "
+                                   "vertices; avoids the multistep resonance) or element (the hinge's own bound)", err);
+    s->bend_clock_stretch = bc == 0;
     rc = cb_params_end(p, &q, rc, err);
     if (rc) {
         free(s);
@@ -1247,12 +1302,14 @@ static int acm_create(const cb_world *w, const cb_params *p, void **self, cb_err
         acm_destroy(s);
         return rc;
     }
-    /* the collider certificates need a translating rigid surface (kinetic.h) */
+    /* collider contact is per cloth vertex (header comment: no mesh colliders) */
     for (int c = 0; c < s->nc; c++)
         if (w->colliders[c].type == CB_COLLIDER_MESH) {
             rc = CB_FAIL(err, CB_ERR_INPUT,
-                         "acm: collider %d (line %d) is a triangle-mesh collider, which acm does not support "
-                         "yet (its certificates assume analytic translating colliders)",
+                         "acm: collider %d (line %d) is a triangle-mesh collider, which acm does not support, "
+                         "static or moving: its collider contact is per cloth vertex, and a mesh's edges and "
+                         "corners could cut a cloth triangle between its vertices (solvers/acm/acm.c: what "
+                         "supporting them takes)",
                          c, w->colliders[c].line);
             acm_destroy(s);
             return rc;
