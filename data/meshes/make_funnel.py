@@ -8,9 +8,12 @@ from the rim (radius 0.30 m at z = 0.70 m) down to the throat (radius 0.05 m at 
 then a straight neck of the throat's radius down to z = 0.15 m. The wall is cut into
 rings about 5 cm apart along the profile, each of 16 vertices; neighbouring rings are
 joined by two triangles per segment. Run: /usr/bin/python3 data/meshes/make_funnel.py
+[OUT.obj] (default: funnel.obj beside this script; tests/test_gauntlet.c writes it to a
+temporary file and compares it with the bundled one).
 """
 import math
 import os
+import sys
 
 RIM = (0.30, 0.70)     # (radius, z) of the rim
 THROAT = (0.05, 0.35)  # (radius, z) where the cone meets the neck
@@ -33,7 +36,7 @@ def profile():
 
 def main():
     rings = profile()
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "funnel.obj")
+    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "funnel.obj")
     with open(path, "w") as f:
         f.write("# Funnel: data/meshes/make_funnel.py wrote it (read its header).\n")
         f.write("# rim r %.3f at z %.3f, throat r %.3f at z %.3f, neck to z %.3f; %d rings of %d\n"
@@ -48,8 +51,8 @@ def main():
                 b = 1 + i * SEGMENTS + (j + 1) % SEGMENTS
                 c, d = a + SEGMENTS, b + SEGMENTS
                 f.write("f %d %d %d\nf %d %d %d\n" % (a, c, b, b, c, d))
-    print("funnel.obj: %d rings of %d vertices, %d triangles"
-          % (len(rings), SEGMENTS, 2 * SEGMENTS * (len(rings) - 1)))
+    print("%s: %d rings of %d vertices, %d triangles"
+          % (path, len(rings), SEGMENTS, 2 * SEGMENTS * (len(rings) - 1)))
 
 
 if __name__ == "__main__":
