@@ -337,10 +337,11 @@ static void open_gauntlet(cb_sim *s, const char *name)
     CU_ASSERT_FATAL(cb_sim_world(s, path, NULL, NULL, NULL, 0) == 0);
 }
 
-/* The funnel (funnel.yaml): two sheets over an open cone whose throat is a quarter of
- * their width, each pinned at its centre vertex and pulled straight down below the
- * neck's end within the run; the sheets lie inside the rim. The bundled OBJ is what
- * its generator writes. */
+/* The funnel (funnel.yaml): two sheets over a closed funnel (a wall with an inside, so
+ * that going into it is seen) whose throat is a third of their width, each pinned at
+ * its centre vertex and pulled straight down below the neck's end within the run; the
+ * sheets start inside the rim, outside the wall. The bundled OBJ is what its
+ * generator writes. */
 static void test_funnel_scene(void)
 {
     cb_sim s;
@@ -361,11 +362,22 @@ static void test_funnel_scene(void)
         zlow = fmin(zlow, p[2]);
         ztop = fmax(ztop, p[2]);
     }
-    /* open: some edge has one triangle (no caps), so its distance is unsigned */
+    /* closed: every edge has two triangles, so its distance is signed */
     int boundary = 0;
     for (int k = 0; k < funnel->ne; k++) boundary += funnel->ef[k][1] < 0;
-    CU_ASSERT(boundary > 0);
+    CU_ASSERT_EQUAL(boundary, 0);
     cb_mesh_free(&funnel);
+    /* across the neck, half way down it: outside on the axis, inside the wall, outside
+     * beyond it */
+    int inside = 0;
+    double zneck = zlow + 0.05, axis[3] = {0, 0, zneck};
+    CU_ASSERT(cb_collider_distance(c, 0, axis) > 0);
+    for (int k = 0; k <= 400; k++) {
+        double p[3] = {0.001 * k, 0, zneck};
+        inside += cb_collider_distance(c, 0, p) < 0;
+    }
+    CU_ASSERT(inside > 0);
+    CU_ASSERT(cb_collider_distance(c, 0, (double[3]){0.4, 0, zneck}) > 0);
     int half = w->nv / 2, pins = 0;
     for (int piece = 0; piece < 2; piece++) {
         double lo = INFINITY, hi = -INFINITY, mean[3] = {0, 0, 0};
@@ -374,9 +386,10 @@ static void test_funnel_scene(void)
             lo = fmin(lo, x[0]);
             hi = fmax(hi, x[0]);
             for (int k = 0; k < 3; k++) mean[k] += x[k] / half;
-            CU_ASSERT(hypot(x[0], x[1]) < rim && x[2] > ztop); /* over the funnel, inside its rim */
+            /* over the funnel, inside its rim, outside its wall */
+            CU_ASSERT(hypot(x[0], x[1]) < rim && x[2] > ztop && cb_collider_distance(c, 0, x) > 0);
         }
-        CU_ASSERT(2.0 * throat <= 0.25 * (hi - lo) + 1e-12); /* the throat: a quarter of the width */
+        CU_ASSERT(2.0 * throat < 0.4 * (hi - lo)); /* the throat: about a third of the width */
         for (int i = piece * half; i < (piece + 1) * half; i++) {
             if (!w->pinned[i]) continue;
             pins++;
