@@ -1,7 +1,10 @@
 /* tests/test_gauntlet.c — what the contact gauntlet's scenes need (issue 33): pins that
  * follow a scripted rigid motion (a rotation about an axis through a point), checked
  * against the analytic motion; analytic colliders that spin in place and drive cloth by
- * friction, with every method; a cloth of several pieces as one mesh. */
+ * friction, with every method; a cloth of several pieces as one mesh. And the scenes
+ * themselves: each is what its comment says (the funnel's throat narrower than the
+ * sheets, blades thinner than the cloth's edges, the sphere's surface speed, the
+ * step's length) and a short run of each with a fast method ends ok. */
 #include "cb_test.h"
 
 #include <dirent.h>
@@ -303,16 +306,231 @@ static void test_gauntlet_scenes_load(void)
         n++;
     }
     closedir(d);
-    CU_ASSERT(n >= 7);
+    CU_ASSERT(n >= 11);
     /* and `clothbench list` shows them with the others */
     static char out[65536];
     CU_ASSERT(cb_test_clothbench(out, sizeof out, 1, "list") == 0);
     CU_ASSERT(strstr(out, "data/scenes/gauntlet/twist_half.yaml gauntlet_twist_half") != NULL);
+    static const char *added[] = {"funnel", "knives", "spinning_sphere", "large_step"};
+    for (int k = 0; k < 4; k++) {
+        char want[128];
+        snprintf(want, sizeof want, "data/scenes/gauntlet/%s.yaml gauntlet_%s", added[k], added[k]);
+        CU_ASSERT(strstr(out, want) != NULL);
+    }
     CU_ASSERT(strstr(out, "data/scenes/hanging.yaml") != NULL);
+}
+
+/* The shortest rest edge of the cloth (m). */
+static double shortest_edge(const cb_world *w)
+{
+    const cb_mesh *m = w->mesh;
+    double l = INFINITY;
+    for (int e = 0; e < m->ne; e++) l = fmin(l, cb_v3_dist(m->x[m->e[e][0]], m->x[m->e[e][1]]));
+    return l;
+}
+
+/* Opens data/scenes/gauntlet/<name>.yaml (its world, no solver); fatal if it fails. */
+static void open_gauntlet(cb_sim *s, const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "data/scenes/gauntlet/%s.yaml", name);
+    CU_ASSERT_FATAL(cb_sim_world(s, path, NULL, NULL, NULL, 0) == 0);
+}
+
+/* The funnel (funnel.yaml): two sheets over a closed funnel (a wall with an inside, so
+ * that going into it is seen) whose throat is a third of their width, each pinned at
+ * its centre vertex and pulled straight down below the neck's end within the run; the
+ * sheets start inside the rim, outside the wall. The bundled OBJ is what its
+ * generator writes. */
+static void test_funnel_scene(void)
+{
+    cb_sim s;
+    open_gauntlet(&s, "funnel");
+    const cb_world *w = s.w;
+    CU_ASSERT_EQUAL_FATAL(s.scene->cloth.npieces, 2);
+    CU_ASSERT_EQUAL_FATAL(s.scene->ncolliders, 1);
+    const cb_collider *c = &s.scene->colliders[0];
+    CU_ASSERT_EQUAL_FATAL(c->type, CB_COLLIDER_MESH);
+    cb_mesh *funnel = NULL;
+    cb_error e;
+    CU_ASSERT_FATAL(cb_mesh_read_obj(c->mesh_path, &funnel, &e) == 0);
+    double throat = INFINITY, rim = 0, zlow = INFINITY, ztop = -INFINITY;
+    for (int i = 0; i < funnel->nv; i++) {
+        const double *p = funnel->x[i];
+        throat = fmin(throat, hypot(p[0], p[1]));
+        rim = fmax(rim, hypot(p[0], p[1]));
+        zlow = fmin(zlow, p[2]);
+        ztop = fmax(ztop, p[2]);
+    }
+    /* closed: every edge has two triangles, so its distance is signed */
+    int boundary = 0;
+    for (int k = 0; k < funnel->ne; k++) boundary += funnel->ef[k][1] < 0;
+    CU_ASSERT_EQUAL(boundary, 0);
+    cb_mesh_free(&funnel);
+    /* across the neck, half way down it: outside on the axis, inside the wall, outside
+     * beyond it */
+    int inside = 0;
+    double zneck = zlow + 0.05, axis[3] = {0, 0, zneck};
+    CU_ASSERT(cb_collider_distance(c, 0, axis) > 0);
+    for (int k = 0; k <= 400; k++) {
+        double p[3] = {0.001 * k, 0, zneck};
+        inside += cb_collider_distance(c, 0, p) < 0;
+    }
+    CU_ASSERT(inside > 0);
+    CU_ASSERT(cb_collider_distance(c, 0, (double[3]){0.4, 0, zneck}) > 0);
+    int half = w->nv / 2, pins = 0;
+    for (int piece = 0; piece < 2; piece++) {
+        double lo = INFINITY, hi = -INFINITY, mean[3] = {0, 0, 0};
+        for (int i = piece * half; i < (piece + 1) * half; i++) {
+            const double *x = w->state.x[i];
+            lo = fmin(lo, x[0]);
+            hi = fmax(hi, x[0]);
+            for (int k = 0; k < 3; k++) mean[k] += x[k] / half;
+            /* over the funnel, inside its rim, outside its wall */
+            CU_ASSERT(hypot(x[0], x[1]) < rim && x[2] > ztop && cb_collider_distance(c, 0, x) > 0);
+        }
+        CU_ASSERT(2.0 * throat < 0.4 * (hi - lo)); /* the throat: about a third of the width */
+        for (int i = piece * half; i < (piece + 1) * half; i++) {
+            if (!w->pinned[i]) continue;
+            pins++;
+            CU_ASSERT(hypot(w->state.x[i][0] - mean[0], w->state.x[i][1] - mean[1]) < 1e-12);
+            double end[3];
+            cb_world_pin_target(w, i, s.scene->duration, end);
+            CU_ASSERT(w->pin_velocity[i][0] == 0 && w->pin_velocity[i][1] == 0 && end[2] < zlow);
+        }
+    }
+    CU_ASSERT_EQUAL(pins, 2);
+    CU_ASSERT_EQUAL(w->npinned, 2);
+    cb_sim_close(&s);
+    /* the generator writes the bundled OBJ, byte for byte (with the tests' CB_PYTHON) */
+    const char *py = getenv("CB_PYTHON");
+    if (!py || !*py) {
+        CU_FAIL("CB_PYTHON is not set: the funnel's generator cannot be checked");
+        return;
+    }
+    static char out[4096];
+    const char *obj = cb_test_tmp_path("funnel.obj");
+    CU_ASSERT(cb_test_shell(out, sizeof out, "%s data/meshes/make_funnel.py %s", py, obj) == 0);
+    CU_ASSERT(cb_test_shell(out, sizeof out, "cmp %s data/meshes/funnel.obj", obj) == 0);
+}
+
+/* The knives (knives.yaml): blades (boxes) thinner than the cloth's shortest edge even
+ * with the contact offset on both sides, their tops below the sheet and their long
+ * sides turned against the grid's rows and columns; and a floor. */
+static void test_knives_scene(void)
+{
+    cb_sim s;
+    open_gauntlet(&s, "knives");
+    const cb_world *w = s.w;
+    double edge = shortest_edge(w), th = s.scene->cloth.thickness, lowest = INFINITY;
+    for (int i = 0; i < w->nv; i++) lowest = fmin(lowest, w->state.x[i][2]);
+    int blades = 0, floors = 0;
+    for (int k = 0; k < s.scene->ncolliders; k++) {
+        const cb_collider *c = &s.scene->colliders[k];
+        if (c->type == CB_COLLIDER_PLANE) floors++;
+        if (c->type != CB_COLLIDER_BOX) continue;
+        blades++;
+        int thin = 0, longest = 0;
+        for (int a = 1; a < 3; a++) {
+            if (c->half[a] < c->half[thin]) thin = a;
+            if (c->half[a] > c->half[longest]) longest = a;
+        }
+        CU_ASSERT(2.0 * c->half[thin] > 0 && 2.0 * c->half[thin] + th < edge);
+        CU_ASSERT(fabs(c->axes[thin][2]) < 1e-12); /* standing: the thin side horizontal */
+        double top = c->center[2];
+        for (int a = 0; a < 3; a++) top += c->half[a] * fabs(c->axes[a][2]);
+        CU_ASSERT(top < lowest);
+        /* the blade's length crosses the grid's rows and columns (not within 10 degrees) */
+        const double *L = c->axes[longest];
+        CU_ASSERT(fabs(L[0]) > sin(10 * M_PI / 180) && fabs(L[1]) > sin(10 * M_PI / 180));
+    }
+    CU_ASSERT(blades >= 3);
+    CU_ASSERT_EQUAL(floors, 1);
+    cb_sim_close(&s);
+}
+
+/* The spinning sphere (spinning_sphere.yaml): friction in [0.3, 0.5]; the sphere, on
+ * the floor, spins about the vertical with a surface speed of 1.0 m/s at its equator,
+ * counter-clockwise seen from above; the sheet is wide enough to reach the floor over it
+ * (half its width beyond a quarter of the sphere's circumference plus its radius). */
+static void test_spinning_sphere_scene(void)
+{
+    cb_sim s;
+    open_gauntlet(&s, "spinning_sphere");
+    const cb_collider *sphere = NULL, *floor = NULL;
+    for (int k = 0; k < s.scene->ncolliders; k++) {
+        const cb_collider *c = &s.scene->colliders[k];
+        if (c->type == CB_COLLIDER_SPHERE) sphere = c;
+        if (c->type == CB_COLLIDER_PLANE) floor = c;
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sphere);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(floor);
+    CU_ASSERT(sphere->friction >= 0.3 && sphere->friction <= 0.5);
+    const double r = sphere->radius, *o = sphere->center;
+    CU_ASSERT(fabs(cb_collider_distance(floor, 0, o) - r) < 1e-12); /* standing on the floor */
+    double eq[3] = {o[0] + r, o[1], o[2]}, v[3];
+    cb_collider_velocity(sphere, 0.5, eq, v);
+    CU_ASSERT(fabs(v[0]) < 1e-12 && fabs(v[1] - 1.0) < 1e-12 && fabs(v[2]) < 1e-12);
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < s.w->nv; i++) {
+        lo = fmin(lo, s.w->state.x[i][0]);
+        hi = fmax(hi, s.w->state.x[i][0]);
+    }
+    CU_ASSERT(0.5 * (hi - lo) > r + 0.5 * M_PI * r);
+    cb_sim_close(&s);
+}
+
+/* The large step (large_step.yaml): dt 1/30 s; dropped from 2 m, the sheet reaches the
+ * floor at sqrt(2 g h), which moves it more than five of its edges and a hundred of its
+ * thicknesses in one step. */
+static void test_large_step_scene(void)
+{
+    cb_sim s;
+    open_gauntlet(&s, "large_step");
+    CU_ASSERT(fabs(s.scene->dt * 30.0 - 1.0) < 1e-12);
+    double zmin = INFINITY, zmax = -INFINITY;
+    for (int i = 0; i < s.w->nv; i++) {
+        zmin = fmin(zmin, s.w->state.x[i][2]);
+        zmax = fmax(zmax, s.w->state.x[i][2]);
+    }
+    CU_ASSERT(zmin == 2.0 && zmax == 2.0);
+    double fall = sqrt(2.0 * 9.81 * 2.0) * s.scene->dt;
+    CU_ASSERT(fall > 5.0 * shortest_edge(s.w) && fall > 100.0 * s.scene->cloth.thickness);
+    CU_ASSERT(s.scene->ncolliders == 1 && s.scene->colliders[0].type == CB_COLLIDER_PLANE);
+    cb_sim_close(&s);
+}
+
+/* A short run of each new scene with a fast method ends ok under the default health
+ * rule (through the program, as a user runs it): the funnel's first 0.1 s, the knives
+ * and the sphere past the cloth's landing, the whole large step. */
+static void test_gauntlet_short_runs(void)
+{
+    static const char *runs[][3] = {
+        {"funnel", "fms", "0.1"},
+        {"knives", "fms", "0.3"},
+        {"spinning_sphere", "fms", "0.2"},
+        {"large_step", "fms", "1.5"},
+    };
+    static char out[65536];
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        const char *run = cb_test_tmp_path("short.h5");
+        int rc = cb_test_clothbench(out, sizeof out, 1,
+                                    "run data/scenes/gauntlet/%s.yaml --solver %s --set duration=%s -q --no-frames -o %s",
+                                    runs[k][0], runs[k][1], runs[k][2], run);
+        if (rc) fprintf(stderr, "  %s %s: %s\n", runs[k][0], runs[k][1], out);
+        CU_ASSERT_EQUAL(rc, 0);
+        CU_ASSERT(cb_test_clothbench(out, sizeof out, 1, "info %s", run) == 0);
+        CU_ASSERT(strstr(out, "status     ok") != NULL);
+    }
 }
 
 CB_TEST_MAIN("gauntlet",
              CB_TEST(test_gauntlet_scenes_load),
+             CB_TEST(test_funnel_scene),
+             CB_TEST(test_knives_scene),
+             CB_TEST(test_spinning_sphere_scene),
+             CB_TEST(test_large_step_scene),
+             CB_TEST(test_gauntlet_short_runs),
              CB_TEST(test_pieces_make_one_mesh),
              CB_TEST(test_pieces_bad_input),
              CB_TEST(test_methods_step_pieces),
