@@ -158,9 +158,10 @@ static void tri_normal(const double (*x)[3], const int *t, double n[3])
 /* One vertex-triangle pair; returns 1 if it was closer than the distance. With `held`
  * (NULL in the first pass) a vertex with bit 1 does not move towards its collider
  * (held_normal): that share of the pair's correction goes to the others; the vertices
- * moved get bit 2. */
+ * moved get bit 2, and ext (may be NULL) gets the impulse the pair then puts into the
+ * cloth (the collider's through a held vertex, or a pin's). */
 static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0)[3], int v, const int *t,
-                        unsigned char *held)
+                        unsigned char *held, double ext[3])
 {
     double (*x)[3] = w->state.x, (*vel)[3] = w->state.v;
     const double dist = c->def.self_distance;
@@ -228,6 +229,11 @@ static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0
         cb_v3_scale(j, dv, 1.0 / denom);
         cb_v3_axpy(vel[v], wv, j);
         for (int k = 0; k < 3; k++) cb_v3_axpy(vel[t[k]], -wt[k] * bary[k], j);
+        if (ext) { /* a held (or pinned) share is external: the momentum the pair no longer conserves */
+            double f = (wv > 0 ? 1.0 : 0.0);
+            for (int k = 0; k < 3; k++) f -= wt[k] > 0 ? bary[k] : 0.0;
+            cb_v3_axpy(ext, f, j);
+        }
     }
     return 1;
 }
@@ -317,13 +323,13 @@ void cb_step_contact_cache_stats(const cb_step_contact *c, long *builds, long *q
 /* Gauss-Seidel over the pairs, up to self_iterations passes; the pairs closer than the
  * distance in the first pass. */
 static int self_passes(const cb_step_contact *c, cb_world *w, const double (*x0)[3], const cb_pair_list *pl,
-                       unsigned char *held)
+                       unsigned char *held, double ext[3])
 {
     const int (*f)[3] = (const int (*)[3])w->mesh->f;
     int n = 0;
     for (int it = 0; it < c->def.self_iterations; it++) {
         int active = 0;
-        for (long p = 0; p < pl->n; p++) active += resolve_pair(c, w, x0, pl->p[p][0], f[pl->p[p][1]], held);
+        for (long p = 0; p < pl->n; p++) active += resolve_pair(c, w, x0, pl->p[p][0], f[pl->p[p][1]], held, ext);
         if (it == 0) n = active;
         if (!active) break;
     }
@@ -343,7 +349,7 @@ int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3]
             cb_error_prefix(err, "self collision: ");
             return rc;
         }
-        n += self_passes(c, w, x0, pl, NULL);
+        n += self_passes(c, w, x0, pl, NULL, NULL);
     }
     if (!w->ncolliders) {
         *contacts = n;
@@ -364,7 +370,7 @@ int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3]
      * lower one above). The pairs again, the vertices on a collider moving only away from
      * it, then the colliders once more for anything those pairs pushed in. */
     if (pl && held && pl->n) {
-        self_passes(c, w, x0, pl, c->held);
+        self_passes(c, w, x0, pl, c->held, impulse);
         for (int i = 0; i < w->nv; i++)
             if (c->held[i] & 2)
                 cb_world_resolve_collider_contact(w, i, t1, c->def.collider_offset, w->state.x[i], w->state.v[i],

@@ -40,7 +40,9 @@
  *  3. When self collision is on and step 2 moved a vertex: the pairs of step 1 once more,
  *     a vertex that step 2 put on a collider taking no share of a correction that would
  *     move it towards that collider (its outward normal there), then step 2 again for the
- *     vertices this moved. Without it a layer pressed into a collider by the layer on top
+ *     vertices this moved; the momentum such a pair's velocity change no longer conserves
+ *     (the held vertex's share, and a pinned one's) is added to the collider impulse.
+ *     Without it a layer pressed into a collider by the layer on top
  *     is put back on the collider's offset surface through that layer: both end on the
  *     same surface, or the lower one above (the three-sheet drop of the gauntlet, where
  *     the bottom sheet lies on the sphere; tests/test_step_contact.c). It moves nothing
