@@ -158,8 +158,10 @@
  * isometric bending of a flat rest state; bend springs have no small-angle stiffness);
  * no continuous collision detection — a vertex that passes a triangle by
  * more than the thickness within a step is pushed back only if still within the
- * thickness; a fixed iteration count, no convergence test (the paper's choice); self
- * contact is not in the solve; the contact-spring matrix is refactored, not updated
+ * thickness; no edge-edge self contact (vertex-triangle pairs only: two sheets whose
+ * edges cross without a vertex meeting a triangle pass through each other,
+ * solvers/step_contact.h); a fixed iteration count, no convergence test (the paper's
+ * choice); self contact is not in the solve; the contact-spring matrix is refactored, not updated
  * by a low-rank update (cholmod_updown: would need the LDL^T form of the factor that
  * cb_chol_solve3 does not read); a vertex is pulled toward one collider (the nearest);
  * the coarse correction is a common translation only: a cloth turning about a collider's

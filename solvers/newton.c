@@ -93,7 +93,8 @@
  * globally convergent on this convex-plus-spring objective); no continuous collision
  * detection (the filter tests the end points of a trial step, enough for steps much
  * shorter than the colliders' radii of curvature); self contact is not in the solve
- * (after it, as before); the penalty lets a vertex driven in sit up to delta/(1 + c)
+ * (after it, as before), and it is fms's stage: vertex-triangle pairs at the end of the
+ * step only, no edge-edge pairs (solvers/step_contact.h); the penalty lets a vertex driven in sit up to delta/(1 + c)
  * inside the offset (c = contact_stiffness), the end-of-step projection then moves it
  * to the offset.
  *

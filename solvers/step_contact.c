@@ -1,5 +1,6 @@
 /* solvers/step_contact.c — contact after an implicit step: self collision by
- * vertex-triangle projection, then colliders (step_contact.h). */
+ * vertex-triangle projection, then colliders, then the pairs again with the vertices on
+ * colliders held (step_contact.h). */
 #include "solvers/step_contact.h"
 
 #include <float.h>
@@ -35,6 +36,9 @@ struct cb_step_contact {
     double delta;            /* margin of the cache (0: rebuilt every step) */
     int valid;
     long builds, queries;
+    unsigned char *held;     /* [nv] bit 1: put on a collider's surface by this step's collider
+                              * pass; bit 2: moved by the pairs after it */
+    double (*held_normal)[3]; /* [nv] that collider's outward normal there */
 };
 
 int cb_step_contact_create(const cb_world *w, const cb_step_contact_def *def, cb_step_contact **out,
@@ -60,7 +64,9 @@ int cb_step_contact_create(const cb_world *w, const cb_step_contact_def *def, cb
         cb_spatial_hash_set_box_filter(c->hash, 1);
         c->nv = w->nv;
         c->xb = cb_calloc((size_t)w->nv, sizeof *c->xb);
-        if (!c->xb) {
+        c->held = cb_calloc((size_t)w->nv, sizeof *c->held);
+        c->held_normal = cb_calloc((size_t)w->nv, sizeof *c->held_normal);
+        if (!c->xb || !c->held || !c->held_normal) {
             cb_step_contact_free(&c);
             return CB_FAIL(err, CB_ERR_NOMEM, "step contact: out of memory");
         }
@@ -74,6 +80,8 @@ void cb_step_contact_free(cb_step_contact **pc)
     if (!pc || !*pc) return;
     cb_spatial_hash_free(&(*pc)->hash);
     free((*pc)->xb);
+    free((*pc)->held);
+    free((*pc)->held_normal);
     cb_pair_list_release(&(*pc)->cand);
     cb_pair_list_release(&(*pc)->act);
     free(*pc);
@@ -147,8 +155,13 @@ static void tri_normal(const double (*x)[3], const int *t, double n[3])
     cb_v3_cross(n, e1, e2);
 }
 
-/* One vertex-triangle pair; returns 1 if it was closer than the distance. */
-static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0)[3], int v, const int *t)
+/* One vertex-triangle pair; returns 1 if it was closer than the distance. With `held`
+ * (NULL in the first pass) a vertex with bit 1 does not move towards its collider
+ * (held_normal): that share of the pair's correction goes to the others; the vertices
+ * moved get bit 2, and ext (may be NULL) gets the impulse the pair then puts into the
+ * cloth (the collider's through a held vertex, or a pin's). */
+static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0)[3], int v, const int *t,
+                        unsigned char *held, double ext[3])
 {
     double (*x)[3] = w->state.x, (*vel)[3] = w->state.v;
     const double dist = c->def.self_distance;
@@ -159,12 +172,6 @@ static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0
     double bary[3], cp[3];
     double d2 = cb_point_triangle_distance2(x[v], x[t[0]], x[t[1]], x[t[2]], bary, cp);
     if (!(d2 < dist * dist)) return 0;
-    double wv = w->inv_mass[v], wt[3], denom = wv;
-    for (int k = 0; k < 3; k++) {
-        wt[k] = w->inv_mass[t[k]];
-        denom += bary[k] * bary[k] * wt[k];
-    }
-    if (!(denom > 0)) return 0; /* everything pinned */
     /* the side the vertex was on at the start of the step */
     double n0[3], p0[3] = {0, 0, 0}, r0[3];
     tri_normal(x0, t, n0);
@@ -181,6 +188,16 @@ static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0
         if (side == 0.0) side = 1.0;
     }
     if (side < 0) cb_v3_scale(n, n, -1.0);
+    /* the vertex moves along n, the triangle's along -n; a held one not into its collider */
+    double wv = w->inv_mass[v], wt[3], denom;
+    if (held && (held[v] & 1) && cb_v3_dot(n, c->held_normal[v]) < 0) wv = 0.0;
+    denom = wv;
+    for (int k = 0; k < 3; k++) {
+        wt[k] = w->inv_mass[t[k]];
+        if (held && (held[t[k]] & 1) && cb_v3_dot(n, c->held_normal[t[k]]) > 0) wt[k] = 0.0;
+        denom += bary[k] * bary[k] * wt[k];
+    }
+    if (!(denom > 0)) return 0; /* everything pinned or held */
     /* position: C = (x_v - sum b_k x_k) . n - dist >= 0 */
     double r[3];
     cb_v3_sub(r, x[v], cp);
@@ -189,6 +206,11 @@ static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0
         double lambda = -C / denom;
         cb_v3_axpy(x[v], wv * lambda, n);
         for (int k = 0; k < 3; k++) cb_v3_axpy(x[t[k]], -wt[k] * bary[k] * lambda, n);
+        if (held) { /* mark the vertices this pass moves (bit 2): the colliders look at them again */
+            if (wv > 0) held[v] |= 2;
+            for (int k = 0; k < 3; k++)
+                if (wt[k] > 0 && bary[k] != 0.0) held[t[k]] |= 2;
+        }
     }
     /* velocity: inelastic normal, Coulomb friction on the tangential part */
     double vr[3];
@@ -207,6 +229,11 @@ static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0
         cb_v3_scale(j, dv, 1.0 / denom);
         cb_v3_axpy(vel[v], wv, j);
         for (int k = 0; k < 3; k++) cb_v3_axpy(vel[t[k]], -wt[k] * bary[k], j);
+        if (ext) { /* a held (or pinned) share is external: the momentum the pair no longer conserves */
+            double f = (wv > 0 ? 1.0 : 0.0);
+            for (int k = 0; k < 3; k++) f -= wt[k] > 0 ? bary[k] : 0.0;
+            cb_v3_axpy(ext, f, j);
+        }
     }
     return 1;
 }
@@ -293,31 +320,62 @@ void cb_step_contact_cache_stats(const cb_step_contact *c, long *builds, long *q
     if (queries) *queries = c ? c->queries : 0;
 }
 
+/* Gauss-Seidel over the pairs, up to self_iterations passes; the pairs closer than the
+ * distance in the first pass. */
+static int self_passes(const cb_step_contact *c, cb_world *w, const double (*x0)[3], const cb_pair_list *pl,
+                       unsigned char *held, double ext[3])
+{
+    const int (*f)[3] = (const int (*)[3])w->mesh->f;
+    int n = 0;
+    for (int it = 0; it < c->def.self_iterations; it++) {
+        int active = 0;
+        for (long p = 0; p < pl->n; p++) active += resolve_pair(c, w, x0, pl->p[p][0], f[pl->p[p][1]], held, ext);
+        if (it == 0) n = active;
+        if (!active) break;
+    }
+    return n;
+}
+
 int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3], double t1,
                           double impulse[3], int *contacts, cb_error *err)
 {
     if (!c || !w || !x0 || !impulse || !contacts)
         return CB_FAIL(err, CB_ERR_INPUT, "cb_step_contact_apply: NULL argument");
     int n = 0;
+    const cb_pair_list *pl = NULL;
     if (c->def.self_collision) {
-        const cb_pair_list *pl = NULL;
         int rc = cb_step_contact_candidates(c, w->mesh, (const double (*)[3])w->state.x, x0, &pl, err);
         if (rc) {
             cb_error_prefix(err, "self collision: ");
             return rc;
         }
-        const int (*f)[3] = (const int (*)[3])w->mesh->f;
-        for (int it = 0; it < c->def.self_iterations; it++) {
-            int active = 0;
-            for (long p = 0; p < pl->n; p++) active += resolve_pair(c, w, x0, pl->p[p][0], f[pl->p[p][1]]);
-            if (it == 0) n += active;
-            if (!active) break;
-        }
+        n += self_passes(c, w, x0, pl, NULL, NULL);
     }
-    if (w->ncolliders)
+    if (!w->ncolliders) {
+        *contacts = n;
+        return CB_OK;
+    }
+    int held = 0;
+    for (int i = 0; i < w->nv; i++) {
+        int hit = cb_world_resolve_collider_contact(w, i, t1, c->def.collider_offset, w->state.x[i], w->state.v[i],
+                                                    impulse);
+        n += hit;
+        held += hit;
+        if (!pl) continue;
+        c->held[i] = (unsigned char)hit;
+        if (hit) cb_world_collider_distance(w, t1, w->state.x[i], NULL, c->held_normal[i], NULL);
+    }
+    /* The collider pass puts every vertex within the offset on it: a layer pressed into a
+     * collider by the one above comes back through it (both on the offset surface, or the
+     * lower one above). The pairs again, the vertices on a collider moving only away from
+     * it, then the colliders once more for anything those pairs pushed in. */
+    if (pl && held && pl->n) {
+        self_passes(c, w, x0, pl, c->held, impulse);
         for (int i = 0; i < w->nv; i++)
-            n += cb_world_resolve_collider_contact(w, i, t1, c->def.collider_offset, w->state.x[i],
-                                                   w->state.v[i], impulse);
+            if (c->held[i] & 2)
+                cb_world_resolve_collider_contact(w, i, t1, c->def.collider_offset, w->state.x[i], w->state.v[i],
+                                                  impulse);
+    }
     *contacts = n;
     return CB_OK;
 }

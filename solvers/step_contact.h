@@ -25,17 +25,37 @@
  *     thickness (exact: it changes no result, and skips most of the distance
  *     computations: a flat grid's pairs are mostly the opposite vertex of the
  *     neighbouring triangle, in the triangle's box); for each pair closer than the
- *     thickness the vertex is pushed to the side it was on at the start of the step (so a vertex that crossed a triangle within the step is
- *     pushed back), to a distance of `self_distance` along the triangle normal. The
+ *     thickness the vertex is pushed to the side it was on at the start of the step (so a
+ *     vertex that crossed a triangle within the step and ended closer than the thickness
+ *     is pushed back), to a distance of `self_distance` along the triangle normal. The
  *     correction is split by inverse masses with the barycentric weights of the closest
  *     point (as in PBD), so it conserves linear momentum. Velocity: the relative normal
  *     velocity of an approaching pair is set to 0 (inelastic), and the relative
  *     tangential velocity is reduced by Coulomb friction (self_friction times the
  *     normal velocity change), with the same mass-weighted split (an internal impulse:
  *     momentum is conserved). Gauss-Seidel over the candidates, `self_iterations` passes.
- *  2. Colliders, last (so nothing ends inside a collider): every free vertex is
- *     projected out to `collider_offset` with the collider's restitution and friction
+ *  2. Colliders (so nothing ends inside a collider): every free vertex is projected out
+ *     to `collider_offset` with the collider's restitution and friction
  *     (cb_world_resolve_collider_contact).
+ *  3. When self collision is on and step 2 moved a vertex: the pairs of step 1 once more,
+ *     a vertex that step 2 put on a collider taking no share of a correction that would
+ *     move it towards that collider (its outward normal there), then step 2 again for the
+ *     vertices this moved; the momentum such a pair's velocity change no longer conserves
+ *     (the held vertex's share, and a pinned one's) is added to the collider impulse.
+ *     Without it a layer pressed into a collider by the layer on top
+ *     is put back on the collider's offset surface through that layer: both end on the
+ *     same surface, or the lower one above (the three-sheet drop of the gauntlet, where
+ *     the bottom sheet lies on the sphere; tests/test_step_contact.c). It moves nothing
+ *     where no vertex on a collider is within the thickness of a triangle of another
+ *     layer (the drape: the same bits as without it).
+ *
+ * What it does not promise (issue 33, README "Contact distances and friction"): it is
+ * discrete, on the positions the stage starts from, so a vertex that goes through a
+ * triangle and ends more than the thickness beyond it within one step is not seen (a
+ * relative normal speed above 2 x thickness / dt can pass, depending on where the step
+ * ends fall); and it has no edge-edge pairs, so two sheets whose edges cross without a
+ * vertex meeting a triangle pass through each other. Liu et al. 2013 have no self
+ * collision; this stage is ours.
  *
  * Nothing is allocated per step except when the candidate list grows.
  */
