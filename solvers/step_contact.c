@@ -294,9 +294,9 @@ void cb_step_contact_cache_stats(const cb_step_contact *c, long *builds, long *q
 }
 
 int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3], double t1,
-                          double impulse[3], int *contacts, cb_error *err)
+                          double impulse[3], double *work, int *contacts, cb_error *err)
 {
-    if (!c || !w || !x0 || !impulse || !contacts)
+    if (!c || !w || !x0 || !impulse || !work || !contacts)
         return CB_FAIL(err, CB_ERR_INPUT, "cb_step_contact_apply: NULL argument");
     int n = 0;
     if (c->def.self_collision) {
@@ -317,7 +317,7 @@ int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3]
     if (w->ncolliders)
         for (int i = 0; i < w->nv; i++)
             n += cb_world_resolve_collider_contact(w, i, t1, c->def.collider_offset, w->state.x[i],
-                                                   w->state.v[i], impulse);
+                                                   w->state.v[i], impulse, work);
     *contacts = n;
     return CB_OK;
 }
