@@ -147,7 +147,7 @@ double cb_world_collider_distance(const cb_world *w, double t, const double x[3]
 }
 
 int cb_world_resolve_collider_contact(const cb_world *w, int i, double t, double offset,
-                                      double x[3], double v[3], double impulse[3])
+                                      double x[3], double v[3], double impulse[3], double *work)
 {
     if (w->inv_mass[i] == 0.0) return 0;
     int hit = 0;
@@ -171,8 +171,10 @@ int cb_world_resolve_collider_contact(const cb_world *w, int i, double t, double
             double scale = lt > 0 ? fmax(0.0, 1.0 - col->friction * dvn / lt) : 0.0;
             for (int k = 0; k < 3; k++) v[k] = vc[k] - col->restitution * vn * n[k] + scale * vt[k];
         }
-        if (impulse)
-            for (int k = 0; k < 3; k++) impulse[k] += w->mass[i] * (v[k] - v_old[k]);
+        double j[3];
+        for (int k = 0; k < 3; k++) j[k] = w->mass[i] * (v[k] - v_old[k]);
+        if (impulse) cb_v3_add(impulse, impulse, j);
+        if (work) *work += cb_v3_dot(j, vc);
     }
     return hit;
 }

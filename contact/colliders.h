@@ -57,10 +57,14 @@ double cb_world_collider_distance(const cb_world *w, double t, const double x[3]
 /* Project vertex i (position x, velocity v, at time t) out of every collider to a
  * distance of at least `offset`, and apply that collider's restitution and Coulomb
  * friction to v relative to the collider's velocity. Returns 1 if it was in contact,
- * and adds the impulse m dv to impulse[3] (may be NULL). Shared by explicit and any
- * solver that resolves collider contact by projection. */
+ * adds the impulse m dv to impulse[3] (may be NULL) and its work m dv . u_c to *work
+ * (may be NULL; u_c the collider's surface velocity at the projected point, so a fixed
+ * collider adds exactly 0). With restitution <= 1 and friction >= 0 the kinetic energy
+ * rises by at most that work (the change of 1/2 m |v|^2 is m dv . u_c plus the change of
+ * 1/2 m |v - u_c|^2, which is <= 0). Shared by explicit and any solver that resolves
+ * collider contact by projection. */
 int cb_world_resolve_collider_contact(const cb_world *w, int i, double t, double offset,
-                                      double x[3], double v[3], double impulse[3]);
+                                      double x[3], double v[3], double impulse[3], double *work);
 
 /* Build the geometry of every mesh collider of a parsed scene (errors name the scene
  * file, line and key, then the OBJ's problem). Idempotent. */

@@ -63,6 +63,16 @@ typedef struct cb_step_info {
                                    step (the run loop adds gravity); reset to zero, every
                                    method adds it where they act (the conformance suite
                                    checks the momentum balance, so it is never unknown) */
+    double external_work;     /* work (J) the moving colliders and pins did on the cloth this
+                                 step through the collider and attachment impulses of
+                                 external_impulse: each impulse j times the velocity of what
+                                 applied it, j . u_c for a collider (cb_collider_velocity at the
+                                 contact point), j . u_pin for an attachment (the pin's scripted
+                                 velocity), summed where the method applies them; drag is not
+                                 in it. A fixed collider or pin adds j . 0 = 0 exactly. The
+                                 pinned vertices' own kinetic and gravity energy, which their
+                                 script changes, is the health check's to add
+                                 (experiments/harness/health.h) */
     double t_end;             /* input: the time the step ends at, exactly (n + 1) dt (set by
                                  cb_solver_step); a method that schedules by absolute time
                                  (acm) runs to it, not to t + dt, which may differ in the last bit */

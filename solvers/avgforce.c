@@ -164,6 +164,10 @@
  *
  * Mapping from the shared cloth model: masses, gravity, k_stretch (springs), k_bend
  * (hinges) and thickness as in the world. Pinned vertices follow their targets.
+ * external_work: the collider's share of each impulse (the contact filter's change of the
+ * average force, a response's normal impulse, what the correction's filter holds back,
+ * the projection's) times the collider's velocity (a response's: its normal velocity u0
+ * along n), the attachments' impulse times the pin's velocity (trapezoid over t, t1).
  *
  * What it does not do: proximity (non-crossing) self contact; a pair that already
  * intersects at the start of a step is not found again (only crossings are); moving
@@ -486,9 +490,25 @@ static inline void correction_contact_filter(const avg_solver *s, int i, double 
     }
 }
 
+/* The velocity of the collider surface vertex i is held against: in a collider response
+ * its normal velocity u0 along the response's normal, in collider contact the contact's
+ * surface velocity; 0 otherwise (a self response, no contact). */
+static void surface_velocity(const avg_solver *s, int i, double u[3])
+{
+    if (s->resp_on[i]) {
+        if (s->resp_ext[i]) cb_v3_scale(u, s->resp_n[i], s->resp_u0[i]);
+        else cb_v3_zero(u);
+    } else if (s->contact[i]) {
+        cb_v3_copy(u, s->cvel[i]);
+    } else {
+        cb_v3_zero(u);
+    }
+}
+
 /* Geometric correction (eq 3) as Jacobi sweeps, then the same constraints on the
- * velocities (header item 2): no step depends on the numbering of edges or vertices. */
-static void correction(avg_solver *s, cb_world *w, double imp[3])
+ * velocities (header item 2): no step depends on the numbering of edges or vertices.
+ * The pins are at t1 already: their velocities are the state's. */
+static void correction(avg_solver *s, cb_world *w, double imp[3], double *work)
 {
     const cb_mesh *m = w->mesh;
     double (*x)[3] = w->state.x, (*v)[3] = w->state.v, (*acc)[3] = s->acc;
@@ -535,7 +555,10 @@ static void correction(avg_solver *s, cb_world *w, double imp[3])
             cb_v3_axpy(acc[a], J * wa, u);
             cb_v3_axpy(acc[b], -J * wb, u);
             /* an edge to a pinned vertex: its half of the exchange is the attachment's */
-            if (wa == 0.0 || wb == 0.0) cb_v3_axpy(imp, om * (wa > 0 ? J : -J), u);
+            if (wa == 0.0 || wb == 0.0) {
+                cb_v3_axpy(imp, om * (wa > 0 ? J : -J), u);
+                *work += om * (wa > 0 ? J : -J) * cb_v3_dot(u, v[wa > 0 ? b : a]);
+            }
         }
         for (int i = 0; i < nv; i++) {
             if (w->inv_mass[i] == 0.0) continue;
@@ -545,7 +568,13 @@ static void correction(avg_solver *s, cb_world *w, double imp[3])
             correction_contact_filter(s, i, dq);
             /* what the filter holds back from a vertex in a collider response is the
              * collider's (its partners keep their share) */
-            for (int k = 0; k < 3; k++) imp[k] += w->mass[i] * (dq[k] - dq0[k]);
+            double j[3], uc[3];
+            for (int k = 0; k < 3; k++) {
+                j[k] = w->mass[i] * (dq[k] - dq0[k]);
+                imp[k] += j[k];
+            }
+            surface_velocity(s, i, uc);
+            *work += cb_v3_dot(j, uc);
             cb_v3_add(v[i], v[i], dq);
         }
     }
@@ -730,13 +759,14 @@ static int self_detect(avg_solver *s, cb_world *w)
 typedef struct sub_stats {
     cb_lap_timer lap;              /* the step's stages (core/solver.h) */
     double imp[3];
+    double work;                   /* external_work (core/solver.h) */
     int contacts, iters;
     double dlambda;
 } sub_stats;
 
 /* Start the responses offered this (sub)step: the impulse m v0 of eq (21); the
  * decelerating force acts from the next (sub)step on. */
-static void start_responses(avg_solver *s, cb_world *w, double tr, double imp[3])
+static void start_responses(avg_solver *s, cb_world *w, double tr, double imp[3], double *work)
 {
     for (int i = 0; i < w->nv; i++) {
         if (!(s->cand_l[i] > 0)) continue;
@@ -750,7 +780,10 @@ static void start_responses(avg_solver *s, cb_world *w, double tr, double imp[3]
         s->resp_ext[i] = s->cand_ext[i];
         double dvn = s->cand_u0[i] + 2.0 * s->cand_l[i] / tr - cb_v3_dot(w->state.v[i], n);
         cb_v3_axpy(w->state.v[i], dvn, n);
-        if (s->resp_ext[i]) cb_v3_axpy(imp, w->mass[i] * dvn, n);
+        if (s->resp_ext[i]) {
+            cb_v3_axpy(imp, w->mass[i] * dvn, n);
+            *work += w->mass[i] * dvn * s->resp_u0[i]; /* u0: the collider's normal velocity */
+        }
         s->cand_l[i] = 0.0;
     }
 }
@@ -824,23 +857,29 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
     /* the average force (8), friction on it (9), the update (15)-(16) */
     for (int i = 0; i < nv; i++) {
         if (w->inv_mass[i] == 0.0) continue;
-        double fs[3], fp_avg[3];
+        double fs[3], fp_avg[3], raw[3];
+        double cm = s->damping * w->mass[i];
         if (s->predictor == PRED_AVERAGE) {
-            double cm = s->damping * w->mass[i];
             for (int k = 0; k < 3; k++) {
                 fs[k] = 0.5 * (s->fp0[i][k] - cm * v0[i][k] + s->fp1[i][k] - cm * s->vp[i][k]);
                 fp_avg[k] = 0.5 * (s->fp0[i][k] + s->fp1[i][k]);
             }
+            cb_v3_copy(raw, fs);
             contact_filter(s, w, i, v0[i], h, fs);
         } else {
             cb_v3_copy(fs, s->g0[i]);
             cb_v3_copy(fp_avg, s->fp0[i]);
+            for (int k = 0; k < 3; k++) raw[k] = s->fp0[i][k] - cm * v0[i][k];
         }
-        /* impulse of damping and contact forces: everything but the position forces */
+        /* impulse of damping and contact forces: everything but the position forces; the
+         * contact's (what the filter changed) does work at the surface's velocity */
         if (!s->resp_on[i] || s->resp_ext[i]) {
             for (int k = 0; k < 3; k++) imp[k] += h * (fs[k] - fp_avg[k]);
+            double uc[3], df[3];
+            surface_velocity(s, i, uc);
+            cb_v3_sub(df, fs, raw);
+            st->work += h * cb_v3_dot(df, uc);
         } else { /* a self response: only damping is external */
-            double cm = s->damping * w->mass[i];
             for (int k = 0; k < 3; k++)
                 imp[k] -= h * cm * (s->predictor == PRED_AVERAGE ? 0.5 * (v0[i][k] + s->vp[i][k]) : v0[i][k]);
         }
@@ -853,10 +892,14 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
     /* attachments: the impulse that holds pinned vertices against the internal forces */
     for (int i = 0; i < nv; i++) {
         if (w->inv_mass[i] != 0.0) continue;
+        double u0[3], u1[3]; /* the pin's velocity at t and t1: the trapezoid of its power */
+        cb_world_pin_velocity(w, i, t, u0);
+        cb_world_pin_velocity(w, i, t1, u1);
         for (int k = 0; k < 3; k++) {
             double f0 = s->fp0[i][k] - w->mass[i] * w->gravity[k];
             double f1 = s->predictor == PRED_AVERAGE ? s->fp1[i][k] - w->mass[i] * w->gravity[k] : f0;
             imp[k] -= h * 0.5 * (f0 + f1);
+            st->work -= h * 0.5 * (f0 * u0[k] + f1 * u1[k]);
         }
     }
     cb_world_apply_pins(w, t1);
@@ -864,7 +907,7 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
     /* geometric correction (eq 3) and its velocity pass: part of the method (strain
      * limiting, not contact), so before the probe's bracket; it moves every vertex, and
      * inside the bracket the probe would price every spring and hinge each substep */
-    if (s->corr_iters > 0 && w->mesh->ne > 0) correction(s, w, imp);
+    if (s->corr_iters > 0 && w->mesh->ne > 0) correction(s, w, imp, &st->work);
     cb_lap(&st->lap, "correction");
     /* what follows moves vertices for contact: measured by the probe */
     cb_contact_probe_begin(s->probe, w, t1, (const double (*)[3])x, (const double (*)[3])v);
@@ -879,7 +922,10 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
         double vn = cb_v3_dot(v[i], n);
         cb_v3_axpy(x[i], disp - dxn, n);
         cb_v3_axpy(v[i], u_end - vn, n);
-        if (s->resp_ext[i]) cb_v3_axpy(imp, w->mass[i] * (u_end - vn), n);
+        if (s->resp_ext[i]) {
+            cb_v3_axpy(imp, w->mass[i] * (u_end - vn), n);
+            st->work += w->mass[i] * (u_end - vn) * s->resp_u0[i];
+        }
     }
     cb_lap_contact(&st->lap, "response");
 
@@ -900,10 +946,10 @@ static void substep(avg_solver *s, cb_world *w, double t, double h, double tr, s
     }
     cb_lap_contact(&st->lap, "detection");
     if (s->response == RESP_SAT) {
-        start_responses(s, w, tr, imp);
+        start_responses(s, w, tr, imp, &st->work);
     } else if (s->response == RESP_PROJECTION && w->ncolliders) {
         for (int i = 0; i < nv; i++)
-            contacts += cb_world_resolve_collider_contact(w, i, t1, s->offset, x[i], v[i], imp);
+            contacts += cb_world_resolve_collider_contact(w, i, t1, s->offset, x[i], v[i], imp, &st->work);
     }
     cb_contact_probe_end(s->probe, w, (const double (*)[3])x, (const double (*)[3])v, info);
     cb_lap_contact(&st->lap, "response");
@@ -946,7 +992,7 @@ static int avg_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
             st.contacts += found;
             cb_lap_contact(&st.lap, "detection");
             if (s->self_response_time > 0) {
-                start_responses(s, w, s->self_response_time, st.imp);
+                start_responses(s, w, s->self_response_time, st.imp, &st.work);
             } else { /* the t -> 0 limit of (17)-(21): move by l now, relative normal velocity 0 */
                 for (int i = 0; i < w->nv; i++) {
                     if (!(s->cand_l[i] > 0)) continue;
@@ -967,6 +1013,7 @@ static int avg_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     info->residual = st.dlambda;
     info->contacts = st.contacts;
     for (int k = 0; k < 3; k++) info->external_impulse[k] = st.imp[k];
+    info->external_work = st.work;
     info->solver_energy = s->spring == SPRING_TAYLOR ? own_energy(s, w) : NAN;
     return CB_OK;
 }

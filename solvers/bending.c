@@ -196,7 +196,8 @@ void cb_bending_add_gradient(const cb_bending *b, const double (*x)[3], double s
     }
 }
 
-void cb_bending_add_pin_impulse(const cb_bending *b, const double (*x)[3], const int *unk, double h, double imp[3])
+void cb_bending_add_pin_impulse(const cb_bending *b, const double (*x)[3], const int *unk, double h, double imp[3],
+                                const cb_world *w, double t, double *work)
 {
     for (int i = 0; i < b->n; i++) {
         const int *hv = b->h[i];
@@ -212,8 +213,15 @@ void cb_bending_add_pin_impulse(const cb_bending *b, const double (*x)[3], const
             for (int j = 0; j < 4; j++) cb_v3_scale(g[j], v, b->q[i][j]);
             s = 1.0;
         }
-        for (int j = 0; j < 4; j++)
-            if (unk[hv[j]] >= 0) cb_v3_axpy(imp, -h * s, g[j]);
+        for (int j = 0; j < 4; j++) {
+            if (unk[hv[j]] >= 0) {
+                cb_v3_axpy(imp, -h * s, g[j]);
+                continue;
+            }
+            double u[3]; /* the term's force on the pin is -s g_j; the pin does minus that */
+            cb_world_pin_velocity(w, hv[j], t, u);
+            *work += h * s * cb_v3_dot(g[j], u);
+        }
     }
 }
 

@@ -61,8 +61,11 @@ double cb_bending_energy(const cb_bending *b, const double (*x)[3]);
 void cb_bending_add_gradient(const cb_bending *b, const double (*x)[3], double scale, double (*grad)[3]);
 /* imp += h times the force of the terms on the free vertices (unk[v] >= 0) of the
  * hinges that also have a pinned one (unk[v] < 0): the impulse the pins pass on through
- * bending (the terms' forces sum to zero over a hinge). */
-void cb_bending_add_pin_impulse(const cb_bending *b, const double (*x)[3], const int *unk, double h, double imp[3]);
+ * bending (the terms' forces sum to zero over a hinge); *work += the pins' work, minus h
+ * times the force of the term on each pinned vertex dotted with that pin's velocity at
+ * time t (cb_world_pin_velocity of w). */
+void cb_bending_add_pin_impulse(const cb_bending *b, const double (*x)[3], const int *unk, double h, double imp[3],
+                                const cb_world *w, double t, double *work);
 /* The Hessian of term i at x, 12 x 12, positive semi-definite (shells: projected). */
 void cb_bending_hinge_hessian(const cb_bending *b, int i, const double (*x)[3], double H[12][12]);
 

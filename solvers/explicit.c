@@ -21,6 +21,9 @@
  * free vertex closer than `contact_offset` (default thickness/2) to a collider is
  * projected out along the collider normal, and its velocity relative to the collider
  * gets the collider's restitution and Coulomb friction (core/world.c).
+ * external_work: the projections' impulses times the collider's surface velocity, the
+ * attachments' impulse (minus the internal force on the pinned vertex, per half kick)
+ * times the pin's velocity at the kick's time: the trapezoid of the pin's power.
  *
  * What it does not do: no self collision (the metric still counts self
  * intersections), no implicit stiffness handling — a dt above the stability limit
@@ -105,14 +108,18 @@ static int explicit_create(const cb_world *w, const cb_params *p, void **self, c
 
 /* v += h (f/m + g) for free vertices, then the damping factor. Accumulates into imp
  * the impulse of damping (an external force) and of the attachments (minus the
- * internal force on pinned vertices). */
-static void kick(explicit_solver *s, cb_world *w, double h, double imp[3])
+ * internal force on pinned vertices), and into *work the attachments' work: their
+ * impulse times the pin's velocity at time t (0 for a fixed pin). */
+static void kick(explicit_solver *s, cb_world *w, double t, double h, double imp[3], double *work)
 {
     double decay = exp(-s->damping * h);
     for (int i = 0; i < w->nv; i++) {
         double *v = w->state.v[i];
         if (w->inv_mass[i] == 0.0) {
+            double u[3];
             cb_v3_axpy(imp, -h, s->f[i]);
+            cb_world_pin_velocity(w, i, t, u);
+            *work -= h * cb_v3_dot(s->f[i], u);
             continue;
         }
         for (int k = 0; k < 3; k++) v[k] += h * (s->f[i][k] * w->inv_mass[i] + w->gravity[k]);
@@ -127,7 +134,8 @@ static void kick(explicit_solver *s, cb_world *w, double h, double imp[3])
 }
 
 /* One substep of length dt from time t0. */
-static void substep(explicit_solver *s, cb_world *w, double t0, double dt, double imp[3], cb_step_info *info)
+static void substep(explicit_solver *s, cb_world *w, double t0, double dt, double imp[3], double *work,
+                    cb_step_info *info)
 {
     double t1 = t0 + dt;
     cb_lap_timer lap;
@@ -138,7 +146,7 @@ static void substep(explicit_solver *s, cb_world *w, double t0, double dt, doubl
     }
     cb_lap(&lap, "force");
     double first = s->scheme == 0 ? 0.5 * dt : dt;
-    kick(s, w, first, imp);
+    kick(s, w, t0, first, imp, work);
     for (int i = 0; i < w->nv; i++)
         if (w->inv_mass[i] > 0.0) cb_v3_axpy(w->state.x[i], dt, w->state.v[i]);
     cb_world_apply_pins(w, t1);
@@ -149,13 +157,13 @@ static void substep(explicit_solver *s, cb_world *w, double t0, double dt, doubl
         cb_contact_probe_begin(s->probe, w, t1, x, v);
         for (int i = 0; i < w->nv; i++)
             contacts += cb_world_resolve_collider_contact(w, i, t1, s->offset, w->state.x[i],
-                                                          w->state.v[i], imp);
+                                                          w->state.v[i], imp, work);
         cb_contact_probe_end(s->probe, w, x, v, info);
     }
     cb_lap_contact(&lap, "contact");
     compute_forces(s, w);
     cb_lap(&lap, "force");
-    if (s->scheme == 0) kick(s, w, 0.5 * dt, imp); /* euler: the new forces act next step */
+    if (s->scheme == 0) kick(s, w, t1, 0.5 * dt, imp, work); /* euler: the new forces act next step */
     cb_lap(&lap, "integrate");
     info->contacts += contacts;
 }
@@ -170,13 +178,14 @@ static int explicit_step(void *self, cb_world *w, double dt, cb_step_info *info,
         if (n > 100000000L)
             return CB_FAIL(err, CB_ERR_INPUT, "explicit: dt %g needs more than 1e8 substeps", dt);
     }
-    double h = dt / (double)n, imp[3] = {0, 0, 0};
+    double h = dt / (double)n, imp[3] = {0, 0, 0}, work = 0;
     for (long k = 0; k < n; k++) {
         if ((k & 1023) == 1023 && cb_interrupt_requested()) /* a stiff, light cloth can need millions */
             return CB_FAIL(err, CB_ERR_INTERRUPTED, "explicit: interrupted by a signal in substep %ld of %ld", k, n);
-        substep(s, w, w->state.t + (double)k * h, h, imp, info);
+        substep(s, w, w->state.t + (double)k * h, h, imp, &work, info);
     }
     for (int k = 0; k < 3; k++) info->external_impulse[k] = imp[k];
+    info->external_work = work;
     info->iterations = (int)n; /* substeps taken */
     return CB_OK;
 }

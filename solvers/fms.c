@@ -152,7 +152,10 @@
  * attachments'; the springs hold a vertex just inside the offset, so it is in contact
  * for the end-of-step projection too). The
  * end-of-step collider projection stays as a safety net: nothing ends a step inside
- * the offset, and the contact probe measures what it still moves.
+ * the offset, and the contact probe measures what it still moves. external_work = those
+ * impulses but damping, each times the velocity of what applies it: the pin's at t1, the
+ * surface velocity of the collider nearest to the contact spring's vertex in the last
+ * local step (friction: its lagged collider's), the projection's collider.
  *
  * What it does not do: no nonlinear bending (quadratic is linear in x, exact only for
  * isometric bending of a flat rest state; bend springs have no small-angle stiffness);
@@ -255,6 +258,9 @@ typedef struct fms_solver {
     double *dy;            /* [nfree] distance of y from the colliders minus the offset */
     double cimp[3];        /* sum of wc (p - y) over the contact springs in the last local step */
     double fimp[3];        /* sum of the friction forces -grad F in the last local step */
+    double (*cvel)[3];     /* [nfree + 1] surface velocity of the nearest collider of each contact
+                              spring's vertex in the last local step */
+    double cpow, fpow;     /* cimp and fimp dotted with those velocities, vertex by vertex (W) */
 } fms_solver;
 
 static void fms_destroy(void *self)
@@ -276,6 +282,7 @@ static void fms_destroy(void *self)
     free(s->b);
     free(s->wc);
     free(s->cu);
+    free(s->cvel);
     free(s->want);
     free(s->dy);
     free(s);
@@ -366,9 +373,10 @@ static int fms_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->b = cb_calloc((size_t)nv + 1, sizeof *s->b);
     s->wc = cb_calloc((size_t)nv + 1, sizeof *s->wc);
     s->cu = cb_calloc((size_t)nv + 1, sizeof *s->cu);
+    s->cvel = cb_calloc((size_t)nv + 1, sizeof *s->cvel);
     s->want = cb_calloc((size_t)nv + 1, 1);
     s->dy = cb_calloc((size_t)nv + 1, sizeof *s->dy);
-    rc = s->c && s->b && s->wc && s->cu && s->want && s->dy ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "fms: out of memory for %d vertices", nv);
+    rc = s->c && s->b && s->wc && s->cu && s->cvel && s->want && s->dy ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "fms: out of memory for %d vertices", nv);
     if (!rc) rc = cb_spring_solver_setup(&s->ss, w, 1, "fms: the global matrix M + h^2 L", err);
     if (!rc) rc = build_springs(s, w, err);
     if (rc) {
@@ -486,15 +494,20 @@ static void local_step_rhs(fms_solver *s, const double (*x)[3], int want_pin_d)
 static void local_contact(fms_solver *s, const cb_world *w, const double (*x)[3], double t1)
 {
     cb_v3_zero(s->cimp);
+    s->cpow = 0.0;
     const cb_spring_solver *ss = &s->ss;
     for (int j = 0; j < s->ncu; j++) {
-        int u = s->cu[j], i = ss->vert[u];
+        int u = s->cu[j], i = ss->vert[u], which;
         double n[3], r[3];
-        double d = cb_spring_contact_query(ss, w, t1, x[i], n);
+        /* cb_spring_contact_query's distance, with the collider's index */
+        double d = cb_world_collider_distance(w, t1, x[i], &which, n, NULL) - ss->contact_offset;
         cb_v3_sub(r, x[i], ss->y[i]);
         if (d < 0) cb_v3_axpy(r, -d, n);
         cb_v3_axpy(s->b[u], s->wc[u], r);
         cb_v3_axpy(s->cimp, s->wc[u], r);
+        if (which >= 0) cb_collider_velocity(&w->colliders[which], t1, x[i], s->cvel[u]);
+        else cb_v3_zero(s->cvel[u]);
+        s->cpow += s->wc[u] * cb_v3_dot(r, s->cvel[u]);
     }
 }
 
@@ -506,13 +519,20 @@ static void local_friction(fms_solver *s, const cb_world *w, const double (*x)[3
 {
     const cb_spring_solver *ss = &s->ss;
     cb_v3_zero(s->fimp);
+    s->fpow = 0.0;
     if (ss->nfric == 0) return;
     for (int u = 0; u < ss->nfree; u++) cb_v3_zero(ss->grad[ss->vert[u]]);
     cb_spring_friction(ss, w, h, t1, x, ss->grad, NULL, NULL);
     for (int u = 0; u < ss->nfree; u++) {
-        const double *gi = ss->grad[ss->vert[u]];
+        int i = ss->vert[u];
+        const double *gi = ss->grad[i];
         cb_v3_axpy(s->b[u], -1.0, gi);
         cb_v3_axpy(s->fimp, -1.0, gi);
+        if (ss->fn[i] > 0) { /* the friction's collider, as cb_spring_friction takes its velocity */
+            double uc[3];
+            cb_collider_velocity(&w->colliders[ss->fcol[i]], t1, ss->x0[i], uc);
+            s->fpow -= cb_v3_dot(gi, uc);
+        }
     }
 }
 
@@ -686,7 +706,7 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     double h = dt, h2 = h * h, t1 = w->state.t + h;
     double (*x)[3] = w->state.x;
     const double (*cx)[3] = (const double (*)[3])x, (*cy)[3] = (const double (*)[3])ss->y;
-    double imp[3] = {0, 0, 0};
+    double imp[3] = {0, 0, 0}, work = 0.0;
     cb_lap_timer lap;
     cb_lap_start(&lap, info);
     /* inertial target, start positions x = y, and the constant right-hand side
@@ -747,16 +767,27 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         cb_v3_add(ci, s->cimp, s->fimp); /* and the friction's, on the same right-hand side */
         for (int j = 0; j < s->ncu; j++) cb_v3_axpy(ci, -s->wc[s->cu[j]], ss->dx[ss->vert[s->cu[j]]]);
         cb_v3_axpy(imp, 1.0 / h, ci);
+        /* its work: each vertex's share times its collider's velocity */
+        double pw = s->cpow + s->fpow;
+        for (int j = 0; j < s->ncu; j++) {
+            int u = s->cu[j];
+            pw -= s->wc[u] * cb_v3_dot(ss->dx[ss->vert[u]], s->cvel[u]);
+        }
+        work += pw / h;
     }
-    /* attachment impulse: h k (d_i - (p_a - p_b)) on the free end of springs to pins */
+    /* attachment impulse: h k (d_i - (p_a - p_b)) on the free end of springs to pins;
+     * its work: that impulse times the pin's velocity at t1 */
     for (int j = 0; j < s->npin; j++) {
         int i = s->pin[j];
-        double e[3];
+        double e[3], u[3];
         cb_v3_sub(e, s->dpin[j], x[s->ia[i]]);
         cb_v3_add(e, e, x[s->ib[i]]);
-        cb_v3_axpy(imp, (s->ua[i] < nf ? 1.0 : -1.0) * h * s->k[i], e);
+        double sg = s->ua[i] < nf ? 1.0 : -1.0;
+        cb_v3_axpy(imp, sg * h * s->k[i], e);
+        cb_world_pin_velocity(w, s->ua[i] < nf ? s->ib[i] : s->ia[i], t1, u);
+        work += sg * h * s->k[i] * cb_v3_dot(e, u);
     }
-    cb_bending_add_pin_impulse(&ss->bend, cx, ss->unk, h, imp);
+    cb_bending_add_pin_impulse(&ss->bend, cx, ss->unk, h, imp, w, t1, &work);
     double residual = NAN;
     if (nf > 0) {
         double gn = cb_spring_solver_gradient(ss, w, cx, h);
@@ -769,7 +800,7 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         }
         residual = gnorm0 > 0 ? gn / gnorm0 : 0.0;
     }
-    int rc = cb_spring_solver_finish(ss, w, h, t1, imp, info, &lap, err);
+    int rc = cb_spring_solver_finish(ss, w, h, t1, imp, work, info, &lap, err);
     if (rc) return rc;
     info->iterations = iters;
     info->residual = residual;

@@ -281,12 +281,28 @@ static inline void keep(double (*p)[3], const int *v, int n, double before[][3])
     for (int j = 0; j < n; j++) cb_v3_copy(before[j], p[v[j]]);
 }
 
-static inline void count_moves(double *acc, double (*p)[3], const int *v, const double *w, int n,
-                               double before[][3])
+/* The first pinned participant of a constraint (one exists: attached). */
+static inline int first_pin(const int *v, const double *w, int n)
 {
+    int j = 0;
+    while (j < n - 1 && w[j] > 0) j++;
+    return v[j];
+}
+
+static inline void count_moves(const pbd_solver *s, double *acc, double (*p)[3], const int *v, const double *w,
+                               int n, double before[][3])
+{
+    int P = first_pin(v, w, n);
     for (int j = 0; j < n; j++)
-        if (w[j] > 0)
-            for (int k = 0; k < 3; k++) acc[k] += (p[v[j]][k] - before[j][k]) / w[j];
+        if (w[j] > 0) {
+            double mdp[3], u[3];
+            for (int k = 0; k < 3; k++) {
+                mdp[k] = (p[v[j]][k] - before[j][k]) / w[j];
+                acc[k] += mdp[k];
+            }
+            pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[3])p, P, p[v[j]], u);
+            acc[3] += cb_v3_dot(mdp, u);
+        }
 }
 
 static inline double *thread_acc(pbd_solver *s)
@@ -309,7 +325,13 @@ static inline void project4(pbd_solver *s, double (*p)[3], const int *v, double 
     for (int j = 0; j < 4; j++)
         if (w4[j] > 0) {
             cb_v3_axpy(p[v[j]], dl * w4[j], g[j]);
-            if (a) cb_v3_axpy(acc, dl, g[j]); /* m dp = dl g for a free participant */
+            if (a) { /* m dp = dl g for a free participant */
+                double u[3];
+                cb_v3_axpy(acc, dl, g[j]);
+                pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[3])p, first_pin(v, w4, 4),
+                          p[v[j]], u);
+                acc[3] += dl * cb_v3_dot(g[j], u);
+            }
         }
 }
 
@@ -324,6 +346,7 @@ static void project_contacts(pbd_solver *s, double (*p)[3])
         if (C < 0) {
             cb_v3_axpy(p[k->v], -C, k->n);
             cb_v3_axpy(acc, -C / s->w[k->v], k->n); /* the collider's push */
+            acc[3] += -C / s->w[k->v] * cb_v3_dot(k->n, k->vc);
             k->active = 1;
         }
     }
@@ -342,17 +365,25 @@ static void project_contacts(pbd_solver *s, double (*p)[3])
         double C = V - s->pressure * s->v6rest, S = 0;
         for (int i = 0; i < m->nv; i++) S += s->w[i] * cb_v3_norm2(s->grad[i]);
         if (S > 0) {
-            double dl = -C / S, moved[3] = {0, 0, 0};
-            int pinned = 0;
+            double dl = -C / S, moved[3] = {0, 0, 0}, power = 0;
+            int pinned = -1;
+            for (int i = 0; i < m->nv; i++)
+                if (s->w[i] == 0.0 && pinned < 0) pinned = i;
             for (int i = 0; i < m->nv; i++) {
                 if (s->w[i] > 0) {
                     cb_v3_axpy(p[i], dl * s->w[i], s->grad[i]);
                     cb_v3_axpy(moved, dl, s->grad[i]);
-                } else {
-                    pinned = 1;
+                    if (pinned >= 0) {
+                        double u[3];
+                        pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[3])p, pinned, p[i], u);
+                        power += dl * cb_v3_dot(s->grad[i], u);
+                    }
                 }
             }
-            if (pinned) cb_v3_add(acc, acc, moved); /* the gradients sum to 0: only pins unbalance it */
+            if (pinned >= 0) { /* the gradients sum to 0: only pins unbalance it */
+                cb_v3_add(acc, acc, moved);
+                acc[3] += power;
+            }
         }
     }
 }
@@ -392,7 +423,7 @@ static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl, int ser
             int a = attached(st[c].w, 2);
             if (a) keep(p, st[c].v, 2, b);
             cb_pbd_project_stretch(p[st[c].v[0]], p[st[c].v[1]], st[c].w[0], st[c].w[1], st[c].rest, k);
-            if (a) count_moves(acc, p, st[c].v, st[c].w, 2, b);
+            if (a) count_moves(s, acc, p, st[c].v, st[c].w, 2, b);
         }
     } else if (bl->type == T_STRETCH) {
         const scon *st = s->st;
@@ -403,7 +434,7 @@ static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl, int ser
             if (a) keep(p, st[c].v, 2, b);
             cb_pbd_project_stretch_x(p[st[c].v[0]], p[st[c].v[1]], st[c].w[0], st[c].w[1], st[c].rest,
                                      alpha[c] * ih2, &lambda[c]);
-            if (a) count_moves(acc, p, st[c].v, st[c].w, 2, b);
+            if (a) count_moves(s, acc, p, st[c].v, st[c].w, 2, b);
         }
     } else if (bl->type == T_BEND && s->bending == 0) {
         const qcon *q = s->bd;
@@ -413,7 +444,7 @@ static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl, int ser
             if (a) keep(p, q[c].v, 4, b);
             cb_pbd_project_bend_paper(p[q[c].v[0]], p[q[c].v[1]], p[q[c].v[2]], p[q[c].v[3]], q[c].w, q[c].rest, k,
                                       cap);
-            if (a) count_moves(acc, p, q[c].v, q[c].w, 4, b);
+            if (a) count_moves(s, acc, p, q[c].v, q[c].w, 4, b);
         }
     } else if (bl->type == T_BEND && s->xpbd) {
         const qcon *q = s->bd;
@@ -424,7 +455,7 @@ static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl, int ser
             if (a) keep(p, q[c].v, 4, b);
             cb_pbd_project_bend_dihedral(p[q[c].v[0]], p[q[c].v[1]], p[q[c].v[2]], p[q[c].v[3]], q[c].w, q[c].rest,
                                          1.0, alpha[c] * ih2, &lambda[c], INFINITY);
-            if (a) count_moves(acc, p, q[c].v, q[c].w, 4, b);
+            if (a) count_moves(s, acc, p, q[c].v, q[c].w, 4, b);
         }
     } else if (bl->type == T_BEND) {
         const qcon *q = s->bd;
@@ -434,7 +465,7 @@ static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl, int ser
             if (a) keep(p, q[c].v, 4, b);
             cb_pbd_project_bend_dihedral(p[q[c].v[0]], p[q[c].v[1]], p[q[c].v[2]], p[q[c].v[3]], q[c].w, q[c].rest,
                                          k, -1.0, NULL, cap);
-            if (a) count_moves(acc, p, q[c].v, q[c].w, 4, b);
+            if (a) count_moves(s, acc, p, q[c].v, q[c].w, 4, b);
         }
     } else {
         const qcon *q = s->te;
@@ -448,7 +479,7 @@ static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl, int ser
             double C = cb_pbd_tet_volume(p0, p1, p2, p3, q[c].rest, g);
             if (x) cb_pbd_apply4(p0, p1, p2, p3, q[c].w, C, (const double (*)[3])g, 1.0, alpha[c] * ih2, &lambda[c]);
             else cb_pbd_apply4(p0, p1, p2, p3, q[c].w, C, (const double (*)[3])g, k, -1.0, NULL);
-            if (a) count_moves(acc, p, q[c].v, q[c].w, 4, b);
+            if (a) count_moves(s, acc, p, q[c].v, q[c].w, 4, b);
         }
     }
 }
@@ -598,8 +629,10 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, double self_
         cb_contact_probe_begin(s->probe, w, t1, (const double (*)[3])s->p, (const double (*)[3])w->state.v);
     }
     int fixed = w->ncolliders ? cb_pbd_final_collider_pass(s, w, t1) : 0;
-    for (int t = 0; t < s->nthr; t++) /* the position-level impulses: m dp / h */
+    for (int t = 0; t < s->nthr; t++) { /* the position-level impulses: m dp / h */
         for (int k = 0; k < 3; k++) s->ext[k] += s->jthr[t][k] / h;
+        s->work += s->jthr[t][3] / h;
+    }
     for (int i = 0; i < nv; i++) {
         if (s->w[i] == 0.0) continue;
         for (int k = 0; k < 3; k++) {
@@ -634,6 +667,7 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     s->k_damping_sub = s->stepping == STEP_PAPER || nsub == 1 ? s->k_damping : cb_pbd_kprime(s->k_damping, nsub);
     double h = dt / (double)nsub;
     cb_v3_zero(s->ext);
+    s->work = 0.0;
 #ifdef _OPENMP
     if (omp_get_max_threads() > s->nthr) { /* more threads than at create: one slot each */
         double (*grown)[4] = cb_calloc((size_t)omp_get_max_threads(), sizeof *grown);
@@ -670,6 +704,7 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     /* the impulse summed where colliders, attachments and drag act (not P1 - P0 - m g dt,
      * which would make the momentum balance true by definition) */
     for (int k = 0; k < 3; k++) info->external_impulse[k] = s->ext[k];
+    info->external_work = s->work;
     info->iterations = s->iterations * nsub;
     /* residual and (xpbd) constraint energy at the final positions */
     const double (*x)[3] = (const double (*)[3])w->state.x;

@@ -61,9 +61,9 @@ void cb_pbd_collider_constraints(pbd_solver *s, const cb_world *w, double t0, do
                 cb_collider_query(col, t0 + h, p, k->n, cp);
                 for (int q = 0; q < 3; q++) k->q[q] = cp[q] + s->offset * k->n[q];
             }
-            double vc[3], vr[3];
-            cb_collider_velocity(col, t0 + h, p, vc);
-            cb_v3_sub(vr, s->vpred[i], vc);
+            double vr[3];
+            cb_collider_velocity(col, t0 + h, p, k->vc);
+            cb_v3_sub(vr, s->vpred[i], k->vc);
             k->vn0 = cb_v3_dot(vr, k->n);
             k->v = i;
             k->col = c;
@@ -171,11 +171,15 @@ int cb_pbd_final_collider_pass(pbd_solver *s, const cb_world *w, double t1)
             double n[3], cp[3];
             double d = cb_collider_query(&w->colliders[c], t1, s->p[i], n, cp);
             if (d < 0) {
+                double mdp[3], vc[3];
                 for (int q = 0; q < 3; q++) {
                     double to = cp[q] + s->offset * n[q];
-                    s->jthr[0][q] += (to - s->p[i][q]) * w->mass[i];
+                    mdp[q] = (to - s->p[i][q]) * w->mass[i];
+                    s->jthr[0][q] += mdp[q];
                     s->p[i][q] = to;
                 }
+                cb_collider_velocity(&w->colliders[c], t1, s->p[i], vc);
+                s->jthr[0][3] += cb_v3_dot(mdp, vc);
                 moved++;
             }
         }
@@ -205,6 +209,7 @@ void cb_pbd_contact_velocities(pbd_solver *s, cb_world *w, double t1)
         for (int q = 0; q < 3; q++) {
             double to = vc[q] + vn_new * k->n[q] + scale * vt[q];
             s->ext[q] += w->mass[k->v] * (to - v[q]); /* restitution and friction */
+            s->work += w->mass[k->v] * (to - v[q]) * vc[q];
             v[q] = to;
         }
     }

@@ -9,6 +9,7 @@
 #include "contact/spatial_hash.h"
 #include "core/params.h"
 #include "core/solver.h"
+#include "core/vec3.h"
 #include "core/world.h"
 #include "solvers/pbd_simd.h"
 
@@ -31,6 +32,7 @@ typedef struct coll_con {   /* collider constraint (p - q) . n >= 0 on one verte
     int v, col;
     double q[3], n[3];
     double vn0;             /* normal velocity relative to the collider before the solve */
+    double vc[3];           /* the collider's surface velocity at the end of the substep (its work) */
     int active;
 } coll_con;
 
@@ -61,6 +63,7 @@ typedef struct pbd_solver {
     const cb_mesh *mesh;
     int nv;
     const double *w;                        /* inverse masses (the world's) */
+    const double (*pin_omega)[3];           /* the pins' angular velocities (the world's) */
     /* internal constraints, stored by colour (xpbd: compliance and multiplier arrays) */
     int ns, nb, nt;
     scon *st; double *salpha, *slambda;
@@ -85,7 +88,11 @@ typedef struct pbd_solver {
      * where it acts: never inferred from the momentum change, so that the shared
      * momentum balance checks the internal constraints (which must conserve it) */
     double ext[3];                          /* this step's, N s */
-    double (*jthr)[4];                      /* per thread: m dp of attached constraints (padded) */
+    double work;                            /* this step's external_work: those impulses but
+                                             * drag times the velocity of what applies them (J) */
+    double (*jthr)[4];                      /* per thread: m dp of attached constraints, and in
+                                             * [3] m dp . u, u the velocity of the pin or
+                                             * collider that applies it */
     int nthr;
 } pbd_solver;
 
@@ -98,6 +105,21 @@ static inline int attached(const double *w, int n)
     for (int j = 0; j < n; j++)
         if (w[j] == 0.0) return 1;
     return 0;
+}
+
+/* The velocity at x of the rigid motion of pinned vertex P at the end of the substep
+ * (its velocity vpred[P] there, its angular velocity, its position p[P]). The
+ * constraint's impulse on its free participants, m dp / h, is balanced by the pins'
+ * (the gradients of a constraint sum to zero, and their moments too), so the work the
+ * pins do through it is sum m dp_j / h . u(x_j) when they move as one rigid body:
+ * exact for fixed, translating and rotating grips. */
+static inline void pin_field(const double (*pin_omega)[3], const double (*vpred)[3], const double (*p)[3], int P,
+                             const double x[3], double u[3])
+{
+    double r[3], wr[3];
+    cb_v3_sub(r, x, p[P]);
+    cb_v3_cross(wr, pin_omega[P], r);
+    cb_v3_add(u, vpred[P], wr);
 }
 
 /* pbd_layout.c: create (the parameters, the constraints in colour order, the mesh parts,

@@ -608,6 +608,7 @@ int cb_pbd_create(const cb_world *w, const cb_params *prm, int xpbd, void **self
     s->mesh = w->mesh;
     s->nv = w->nv;
     s->w = w->inv_mass;
+    s->pin_omega = (const double (*)[3])w->pin_omega;
     stiffness k;
     build_arrays b = {0};
     int rc = read_parameters(s, w, prm, &k, err);

@@ -186,7 +186,7 @@ void cb_spring_solver_predict(cb_spring_solver *s, cb_world *w, double h, double
     memset(s->dx, 0, (size_t)w->nv * sizeof *s->dx);
 }
 
-int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t1, double imp[3],
+int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t1, double imp[3], double work,
                             cb_step_info *info, cb_lap_timer *lap, cb_error *err)
 {
     if (!s || !w || !imp || !info || !lap)
@@ -203,7 +203,7 @@ int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t
     int contacts = 0;
     const double (*x)[3] = (const double (*)[3])w->state.x, (*vc)[3] = (const double (*)[3])w->state.v;
     cb_contact_probe_begin(s->probe, w, t1, x, vc);
-    int rc = cb_step_contact_apply(s->contact, w, (const double (*)[3])s->x0, t1, imp, &contacts, err);
+    int rc = cb_step_contact_apply(s->contact, w, (const double (*)[3])s->x0, t1, imp, &work, &contacts, err);
     cb_contact_probe_end(s->probe, w, x, vc, info);
     if (rc) {
         cb_error_prefix(err, "%s: ", s->name);
@@ -213,7 +213,34 @@ int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t
     info->solver_energy = cb_spring_solver_energy(s, (const double (*)[3])w->state.x);
     info->contacts += contacts;
     for (int k = 0; k < 3; k++) info->external_impulse[k] = imp[k];
+    info->external_work = work;
     return CB_OK;
+}
+
+double cb_spring_contact_work(const cb_spring_solver *s, const cb_world *w, double h, double t1,
+                              const double (*x)[3], double (*scratch)[3])
+{
+    CB_ASSERT(s && w && x && scratch);
+    double W = 0.0;
+    for (int u = 0; u < s->nfree; u++) {
+        int i = s->vert[u], which;
+        double n[3], uc[3];
+        double d = cb_world_collider_distance(w, t1, x[i], &which, n, NULL) - s->contact_offset;
+        if (!(d < 0) || which < 0) continue; /* the penalty's term (cb_spring_contact_penalty) */
+        cb_collider_velocity(&w->colliders[which], t1, x[i], uc);
+        W -= s->contact_stiffness * w->mass[i] * d * cb_v3_dot(n, uc) / h;
+    }
+    if (s->nfric == 0) return W;
+    for (int u = 0; u < s->nfree; u++) cb_v3_zero(scratch[s->vert[u]]);
+    cb_spring_friction(s, w, h, t1, x, scratch, NULL, NULL);
+    for (int u = 0; u < s->nfree; u++) {
+        int i = s->vert[u];
+        if (!(s->fn[i] > 0)) continue;
+        double uc[3];
+        cb_collider_velocity(&w->colliders[s->fcol[i]], t1, s->x0[i], uc);
+        W -= cb_v3_dot(scratch[i], uc) / h;
+    }
+    return W;
 }
 
 double cb_spring_solver_energy(const cb_spring_solver *s, const double (*x)[3])

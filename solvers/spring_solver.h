@@ -118,11 +118,20 @@ int cb_spring_solver_factor(cb_spring_solver *s, const cb_world *w, double h, cb
 void cb_spring_solver_predict(cb_spring_solver *s, cb_world *w, double h, double t1, double imp[3]);
 
 /* The end of a step (see above): imp (attachments + damping, from the solver) gets the
- * collider impulse and is stored as info->external_impulse; the step's lap timer laps
- * "setup" before the contact and "contact" after it. A contact error is prefixed with
- * the solver's name. */
-int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t1, double imp[3],
+ * collider impulse and is stored as info->external_impulse, work (the work of the
+ * attachments and of the contact inside the solve, from the solver) gets the contact
+ * projection's and is stored as info->external_work; the step's lap timer laps "setup"
+ * before the contact and "contact" after it. A contact error is prefixed with the
+ * solver's name. */
+int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t1, double imp[3], double work,
                             cb_step_info *info, cb_lap_timer *lap, cb_error *err);
+/* The work (J) of the collider contact inside the solve at x (contact: constraint): the
+ * impulse of the penalty, -(1/h) grad P on vertex i, times the surface velocity of the
+ * nearest collider at x_i; the impulse of the friction, -(1/h) grad F, times the surface
+ * velocity of its lagged collider (as cb_spring_friction takes it, at x0_i). scratch
+ * [nv] is overwritten on the free vertices. */
+double cb_spring_contact_work(const cb_spring_solver *s, const cb_world *w, double h, double t1,
+                              const double (*x)[3], double (*scratch)[3]);
 
 /* Collider contact inside the solve (contact: constraint). d_i is the signed distance of
  * vertex i from the nearest collider at the end of the step, minus contact_offset

@@ -39,6 +39,7 @@ struct cb_step_contact {
     unsigned char *held;     /* [nv] bit 1: put on a collider's surface by this step's collider
                               * pass; bit 2: moved by the pairs after it */
     double (*held_normal)[3]; /* [nv] that collider's outward normal there */
+    double (*held_vel)[3];    /* [nv] and its surface velocity there (the work of the share it takes) */
 };
 
 int cb_step_contact_create(const cb_world *w, const cb_step_contact_def *def, cb_step_contact **out,
@@ -66,7 +67,8 @@ int cb_step_contact_create(const cb_world *w, const cb_step_contact_def *def, cb
         c->xb = cb_calloc((size_t)w->nv, sizeof *c->xb);
         c->held = cb_calloc((size_t)w->nv, sizeof *c->held);
         c->held_normal = cb_calloc((size_t)w->nv, sizeof *c->held_normal);
-        if (!c->xb || !c->held || !c->held_normal) {
+        c->held_vel = cb_calloc((size_t)w->nv, sizeof *c->held_vel);
+        if (!c->xb || !c->held || !c->held_normal || !c->held_vel) {
             cb_step_contact_free(&c);
             return CB_FAIL(err, CB_ERR_NOMEM, "step contact: out of memory");
         }
@@ -82,6 +84,7 @@ void cb_step_contact_free(cb_step_contact **pc)
     free((*pc)->xb);
     free((*pc)->held);
     free((*pc)->held_normal);
+    free((*pc)->held_vel);
     cb_pair_list_release(&(*pc)->cand);
     cb_pair_list_release(&(*pc)->act);
     free(*pc);
@@ -159,9 +162,11 @@ static void tri_normal(const double (*x)[3], const int *t, double n[3])
  * (NULL in the first pass) a vertex with bit 1 does not move towards its collider
  * (held_normal): that share of the pair's correction goes to the others; the vertices
  * moved get bit 2, and ext (may be NULL) gets the impulse the pair then puts into the
- * cloth (the collider's through a held vertex, or a pin's). */
+ * cloth (the collider's through a held vertex, or a pin's) and *work (with ext) its work:
+ * each held vertex's share times its collider's surface velocity there (held_vel), a
+ * pinned vertex's times its scripted velocity. */
 static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0)[3], int v, const int *t,
-                        unsigned char *held, double ext[3])
+                        unsigned char *held, double ext[3], double *work)
 {
     double (*x)[3] = w->state.x, (*vel)[3] = w->state.v;
     const double dist = c->def.self_distance;
@@ -233,6 +238,12 @@ static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0
             double f = (wv > 0 ? 1.0 : 0.0);
             for (int k = 0; k < 3; k++) f -= wt[k] > 0 ? bary[k] : 0.0;
             cb_v3_axpy(ext, f, j);
+            /* the share through vertex u, -j (the vertex) or +b_k j (a triangle's), does
+               work at the velocity of what holds u: its collider's surface, or its pin */
+            if (wv == 0.0) *work -= cb_v3_dot(j, held && (held[v] & 1) ? c->held_vel[v] : vel[v]);
+            for (int k = 0; k < 3; k++)
+                if (wt[k] == 0.0)
+                    *work += bary[k] * cb_v3_dot(j, held && (held[t[k]] & 1) ? c->held_vel[t[k]] : vel[t[k]]);
         }
     }
     return 1;
@@ -323,13 +334,13 @@ void cb_step_contact_cache_stats(const cb_step_contact *c, long *builds, long *q
 /* Gauss-Seidel over the pairs, up to self_iterations passes; the pairs closer than the
  * distance in the first pass. */
 static int self_passes(const cb_step_contact *c, cb_world *w, const double (*x0)[3], const cb_pair_list *pl,
-                       unsigned char *held, double ext[3])
+                       unsigned char *held, double ext[3], double *work)
 {
     const int (*f)[3] = (const int (*)[3])w->mesh->f;
     int n = 0;
     for (int it = 0; it < c->def.self_iterations; it++) {
         int active = 0;
-        for (long p = 0; p < pl->n; p++) active += resolve_pair(c, w, x0, pl->p[p][0], f[pl->p[p][1]], held, ext);
+        for (long p = 0; p < pl->n; p++) active += resolve_pair(c, w, x0, pl->p[p][0], f[pl->p[p][1]], held, ext, work);
         if (it == 0) n = active;
         if (!active) break;
     }
@@ -337,9 +348,9 @@ static int self_passes(const cb_step_contact *c, cb_world *w, const double (*x0)
 }
 
 int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3], double t1,
-                          double impulse[3], int *contacts, cb_error *err)
+                          double impulse[3], double *work, int *contacts, cb_error *err)
 {
-    if (!c || !w || !x0 || !impulse || !contacts)
+    if (!c || !w || !x0 || !impulse || !work || !contacts)
         return CB_FAIL(err, CB_ERR_INPUT, "cb_step_contact_apply: NULL argument");
     int n = 0;
     const cb_pair_list *pl = NULL;
@@ -349,7 +360,7 @@ int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3]
             cb_error_prefix(err, "self collision: ");
             return rc;
         }
-        n += self_passes(c, w, x0, pl, NULL, NULL);
+        n += self_passes(c, w, x0, pl, NULL, NULL, NULL);
     }
     if (!w->ncolliders) {
         *contacts = n;
@@ -358,23 +369,28 @@ int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3]
     int held = 0;
     for (int i = 0; i < w->nv; i++) {
         int hit = cb_world_resolve_collider_contact(w, i, t1, c->def.collider_offset, w->state.x[i], w->state.v[i],
-                                                    impulse);
+                                                    impulse, work);
         n += hit;
         held += hit;
         if (!pl) continue;
         c->held[i] = (unsigned char)hit;
-        if (hit) cb_world_collider_distance(w, t1, w->state.x[i], NULL, c->held_normal[i], NULL);
+        if (hit) {
+            int which = -1;
+            double cp[3];
+            cb_world_collider_distance(w, t1, w->state.x[i], &which, c->held_normal[i], cp);
+            if (which >= 0) cb_collider_velocity(&w->colliders[which], t1, cp, c->held_vel[i]);
+        }
     }
     /* The collider pass puts every vertex within the offset on it: a layer pressed into a
      * collider by the one above comes back through it (both on the offset surface, or the
      * lower one above). The pairs again, the vertices on a collider moving only away from
      * it, then the colliders once more for anything those pairs pushed in. */
     if (pl && held && pl->n) {
-        self_passes(c, w, x0, pl, c->held, impulse);
+        self_passes(c, w, x0, pl, c->held, impulse, work);
         for (int i = 0; i < w->nv; i++)
             if (c->held[i] & 2)
                 cb_world_resolve_collider_contact(w, i, t1, c->def.collider_offset, w->state.x[i], w->state.v[i],
-                                                  impulse);
+                                                  impulse, work);
     }
     *contacts = n;
     return CB_OK;

@@ -83,10 +83,12 @@ int cb_step_contact_create(const cb_world *w, const cb_step_contact_def *def, cb
 void cb_step_contact_free(cb_step_contact **c);
 
 /* Resolve contact on w->state.x / w->state.v at time t1 (end of the step); x0 are the
- * positions at the start of the step. Adds the collider impulse to impulse[3] and sets
- * *contacts (vertex-collider contacts + active self-contact pairs). */
+ * positions at the start of the step. Adds the collider impulse to impulse[3], its work
+ * (each projection's impulse times the collider's surface velocity,
+ * cb_world_resolve_collider_contact) to *work, and sets *contacts (vertex-collider
+ * contacts + active self-contact pairs). */
 int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3], double t1,
-                          double impulse[3], int *contacts, cb_error *err);
+                          double impulse[3], double *work, int *contacts, cb_error *err);
 
 /* The self-contact pairs of positions x (x0: at the start of the step, for the cache
  * margin) as cb_step_contact_apply uses them (see above): valid until the next call.

@@ -130,7 +130,7 @@ static void test_contact_response(void)
     cb_scene *s = NULL;
     cb_world *w = floor_world(&s, 0.5, 0.25);
     double x[3] = {0.2, 0.3, -0.01}, v[3] = {1.0, 0.0, -2.0}, imp[3] = {0, 0, 0};
-    int hit = cb_world_resolve_collider_contact(w, 0, 0.0, 0.001, x, v, imp);
+    int hit = cb_world_resolve_collider_contact(w, 0, 0.0, 0.001, x, v, imp, NULL);
     CU_ASSERT_EQUAL(hit, 1);
     CB_ASSERT_REL(x[2], 0.001, 1e-15);           /* projected to the offset */
     CB_ASSERT_REL(v[2], 0.5, 1e-15);             /* restitution 0.25 of 2 m/s */
@@ -139,16 +139,16 @@ static void test_contact_response(void)
     CB_ASSERT_REL(imp[2], w->mass[0] * 2.5, 1e-12);
     /* sliding: tangential 3 m/s, reduced by 1.25 */
     double x2[3] = {0.2, 0.3, -0.01}, v2[3] = {3.0, 0.0, -2.0};
-    cb_world_resolve_collider_contact(w, 0, 0.0, 0.0, x2, v2, NULL);
+    cb_world_resolve_collider_contact(w, 0, 0.0, 0.0, x2, v2, NULL, NULL);
     CB_ASSERT_REL(v2[0], 1.75, 1e-14);
     /* separating vertex inside: projected, velocity untouched */
     double x3[3] = {0.2, 0.3, -0.01}, v3[3] = {1.0, 0.0, 2.0};
-    cb_world_resolve_collider_contact(w, 0, 0.0, 0.0, x3, v3, NULL);
+    cb_world_resolve_collider_contact(w, 0, 0.0, 0.0, x3, v3, NULL, NULL);
     CB_ASSERT_REL(v3[0], 1.0, 1e-15);
     CB_ASSERT_REL(v3[2], 2.0, 1e-15);
     /* a vertex above the offset is untouched */
     double x4[3] = {0.2, 0.3, 0.1}, v4[3] = {0, 0, -1};
-    CU_ASSERT_EQUAL(cb_world_resolve_collider_contact(w, 0, 0.0, 0.001, x4, v4, NULL), 0);
+    CU_ASSERT_EQUAL(cb_world_resolve_collider_contact(w, 0, 0.0, 0.001, x4, v4, NULL, NULL), 0);
     CB_ASSERT_REL(v4[2], -1.0, 1e-15);
     cb_world_free(&w);
     cb_scene_free(&s);

@@ -46,7 +46,7 @@ static void test_work_is_the_energy_change(void)
     cb_contact_probe_begin(p, w, 0.0, (const double (*)[3])w->state.x, (const double (*)[3])w->state.v);
     int moved = 0;
     for (int i = 0; i < w->nv; i++)
-        moved += cb_world_resolve_collider_contact(w, i, 0.0, 0.001, w->state.x[i], w->state.v[i], NULL);
+        moved += cb_world_resolve_collider_contact(w, i, 0.0, 0.001, w->state.x[i], w->state.v[i], NULL, NULL);
     int n = cb_contact_probe_end(p, w, (const double (*)[3])w->state.x, (const double (*)[3])w->state.v, &info);
     double E1 = total(w);
     CU_ASSERT(moved == 2 && n == 2 && info.contact_vertices_corrected == 2);

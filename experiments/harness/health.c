@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "contact/colliders.h"
 #include "experiments/harness/metrics.h"
 #include "core/model.h"
 #include "core/vec3.h"
@@ -16,27 +15,22 @@
 struct cb_health {
     cb_health_rule rule;
     double e0, e_ref, work;
-    int measure_pins, measure_colliders;
-    double (*x0)[3], (*v0)[3];   /* x_n, v_n (work measured only) */
-    double (*f0)[3], (*f1)[3];   /* stretch + bend forces at x_n and x_n+1 */
+    double e_pin;                /* the pinned vertices' kinetic + gravity energy now */
     char text[512];
     int nbreach;
     cb_health_breach breach[MAX_BREACHES];
 };
 
-/* A collider whose surface may move: analytic with a velocity or a spin, or any mesh collider
- * (rotation and keyframes are asked per point). */
-static int collider_moves(const cb_collider *c)
+/* The kinetic and gravity energy of the pinned vertices: their script moves them, so its
+ * change is work the pins do (0 exactly for fixed pins: the same state, the same sum). */
+static double pinned_energy(const cb_world *w)
 {
-    return c->type == CB_COLLIDER_MESH || cb_v3_norm2(c->velocity) > 0.0 || cb_v3_norm2(c->angular_velocity) > 0.0;
-}
-
-static void internal_forces(const cb_world *w, double (*f)[3])
-{
-    const double (*x)[3] = (const double (*)[3])w->state.x;
-    memset(f, 0, (size_t)w->nv * sizeof *f);
-    cb_model_add_stretch_forces(&w->model, x, f);
-    cb_model_add_bend_forces(&w->model, x, f);
+    double e = 0.0;
+    if (!w->npinned) return e;
+    for (int i = 0; i < w->nv; i++)
+        if (w->pinned[i])
+            e += 0.5 * w->mass[i] * cb_v3_norm2(w->state.v[i]) - w->mass[i] * cb_v3_dot(w->gravity, w->state.x[i]);
+    return e;
 }
 
 int cb_health_create(const cb_world *w, const cb_health_rule *rule, cb_health **out, cb_error *err)
@@ -58,15 +52,12 @@ int cb_health_create(const cb_world *w, const cb_health_rule *rule, cb_health **
             lo[k] = fmin(lo[k], x[i][k]);
             hi[k] = fmax(hi[k], x[i][k]);
         }
-        if (w->pinned[i] && (cb_v3_norm2(w->pin_velocity[i]) > 0.0 || cb_v3_norm2(w->pin_omega[i]) > 0.0))
-            h->measure_pins = 1;
     }
     double D = w->nv > 0 ? sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
                                 (hi[2] - lo[2]) * (hi[2] - lo[2]))
                          : 0.0;
-    for (int c = 0; c < w->ncolliders; c++)
-        if (collider_moves(&w->colliders[c])) h->measure_colliders = 1;
     h->e0 = cb_metrics_total_energy(w, NULL);
+    h->e_pin = pinned_energy(w);
     /* the stretch energy of every edge at a 1% strain: the scale of scenes without gravity */
     double e_strain = 0;
     for (int e = 0; e < w->mesh->ne; e++) {
@@ -79,20 +70,8 @@ int cb_health_create(const cb_world *w, const cb_health_rule *rule, cb_health **
     snprintf(h->text, sizeof h->text,
              "diverged when E - E0 - W_ext > %g x E_ref (E_ref = %.6g J: kinetic + elastic energy at t = 0 "
              "+ M |g| D + the stretch energy of a 1%% strain), max strain > %g, or a non-finite energy or strain; W_ext: work of moving pins "
-             "and moving colliders (series external_work)",
+             "and moving colliders as the method applied their impulses (series external_work)",
              rule->energy_factor, h->e_ref, rule->max_strain);
-    if (h->measure_pins || h->measure_colliders) {
-        size_t n = (size_t)(w->nv > 0 ? w->nv : 1);
-        h->x0 = cb_calloc(n, sizeof *h->x0);
-        h->v0 = cb_calloc(n, sizeof *h->v0);
-        h->f0 = cb_calloc(n, sizeof *h->f0);
-        h->f1 = cb_calloc(n, sizeof *h->f1);
-        if (!h->x0 || !h->v0 || !h->f0 || !h->f1) {
-            cb_health_free(&h);
-            return CB_FAIL(err, CB_ERR_NOMEM, "health: out of memory for %d vertices", w->nv);
-        }
-        internal_forces(w, h->f0);
-    }
     *out = h;
     return CB_OK;
 }
@@ -100,62 +79,8 @@ int cb_health_create(const cb_world *w, const cb_health_rule *rule, cb_health **
 void cb_health_free(cb_health **h)
 {
     if (!h || !*h) return;
-    free((*h)->x0);
-    free((*h)->v0);
-    free((*h)->f0);
-    free((*h)->f1);
     free(*h);
     *h = NULL;
-}
-
-void cb_health_begin(cb_health *h, const cb_world *w)
-{
-    if (!h || !h->x0) return;
-    memcpy(h->x0, w->state.x, (size_t)w->nv * sizeof *h->x0);
-    memcpy(h->v0, w->state.v, (size_t)w->nv * sizeof *h->v0);
-}
-
-/* The force the outside (pin, collider) exerts on vertex i over the step: Newton's law
- * with the trapezoid internal force. */
-static void outside_force(const cb_health *h, const cb_world *w, int i, double dt, double F[3])
-{
-    for (int k = 0; k < 3; k++)
-        F[k] = w->mass[i] * ((w->state.v[i][k] - h->v0[i][k]) / dt - w->gravity[k]) -
-               0.5 * (h->f0[i][k] + h->f1[i][k]);
-}
-
-static double step_work(cb_health *h, const cb_world *w, double dt)
-{
-    double W = 0;
-    internal_forces(w, h->f1);
-    if (h->measure_pins)
-        for (int i = 0; i < w->nv; i++) {
-            if (!w->pinned[i]) continue;
-            double F[3], dx[3];
-            outside_force(h, w, i, dt, F);
-            cb_v3_sub(dx, w->state.x[i], h->x0[i]);
-            W += cb_v3_dot(F, dx);
-        }
-    if (h->measure_colliders)
-        for (int c = 0; c < w->ncolliders; c++) {
-            const cb_collider *col = &w->colliders[c];
-            if (!collider_moves(col)) continue;
-            for (int i = 0; i < w->nv; i++) {
-                if (w->pinned[i] || !cb_v3_isfinite(w->state.x[i])) continue;
-                double u[3], F[3];
-                cb_collider_velocity(col, w->state.t, w->state.x[i], u);
-                double speed = cb_v3_norm(u);
-                if (!(speed > 0)) continue;
-                double d = cb_collider_query(col, w->state.t, w->state.x[i], NULL, NULL);
-                if (!(d < 2.0 * w->thickness + speed * dt)) continue;
-                outside_force(h, w, i, dt, F);
-                W += cb_v3_dot(F, u) * dt;
-            }
-        }
-    double (*tmp)[3] = h->f0;
-    h->f0 = h->f1;
-    h->f1 = tmp;
-    return W;
 }
 
 static void add_breach(cb_health *h, long step, double t, const char *metric, double value, double bound)
@@ -167,10 +92,9 @@ static void add_breach(cb_health *h, long step, double t, const char *metric, do
 int cb_health_end(cb_health *h, const cb_world *w, const cb_step_info *info, double dt, long step)
 {
     if (!h || !w || !(dt > 0)) return 0;
-    if (h->x0) {
-        double W = step_work(h, w, dt);
-        if (isfinite(W)) h->work += W;
-    }
+    double e_pin = pinned_energy(w), W = (info ? info->external_work : 0.0) + (e_pin - h->e_pin);
+    h->e_pin = e_pin;
+    if (isfinite(W)) h->work += W;
     int before = h->nbreach;
     double E = cb_metrics_total_energy(w, info);
     double strain = cb_model_max_strain(&w->model, (const double (*)[3])w->state.x);

@@ -47,7 +47,7 @@ const cb_metric_desc cb_metric_table[] = {
     M(max_strain, 1, "1", "max over edges of |l - L| / L"),
     M(position_error, 1, "m", "mass-weighted RMS distance to the reference trajectory (run --reference) at a reference frame time; NaN without a reference or between its frames"),
     M(energy_error, 1, "J", "total_energy minus the reference's at the same frame time (run --reference; negative: energy lost against it); NaN without a reference or between its frames"),
-    M(external_work, 1, "J", "work done on the cloth since t = 0 by moving pins and moving colliders (experiments/harness/health.h); the health check allows total_energy to rise by this much"),
+    M(external_work, 1, "J", "work done on the cloth since t = 0 by moving pins and moving colliders, as the method applied it: the sum over steps of its collider impulses times the colliders' surface velocity and its attachment impulses times the pins' velocity (cb_step_info.external_work), plus the pinned vertices' scripted change of kinetic and gravity energy (experiments/harness/health.h); 0 with fixed pins and colliders; the health check allows total_energy to rise by this much"),
     M(iterations, 1, "1", "solver iterations this step"),
     M(residual, 1, "1", "solver residual after the step"),
     M(factorizations, 1, "1", "matrix factorizations this step (fms, newton; 0 for methods without a matrix)"),

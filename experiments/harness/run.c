@@ -401,7 +401,6 @@ static int run_step(run_state *r, long step, cb_error *err)
      * (tests/test_reliability.c waits for it) */
     if (r->progress_on && step == 0) progress(0, r->nsteps, 0.0, 0);
     if (r->audit) cb_audit_begin(r->audit, world);
-    cb_health_begin(r->health, world);
     int rc = cb_solver_step(r->cls, r->solver, world, step, scene->dt, info, err);
     double wall = info->wall_step_s;
     res->wall_s += wall;

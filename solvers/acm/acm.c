@@ -94,6 +94,9 @@
  * external_impulse: attachments (impulses on pinned vertices), collider penalty and
  * friction impulses, and the difference between the impulse the gravity clock gave in
  * this step and the M g dt the run loop adds, so the momentum balance closes exactly.
+ * external_work: each attachment impulse times its pin's velocity at the kick's time,
+ * each collider impulse (penalty and friction) times the collider's surface velocity at
+ * the vertex at the tick.
  *
  * What it does not do: no triangle-mesh colliders, static or moving (rejected at create;
  * the gauntlet's funnel and knives are not applicable to acm). Its collider contact is
@@ -241,6 +244,7 @@ typedef struct acm_solver {
     cb_bvh_result *res;
     /* accounting */
     double ext[3], grav_imp[3];
+    double work;      /* this step's external_work (J) */
     long events_step;
     cb_acm_stats st;
     cb_acm_trace_entry *trace;
@@ -282,7 +286,10 @@ static inline void kick(acm_solver *s, int i, const double J[3])
 {
     double im = s->vx[i].im;
     if (im == 0.0) {
+        double u[3]; /* the attachment's impulse -J, at the pin's velocity at the kick */
         for (int k = 0; k < 3; k++) s->ext[k] -= J[k];
+        cb_world_pin_velocity(s->w, i, s->vx[i].tv, u);
+        s->work -= cb_v3_dot(J, u);
         return;
     }
     cb_v3_axpy(s->vx[i].v, im, J);
@@ -930,7 +937,10 @@ static void event_layer(acm_solver *s, int pid, double t)
             double Jk[3];
             for (int c = 0; c < 3; c++) Jk[c] = w[k] * (J * n[c] + Jt[c]);
             kick(s, p->v[k], Jk);
-            if (p->kind == CB_ACM_PAIR_VC && s->w->inv_mass[p->v[k]] > 0) cb_v3_add(s->ext, s->ext, Jk);
+            if (p->kind == CB_ACM_PAIR_VC && s->w->inv_mass[p->v[k]] > 0) {
+                cb_v3_add(s->ext, s->ext, Jk);
+                s->work += cb_v3_dot(Jk, vc); /* the collider's impulse at its surface velocity */
+            }
         }
     }
     int deactivated = 0;
@@ -1356,6 +1366,7 @@ static int acm_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     double t1 = info->t_end; /* exactly where the harness puts the time (not t + dt) */
     cb_v3_zero(s->ext);
     cb_v3_zero(s->grav_imp);
+    s->work = 0.0;
     s->events_step = 0;
     int rc = run_until(s, t1, info, err);
     info->events = s->events_step;
@@ -1381,6 +1392,7 @@ static int acm_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     }
     for (int k = 0; k < 3; k++)
         info->external_impulse[k] = s->ext[k] + s->grav_imp[k] - s->free_mass * w->gravity[k] * dt;
+    info->external_work = s->work;
     info->contact_energy = energy;
     info->contacts = active;
     info->iterations = 0;
