@@ -74,6 +74,13 @@
  * vertices).
  * Stages: broad_phase, ccd (contact), assembly, factor, solve, line_search, finish.
  *
+ * Cost (2026-11-26, data/scenes/drape_sphere.yaml at 20 x 20, 2 s at dt 5 ms, --audit,
+ * one core of a loaded shared 2-core machine): 55.7 CPU-s, 139 ms per step, 5.9 Newton
+ * iterations (6.9 factorizations) per step, 61 at most, zero crossings in the audit.
+ * Assembly is 82% of the stages' time, most of it the per-hinge PSD projection of the shells
+ * bending (cb_bending_hinge_hessian, redone every iteration: newton reuses its factor,
+ * ipc refactors each iteration as the barrier's Hessian changes); CCD and broad phase 9%.
+ *
  * Bad input: a scene whose initial state has a self pair or a vertex against a collider
  * at or closer than its xi is refused at create with the pair and its distance
  * (CB_ERR_INPUT); mesh colliders are refused (not supported yet); a step whose start is
