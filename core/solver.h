@@ -132,6 +132,9 @@ enum {
     /* Coulomb friction against the colliders (their `friction`): tests/test_friction.c
      * holds it to the incline's threshold and sliding rate, the stopping distance */
     CB_SOLVER_COLLIDER_FRICTION = 1 << 7,
+    /* takes analytic colliders that translate (velocity); without it such a scene is
+     * refused at create with "does not support moving colliders" (tests/test_health.c) */
+    CB_SOLVER_MOVING_COLLIDERS = 1 << 8,
 };
 
 typedef struct cb_solver_class {

@@ -1032,7 +1032,7 @@ static const char *avg_model(const void *self)
 const cb_solver_class cb_solver_avgforce = {
     .name = "avgforce",
     .summary = "average-force predictor, Taylor springs, separating-axis penetration response (Jin 2020)",
-    .flags = CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_SUBSTEPS |
+    .flags = CB_SOLVER_MOVING_COLLIDERS | CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_SUBSTEPS |
              CB_SOLVER_THREAD_INDEPENDENT | CB_SOLVER_COLLIDER_FRICTION,
     .bytes_per_vertex = 1900,
     .create = avg_create,

@@ -208,7 +208,7 @@ static const char *explicit_model(const void *self)
 const cb_solver_class cb_solver_explicit = {
     .name = "explicit",
     .summary = "symplectic (velocity Verlet) integration of the shared cloth model; the baseline",
-    .flags = CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_SUBSTEPS |
+    .flags = CB_SOLVER_MOVING_COLLIDERS | CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_SUBSTEPS |
              CB_SOLVER_THREAD_INDEPENDENT | CB_SOLVER_COLLIDER_FRICTION,
     .bytes_per_vertex = 950,
     .create = explicit_create,

@@ -817,7 +817,7 @@ static const char *fms_model(const void *self) { return cb_spring_solver_model(&
 const cb_solver_class cb_solver_fms = {
     .name = "fms",
     .summary = "fast mass-spring (Liu et al. 2013): local/global iterations on implicit Euler, one prefactored solve",
-    .flags = CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_FIXED_ITERATIONS |
+    .flags = CB_SOLVER_MOVING_COLLIDERS | CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_FIXED_ITERATIONS |
              CB_SOLVER_THREAD_INDEPENDENT | CB_SOLVER_COLLIDER_FRICTION,
     .bytes_per_vertex = 3500,
     .create = fms_create,

@@ -192,77 +192,15 @@ static int newton_create(const cb_world *w, const cb_params *p, void **self, cb_
 
 static int contact_on(const newton_solver *s) { return s->ss.contact_mode == CB_SPRING_CONTACT_CONSTRAINT; }
 
-/* h^2 times the (projected) Hessian of hinge term i at x into the lower triangle of A:
- * the diagonal blocks of its free vertices, and the off-diagonal blocks of its vertex
- * pairs (a, b) at hinge_pos (row block the larger unknown). */
-static void add_hinge(const newton_solver *s, int i, const double (*x)[3], double h2, double *A)
-{
-    const cb_spring_solver *ss = &s->ss;
-    const int *hv = ss->bend.h[i];
-    double H[12][12];
-    cb_bending_hinge_hessian(&ss->bend, i, x, H);
-    for (int a = 0; a < 4; a++) {
-        int ua = ss->unk[hv[a]];
-        if (ua < 0) continue;
-        for (int r = 0; r < 3; r++)
-            for (int c = 0; c <= r; c++) A[ss->diag_pos[ua * 9 + r * 3 + c]] += h2 * H[3 * a + r][3 * a + c];
-    }
-    const int *pos = ss->hinge_pos + 54 * i;
-    for (int a = 0, p = 0; a < 4; a++)
-        for (int b = a + 1; b < 4; b++, p++) {
-            if (pos[9 * p] < 0) continue; /* a pinned end */
-            int lo = ss->unk[hv[a]] < ss->unk[hv[b]] ? a : b, hi = lo == a ? b : a;
-            for (int r = 0; r < 3; r++)
-                for (int c = 0; c < 3; c++) A[pos[9 * p + 3 * r + c]] += h2 * H[3 * hi + r][3 * lo + c];
-        }
-}
-
 /* H = M + h^2 sum H_i (projected) + the contact blocks at x, and factor it. */
 static int assemble_factor(newton_solver *s, const cb_world *w, const double (*x)[3], double h, double t1,
                            cb_error *err)
 {
-    const cb_spring_solver *ss = &s->ss;
-    const cb_spring_set *sp = &ss->sp;
-    double *A = cb_chol_values(ss->chol), h2 = h * h;
     if (contact_on(s)) {
-        cb_spring_contact_penalty(ss, w, t1, x, NULL, s->hc);
-        cb_spring_friction(ss, w, h, t1, x, NULL, s->hc, NULL);
+        cb_spring_contact_penalty(&s->ss, w, t1, x, NULL, s->hc);
+        cb_spring_friction(&s->ss, w, h, t1, x, NULL, s->hc, NULL);
     }
-    for (int u = 0; u < ss->nfree; u++)
-        for (int r = 0; r < 3; r++)
-            for (int c = 0; c <= r; c++)
-                A[ss->diag_pos[u * 9 + r * 3 + c]] =
-                    (r == c ? w->mass[ss->vert[u]] : 0.0) + (contact_on(s) ? s->hc[u][r][c] : 0.0);
-    for (int i = 0; i < sp->n; i++)
-        if (ss->spring_pos[9 * i] >= 0)
-            for (int q = 0; q < 9; q++) A[ss->spring_pos[9 * i + q]] = 0.0;
-    for (int q = 0; q < 54 * ss->bend.n; q++)
-        if (ss->hinge_pos[q] >= 0) A[ss->hinge_pos[q]] = 0.0;
-    for (int i = 0; i < sp->n; i++) {
-        int a = sp->ij[i][0], b = sp->ij[i][1], ua = ss->unk[a], ub = ss->unk[b];
-        double e[3];
-        cb_v3_sub(e, x[a], x[b]);
-        double l = cb_v3_norm(e);
-        double K[3][3];
-        if (l > 0) {
-            cb_v3_scale(e, e, 1.0 / l);
-            double tr = fmax(0.0, 1.0 - sp->rest[i] / l);
-            for (int r = 0; r < 3; r++)
-                for (int c = 0; c < 3; c++)
-                    K[r][c] = h2 * sp->k[i] * ((1.0 - tr) * e[r] * e[c] + (r == c ? tr : 0.0));
-        } else {
-            for (int r = 0; r < 3; r++)
-                for (int c = 0; c < 3; c++) K[r][c] = 0.0;
-        }
-        for (int r = 0; r < 3; r++)
-            for (int c = 0; c <= r; c++) {
-                if (ua >= 0) A[ss->diag_pos[ua * 9 + r * 3 + c]] += K[r][c];
-                if (ub >= 0) A[ss->diag_pos[ub * 9 + r * 3 + c]] += K[r][c];
-            }
-        if (ss->spring_pos[9 * i] >= 0)
-            for (int q = 0; q < 9; q++) A[ss->spring_pos[9 * i + q]] -= K[q / 3][q % 3];
-    }
-    for (int i = 0; i < ss->bend.n; i++) add_hinge(s, i, x, h2, A);
+    cb_spring_solver_assemble(&s->ss, w, x, h, contact_on(s) ? (const double (*)[3][3])s->hc : NULL);
     s->h_factored = 0.0;
     int rc = cb_spring_solver_factor(&s->ss, w, h, err);
     if (!rc) s->h_factored = h;
@@ -282,20 +220,15 @@ static void trial(newton_solver *s, const double *step, double alpha)
     }
 }
 
-/* g(y + dx) - g(y) up to the constant h^2 E(y): 1/2 dx^T M dx - h^2 dx^T f_ext + h^2 E(x)
- * (+ the contact penalty P(x)), x = y + dx. Evaluated from dx, without the large terms M y
- * and h^2 y^T f_ext whose round-off would hide the decrease near convergence. */
+/* g(y + dx) - g(y) up to the constant h^2 E(y) (cb_spring_solver_objective), with the
+ * contact penalty P(x) and the friction F(x). */
 static double objective(const newton_solver *s, const cb_world *w, const double (*dx)[3], const double (*x)[3],
                         double h, double t1)
 {
-    double g = 0.0, h2 = h * h;
-    for (int u = 0; u < s->ss.nfree; u++) {
-        int i = s->ss.vert[u];
-        g += w->mass[i] * (0.5 * cb_v3_norm2(dx[i]) - h2 * cb_v3_dot(w->gravity, dx[i]));
-    }
+    double g = 0.0;
     if (contact_on(s))
         g += cb_spring_contact_penalty(&s->ss, w, t1, x, NULL, NULL) + cb_spring_friction(&s->ss, w, h, t1, x, NULL, NULL, NULL);
-    return g + h2 * cb_spring_solver_energy(&s->ss, x);
+    return cb_spring_solver_objective(&s->ss, w, dx, x, h, g);
 }
 
 /* grad g(x) into ss->grad (springs, inertia, gravity and the contact penalty); |grad g|. */
@@ -461,7 +394,6 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
 {
     newton_solver *s = self; /* arguments checked by cb_solver_step */
     cb_spring_solver *ss = &s->ss;
-    const cb_spring_set *sp = &ss->sp;
     double h = dt, t1 = w->state.t + h;
     double (*x)[3] = w->state.x;
     const double (*cx)[3] = (const double (*)[3])x;
@@ -486,22 +418,9 @@ static int newton_step(void *self, cb_world *w, double dt, cb_step_info *info, c
         }
         if (rc) return rc;
     }
-    /* attachment impulse: h times the spring forces from pinned on free vertices; its
-     * work: that impulse times the pin's velocity at t1 */
-    for (int i = 0; i < sp->n; i++) {
-        int a = sp->ij[i][0], b = sp->ij[i][1], ua = ss->unk[a], ub = ss->unk[b];
-        if ((ua >= 0) == (ub >= 0)) continue;
-        double e[3], u[3];
-        cb_v3_sub(e, x[a], x[b]);
-        double l = cb_v3_norm(e);
-        if (!(l > 0)) continue;
-        double f = -sp->k[i] * (l - sp->rest[i]) / l; /* force on a is f e */
-        double sg = ua >= 0 ? 1.0 : -1.0;
-        cb_v3_axpy(imp, sg * h * f, e);
-        cb_world_pin_velocity(w, ua >= 0 ? b : a, t1, u);
-        work += sg * h * f * cb_v3_dot(e, u);
-    }
-    cb_bending_add_pin_impulse(&ss->bend, cx, ss->unk, h, imp, w, t1, &work);
+    /* attachment impulse: h times the spring and bending forces from pinned on free
+     * vertices; its work: that impulse times the pin's velocity at t1 */
+    cb_spring_solver_pin_impulse(ss, w, cx, h, t1, imp, &work);
     /* collider impulse of the contact penalty and friction: h times their force
      * -(1/h^2) grad (P + F) */
     if (contact_on(s) && ss->nfree > 0) {
@@ -529,7 +448,8 @@ static const char *newton_model(const void *self) { return cb_spring_solver_mode
 const cb_solver_class cb_solver_newton = {
     .name = "newton",
     .summary = "implicit Euler on the shared model (springs + shells bending) by projected Newton + line search",
-    .flags = CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_TOLERANCE | CB_SOLVER_COLLIDER_FRICTION,
+    .flags = CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_TOLERANCE | CB_SOLVER_COLLIDER_FRICTION |
+             CB_SOLVER_MOVING_COLLIDERS,
     .bytes_per_vertex = 9500,
     .create = newton_create,
     .step = newton_step,

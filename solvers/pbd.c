@@ -751,7 +751,7 @@ static const char *pbd_model(const void *self)
 }
 
 /* the parallel sweeps keep one order whatever the thread count (parts, above) */
-#define PBD_FLAGS (CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_FIXED_ITERATIONS | \
+#define PBD_FLAGS (CB_SOLVER_MOVING_COLLIDERS | CB_SOLVER_CONTACT_STAGE | CB_SOLVER_STAGE_TIMES | CB_SOLVER_FIXED_ITERATIONS | \
                    CB_SOLVER_SUBSTEPS | CB_SOLVER_THREAD_INDEPENDENT | CB_SOLVER_COLLIDER_FRICTION)
 
 const cb_solver_class cb_solver_pbd = {

@@ -97,27 +97,49 @@ int cb_spring_solver_setup(cb_spring_solver *s, const cb_world *w, int bs, const
         if (s->unk[i] >= 0) s->vert[s->nfree++] = i;
     }
     if (s->nfree == 0) return CB_OK;
+    return cb_spring_solver_system(s, NULL, 0, what, err);
+}
+
+int cb_spring_solver_system(cb_spring_solver *s, const int (*extra)[2], int nextra, const char *what, cb_error *err)
+{
+    if (!s || !what || nextra < 0 || (nextra > 0 && !extra))
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_spring_solver_system: NULL argument or negative count");
+    int bs = s->bs;
+    cb_chol_free(&s->chol);
+    free(s->diag_pos);
+    free(s->spring_pos);
+    s->diag_pos = s->spring_pos = NULL;
+    s->hinge_pos = s->extra_pos = NULL;
+    s->nextra = 0;
     int *colptr = NULL, *rowidx = NULL;
-    /* the pattern of the springs and of the six vertex pairs of every hinge term */
+    /* the pattern of the springs, of the six vertex pairs of every hinge term and of
+     * the extra pairs */
     cb_spring_set pat = s->sp;
     int nb = s->bend.n;
-    if (nb > 0) {
-        if (s->sp.n > 100000000 || nb > 100000000)
-            return CB_FAIL(err, CB_ERR_INPUT, "%s: too many springs and hinges (%d, %d)", s->name, s->sp.n, nb);
-        pat.n = s->sp.n + 6 * nb;
+    if (nb > 0 || nextra > 0) {
+        if (s->sp.n > 100000000 || nb > 100000000 || nextra > 100000000)
+            return CB_FAIL(err, CB_ERR_INPUT, "%s: too many springs, hinges and pairs (%d, %d, %d)", s->name, s->sp.n,
+                           nb, nextra);
+        pat.n = s->sp.n + 6 * nb + nextra;
         pat.ij = cb_calloc((size_t)pat.n, sizeof *pat.ij);
         if (!pat.ij) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d hinges", s->name, nb);
         memcpy(pat.ij, s->sp.ij, (size_t)s->sp.n * sizeof *pat.ij);
-        for (int i = 0, q = s->sp.n; i < nb; i++)
+        int q = s->sp.n;
+        for (int i = 0; i < nb; i++)
             for (int a = 0; a < 4; a++)
                 for (int b = a + 1; b < 4; b++, q++) {
                     pat.ij[q][0] = s->bend.h[i][a];
                     pat.ij[q][1] = s->bend.h[i][b];
                 }
+        if (nextra > 0) memcpy(pat.ij + q, extra, (size_t)nextra * sizeof *pat.ij);
     }
     int rc = cb_springs_pattern(&pat, s->unk, s->nfree, bs, &colptr, &rowidx, &s->diag_pos, &s->spring_pos, err);
-    if (nb > 0) free(pat.ij);
-    if (!rc) s->hinge_pos = s->spring_pos + (size_t)s->sp.n * bs * bs;
+    if (nb > 0 || nextra > 0) free(pat.ij);
+    if (!rc) {
+        s->hinge_pos = s->spring_pos + (size_t)s->sp.n * bs * bs;
+        s->extra_pos = s->hinge_pos + (size_t)nb * 6 * bs * bs;
+        s->nextra = nextra;
+    }
     /* bs = 1: one matrix for x, y and z, three right-hand sides; bs = 3: one */
     if (!rc) rc = cb_chol_create(bs * s->nfree, colptr, rowidx, bs == 1 ? 3 : 1, (cb_chol_mode)s->factor, what,
                                  &s->chol, err);
@@ -147,6 +169,110 @@ void cb_spring_solver_release(cb_spring_solver *s)
     free(s->fnrm);
     free(s->fcol);
     memset(s, 0, sizeof *s);
+}
+
+/* h^2 times the (projected) Hessian of hinge term i at x into the lower triangle of A:
+ * the diagonal blocks of its free vertices, and the off-diagonal blocks of its vertex
+ * pairs (a, b) at hinge_pos (row block the larger unknown). */
+static void add_hinge(const cb_spring_solver *ss, int i, const double (*x)[3], double h2, double *A)
+{
+    const int *hv = ss->bend.h[i];
+    double H[12][12];
+    cb_bending_hinge_hessian(&ss->bend, i, x, H);
+    for (int a = 0; a < 4; a++) {
+        int ua = ss->unk[hv[a]];
+        if (ua < 0) continue;
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c <= r; c++) A[ss->diag_pos[ua * 9 + r * 3 + c]] += h2 * H[3 * a + r][3 * a + c];
+    }
+    const int *pos = ss->hinge_pos + 54 * i;
+    for (int a = 0, p = 0; a < 4; a++)
+        for (int b = a + 1; b < 4; b++, p++) {
+            if (pos[9 * p] < 0) continue; /* a pinned end */
+            int lo = ss->unk[hv[a]] < ss->unk[hv[b]] ? a : b, hi = lo == a ? b : a;
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++) A[pos[9 * p + 3 * r + c]] += h2 * H[3 * hi + r][3 * lo + c];
+        }
+}
+
+void cb_spring_solver_assemble(cb_spring_solver *s, const cb_world *w, const double (*x)[3], double h,
+                               const double (*hdiag)[3][3])
+{
+    CB_ASSERT(s && w && x && s->chol && s->bs == 3);
+    const cb_spring_solver *ss = s;
+    const cb_spring_set *sp = &ss->sp;
+    double *A = cb_chol_values(s->chol), h2 = h * h;
+    for (int u = 0; u < ss->nfree; u++)
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c <= r; c++)
+                A[ss->diag_pos[u * 9 + r * 3 + c]] =
+                    (r == c ? w->mass[ss->vert[u]] : 0.0) + (hdiag ? hdiag[u][r][c] : 0.0);
+    for (int i = 0; i < sp->n; i++)
+        if (ss->spring_pos[9 * i] >= 0)
+            for (int q = 0; q < 9; q++) A[ss->spring_pos[9 * i + q]] = 0.0;
+    for (int q = 0; q < 54 * ss->bend.n; q++)
+        if (ss->hinge_pos[q] >= 0) A[ss->hinge_pos[q]] = 0.0;
+    for (int i = 0; i < sp->n; i++) {
+        int a = sp->ij[i][0], b = sp->ij[i][1], ua = ss->unk[a], ub = ss->unk[b];
+        double e[3];
+        cb_v3_sub(e, x[a], x[b]);
+        double l = cb_v3_norm(e);
+        double K[3][3];
+        if (l > 0) {
+            cb_v3_scale(e, e, 1.0 / l);
+            double tr = fmax(0.0, 1.0 - sp->rest[i] / l);
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++)
+                    K[r][c] = h2 * sp->k[i] * ((1.0 - tr) * e[r] * e[c] + (r == c ? tr : 0.0));
+        } else {
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++) K[r][c] = 0.0;
+        }
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c <= r; c++) {
+                if (ua >= 0) A[ss->diag_pos[ua * 9 + r * 3 + c]] += K[r][c];
+                if (ub >= 0) A[ss->diag_pos[ub * 9 + r * 3 + c]] += K[r][c];
+            }
+        if (ss->spring_pos[9 * i] >= 0)
+            for (int q = 0; q < 9; q++) A[ss->spring_pos[9 * i + q]] -= K[q / 3][q % 3];
+    }
+    for (int i = 0; i < ss->bend.n; i++) add_hinge(ss, i, x, h2, A);
+    for (int q = 0; q < 9 * ss->nextra; q++)
+        if (ss->extra_pos[q] >= 0) A[ss->extra_pos[q]] = 0.0;
+}
+
+double cb_spring_solver_objective(const cb_spring_solver *s, const cb_world *w, const double (*dx)[3],
+                                  const double (*x)[3], double h, double extra)
+{
+    CB_ASSERT(s && w && dx && x);
+    double g = 0.0, h2 = h * h;
+    for (int u = 0; u < s->nfree; u++) {
+        int i = s->vert[u];
+        g += w->mass[i] * (0.5 * cb_v3_norm2(dx[i]) - h2 * cb_v3_dot(w->gravity, dx[i]));
+    }
+    g += extra;
+    return g + h2 * cb_spring_solver_energy(s, x);
+}
+
+void cb_spring_solver_pin_impulse(const cb_spring_solver *s, const cb_world *w, const double (*x)[3], double h,
+                                  double t1, double imp[3], double *work)
+{
+    CB_ASSERT(s && w && x && imp && work);
+    const cb_spring_set *sp = &s->sp;
+    for (int i = 0; i < sp->n; i++) {
+        int a = sp->ij[i][0], b = sp->ij[i][1], ua = s->unk[a], ub = s->unk[b];
+        if ((ua >= 0) == (ub >= 0)) continue;
+        double e[3], u[3];
+        cb_v3_sub(e, x[a], x[b]);
+        double l = cb_v3_norm(e);
+        if (!(l > 0)) continue;
+        double f = -sp->k[i] * (l - sp->rest[i]) / l; /* force on a is f e */
+        double sg = ua >= 0 ? 1.0 : -1.0;
+        cb_v3_axpy(imp, sg * h * f, e);
+        cb_world_pin_velocity(w, ua >= 0 ? b : a, t1, u);
+        *work += sg * h * f * cb_v3_dot(e, u);
+    }
+    cb_bending_add_pin_impulse(&s->bend, x, s->unk, h, imp, w, t1, work);
 }
 
 int cb_spring_solver_factor(cb_spring_solver *s, const cb_world *w, double h, cb_error *err)
@@ -230,6 +356,14 @@ double cb_spring_contact_work(const cb_spring_solver *s, const cb_world *w, doub
         cb_collider_velocity(&w->colliders[which], t1, x[i], uc);
         W -= s->contact_stiffness * w->mass[i] * d * cb_v3_dot(n, uc) / h;
     }
+    return W + cb_spring_friction_work(s, w, h, t1, x, scratch);
+}
+
+double cb_spring_friction_work(const cb_spring_solver *s, const cb_world *w, double h, double t1,
+                               const double (*x)[3], double (*scratch)[3])
+{
+    CB_ASSERT(s && w && x && scratch);
+    double W = 0.0;
     if (s->nfric == 0) return W;
     for (int u = 0; u < s->nfree; u++) cb_v3_zero(scratch[s->vert[u]]);
     cb_spring_friction(s, w, h, t1, x, scratch, NULL, NULL);

@@ -65,6 +65,9 @@ typedef struct cb_spring_solver {
     const int *hinge_pos;  /* [bend.n 6 bs^2] the off-diagonal blocks of each hinge's vertex
                             * pairs (0,1) (0,2) (0,3) (1,2) (1,3) (2,3), as spring_pos (in
                             * the spring_pos allocation) */
+    const int *extra_pos;  /* [nextra bs^2] the off-diagonal blocks of the extra vertex pairs
+                            * of cb_spring_solver_system (ipc's contact pairs), as spring_pos */
+    int nextra;
     cb_chol *chol;         /* NULL when every vertex is pinned */
     double (*x0)[3];       /* [nv] positions at the start of the step */
     double (*y)[3];        /* [nv] inertial target */
@@ -110,6 +113,32 @@ int cb_spring_solver_setup(cb_spring_solver *s, const cb_world *w, int bs, const
 
 void cb_spring_solver_release(cb_spring_solver *s);
 
+/* (Re)create the CHOLMOD system over the unknowns with the pattern of the springs, the
+ * hinges and nextra extra vertex pairs extra[] (their blocks at extra_pos; a pair with a
+ * pinned end gets -1): a method whose couplings change (ipc's contact pairs) calls it
+ * when they do. cb_spring_solver_setup calls it with none. Frees the old system. */
+int cb_spring_solver_system(cb_spring_solver *s, const int (*extra)[2], int nextra, const char *what, cb_error *err);
+
+/* The values of the system of a 3 x 3 block solver (bs = 3) at x: M + h^2 (the springs'
+ * Hessians with their transverse part clamped at 0 + the hinges' Hessians, projected per
+ * hinge) + hdiag[u] on the diagonal block of unknown u (hdiag may be NULL); the extra
+ * pairs' blocks zeroed (the caller adds them). newton.c's header says why the clamp. */
+void cb_spring_solver_assemble(cb_spring_solver *s, const cb_world *w, const double (*x)[3], double h,
+                               const double (*hdiag)[3][3]);
+
+/* 1/2 dx^T M dx - h^2 dx^T f_ext + extra + h^2 E(x) over the free vertices, x = y + dx:
+ * g(x) - g(y) up to the constant h^2 E(y), evaluated from dx without the large terms M y
+ * and h^2 y^T f_ext whose round-off would hide the decrease near convergence; extra is
+ * the caller's contact terms (added in this order, so newton's sums are unchanged). */
+double cb_spring_solver_objective(const cb_spring_solver *s, const cb_world *w, const double (*dx)[3],
+                                  const double (*x)[3], double h, double extra);
+
+/* Add to imp the impulse h f of the attachments over a step of length h: the spring and
+ * bending forces at x from pinned vertices on free ones; and to *work its work, that
+ * impulse times the pin's velocity at t1 (cb_world_pin_velocity: 0 for a fixed pin). */
+void cb_spring_solver_pin_impulse(const cb_spring_solver *s, const cb_world *w, const double (*x)[3], double h,
+                                  double t1, double imp[3], double *work);
+
 /* Factor the assembled values of s->chol; a matrix that is not positive definite is
  * reported with the vertex of the failing unknown, its mass and the step h. */
 int cb_spring_solver_factor(cb_spring_solver *s, const cb_world *w, double h, cb_error *err);
@@ -132,6 +161,11 @@ int cb_spring_solver_finish(cb_spring_solver *s, cb_world *w, double h, double t
  * [nv] is overwritten on the free vertices. */
 double cb_spring_contact_work(const cb_spring_solver *s, const cb_world *w, double h, double t1,
                               const double (*x)[3], double (*scratch)[3]);
+/* The friction part of cb_spring_contact_work alone: each vertex's lagged friction
+ * impulse times its lagged collider's surface velocity (ipc, whose normal force is the
+ * barrier's). scratch: nv x 3. */
+double cb_spring_friction_work(const cb_spring_solver *s, const cb_world *w, double h, double t1,
+                               const double (*x)[3], double (*scratch)[3]);
 
 /* Collider contact inside the solve (contact: constraint). d_i is the signed distance of
  * vertex i from the nearest collider at the end of the step, minus contact_offset

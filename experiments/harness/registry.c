@@ -14,7 +14,8 @@
     X(pbd)         \
     X(xpbd)        \
     X(fms)         \
-    X(newton)
+    X(newton)      \
+    X(ipc)
 
 #define DECLARE(m) extern const cb_solver_class cb_solver_##m;
 #define ROW(m) &cb_solver_##m,

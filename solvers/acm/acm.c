@@ -1504,7 +1504,8 @@ const cb_solver_class cb_solver_acm = {
     .name = "acm",
     .summary = "asynchronous contact mechanics (Harmon 2009): AVI clocks, discrete penalty layers, "
                "kinetic separating slabs and k-DOP boxes; never interpenetrates",
-    .flags = CB_SOLVER_EVENTS | CB_SOLVER_SUBSTEPS | CB_SOLVER_THREAD_INDEPENDENT | CB_SOLVER_COLLIDER_FRICTION,
+    .flags = CB_SOLVER_EVENTS | CB_SOLVER_SUBSTEPS | CB_SOLVER_THREAD_INDEPENDENT | CB_SOLVER_COLLIDER_FRICTION |
+             CB_SOLVER_MOVING_COLLIDERS,
     .bytes_per_vertex = 11000,
     .create = acm_create,
     .step = acm_step,

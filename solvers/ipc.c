@@ -1,0 +1,979 @@
+/* solvers/ipc.c — Incremental Potential Contact: implicit Euler on the shared cloth model
+ * as the minimisation of an incremental potential with a log barrier on the distances
+ * of the cloth to itself and to the colliders, kept intersection-free by a line search
+ * capped by continuous collision detection.
+ *
+ * Papers: Li, Ferguson, Schneider, Langlois, Zorin, Panozzo, Jiang, Kaufman 2020,
+ * "Incremental Potential Contact: Intersection- and Inversion-free, Large-Deformation
+ * Dynamics" (sec. 3-4 and the supplement: barrier, adaptive stiffness, CCD-filtered line
+ * search, the Newton-increment stopping test); Li, Kaufman, Jiang 2021, "Codimensional
+ * Incremental Potential Contact" (sec. 4: the thickness offset for codimensional
+ * surfaces such as cloth).
+ *
+ * Algorithm. Each step minimises
+ *     g(x) = 1/2 (x - y)^T M (x - y) + h^2 E(x) - h^2 x^T f_ext + kappa sum_k b(s_k(x)) + F(x),
+ * y = x_n + (1 - damping) h v_n, E the shared model's elastic energy (edge springs and the
+ * `bending` term, as newton: solvers/spring_solver.h), b the barrier of
+ * contact/barrier.h on s_k = d_k^2 - xi^2 for every pair k closer than xi + dhat:
+ * point-triangle and edge-edge pairs of the cloth with itself that share no vertex
+ * (xi = thickness; the edge-edge term times IPC's mollifier, `mollifier`), every
+ * free vertex against every analytic collider at t + h (d the signed distance through
+ * the collider, xi = thickness / 2: the project's contact distances, README "Contact
+ * distances"), and with `sphere_edges` every edge and triangle against every sphere
+ * collider (d their distance from the center minus the radius; a plane's distance from a
+ * primitive is least at a vertex, so the vertices' pairs cover it). sphere_edges is off
+ * by default: with it, Newton converges only linearly in contact (~0.93 per iteration on
+ * tests/test_conformance.c's drop, where a resting vertex's pair is duplicated by its six
+ * edges' and six triangles' and each is projected to PSD on its own), so a tight solve
+ * does not reach its tolerance in 100 iterations; not investigated further. The Newton iteration starts at x_n
+ * (intersection-free), not at y:
+ *   1. broad phase: the cloth's BVH (contact/bvh.h) refitted at x with margin
+ *      (xi + dhat)/2 gives the candidate pairs; the active set is those within xi + dhat;
+ *   2. assembly: H = M + h^2 (springs, hinges: newton's projected Hessian,
+ *      cb_spring_solver_assemble) + kappa sum_k P(hess b_k), each pair's 12 x 12 (a
+ *      collider pair's 3 x 3) Hessian projected to positive semi-definite by its
+ *      eigen-decomposition (cb_psd_project); the sparsity pattern gains the pairs' vertex
+ *      couplings when new ones appear (cb_spring_solver_system: CHOLMOD's analysis is
+ *      redone then and reused while the pattern holds);
+ *   3. factor and solve H p = -grad g (CHOLMOD);
+ *   4. stop when |p|_inf / h < tolerance (m/s) (IPC's test on the Newton increment);
+ *   5. CCD: the largest step alpha_max <= 1 along p for which no pair comes closer than
+ *      xi + 0.1 (d_0 - xi) (d_0 its distance now): the swept BVH (x to x + p, margin xi/2)
+ *      gives the candidates, conservative CCD (contact/ccd.h) the time of impact of each;
+ *      against colliders, conservative advancement on the collider's distance of the
+ *      vertex, edge or triangle (Lipschitz in the step with its vertices' largest |p|);
+ *   6. line search: backtracking from alpha_max (halving, Armijo c = 1e-4) on g, the
+ *      barrier re-gathered at each trial point. A step that cannot decrease g within 40
+ *      halvings ends the step with CB_ERR_NUMERIC and the reason (unless the step is
+ *      already below round-off: then the iterate is the solution).
+ * Adaptive stiffness (IPC supplement, our reading): kappa_min = 1e11 m_avg / (4 s0 b''(s0)),
+ * s0 = (1e-8 l)^2 (l the cloth's bounding-box diagonal at the start; s0 = shat/2 when that
+ * is above shat), kappa_max = 100 kappa_min. At the start of every step with contact,
+ * kappa = the gradient balance -grad E . grad B / |grad B|^2 clamped to [kappa_min,
+ * kappa_max] (E: g without the barrier); within the step kappa doubles (up to kappa_max)
+ * after an iteration whose smallest s fell further while below (1e-9 l)^2. `kappa` > 0
+ * fixes it instead.
+ * F is IPC's lagged smoothed Coulomb friction against the colliders (sec. 5), the term
+ * newton minimises too (cb_spring_friction, solvers/spring_solver.h: mu h^2 lambda_i
+ * f0(|u_i|), u_i the tangential slip of the step, f0 smoothed below eps_v h,
+ * `friction_velocity`), with lambda_i the barrier's normal force on vertex i at the end of
+ * the last step, kappa |b'(s) 2 phi| / h^2, from the collider pushing it hardest (one
+ * collider per vertex); the first step of a run is solved twice, the second time with the
+ * forces of the first (as newton). Its Hessian blocks (PSD) go into H, its gradient into
+ * grad g.
+ * The velocity is v = (x - x_n)/h ((1 - damping) v_n + (x - y)/h); no contact stage after the
+ * solve (the barrier is the contact).
+ *
+ * Mapping from the shared model: springs k_stretch per edge, bending shells (default) or
+ * fms's terms (`bending`), masses lumped, gravity; `thickness` is the self distance xi
+ * and twice the collider distance; a collider's `friction` is F's mu (its restitution is
+ * ignored). solver_energy = E(x); contact_energy = kappa sum b at the end of the step;
+ * contacts = the active pairs; external_impulse = the attachments' (springs and hinges
+ * from pinned vertices), the damping's and the barrier's on the free vertices,
+ * -(1/h) sum_free grad (kappa B + F) (the self part of B sums to zero but for pinned
+ * vertices).
+ * Stages: broad_phase, ccd (contact), assembly, factor, solve, line_search, finish.
+ *
+ * Cost (2026-11-26, data/scenes/drape_sphere.yaml at 20 x 20, 2 s at dt 5 ms, --audit,
+ * one core of a loaded shared 2-core machine): 55.7 CPU-s, 139 ms per step, 5.9 Newton
+ * iterations (6.9 factorizations) per step, 61 at most, zero crossings in the audit.
+ * Assembly is 82% of the stages' time, most of it the per-hinge PSD projection of the shells
+ * bending (cb_bending_hinge_hessian, redone every iteration: newton reuses its factor,
+ * ipc refactors each iteration as the barrier's Hessian changes); CCD and broad phase 9%.
+ *
+ * Bad input: a scene whose initial state has a self pair or a vertex against a collider
+ * at or closer than its xi is refused at create with the pair and its distance
+ * (CB_ERR_INPUT); mesh colliders and translating colliders are refused (not supported yet:
+ * the CB_SOLVER_MOVING_COLLIDERS capability); a step whose start is
+ * infeasible (a pinned vertex or a moving collider pushed into the cloth) fails with the
+ * pair. The interrupt flag is polled in every Newton iteration.
+ *
+ * What it does not do (yet): friction of the cloth with itself (IPC's lagged friction on
+ * the self pairs' tangent bases), restitution, mesh colliders (as triangles), edges and
+ * triangles of the cloth against planes (not needed), spheres (by default: sphere_edges
+ * above), boxes and capsules (their vertices only: a collider can cut between two
+ * vertices; 1.2 mm into the sphere at 20 x 20 on the drape), the colliders' motion inside the step (they are taken at t + h; a collider
+ * that moves into the cloth's start makes the step fail), strain limiting, the
+ * per-step min_separation figure (the harness's min_separation metric measures it on frame
+ * steps). The class does not claim CB_SOLVER_COLLIDER_FRICTION although it has collider
+ * friction: tests/test_friction.c's bundled incline patch starts exactly at the collider
+ * offset, which a barrier refuses; tests/test_ipc.c holds its friction to the same
+ * Coulomb answers on an incline that starts inside the barrier's range.
+ *
+ * Parameters (solvers.ipc): dhat (m, > 0, default the thickness or 1e-3 m without one),
+ * kappa (>= 0, default 0: adaptive), tolerance (m/s, > 0, default 1e-4: a tenth of
+ * friction_velocity's default; at 1e-3 the first Newton step of a patch starting to slide,
+ * shortened by the static friction's stiffness to below eps_v h, passed the test and the
+ * patch never slid, tests/test_ipc.c's incline), max_iterations
+ * (>= 1, default 100), self_collision (bool, default true), mollifier (bool, default
+ * true), sphere_edges (bool, default false), friction_velocity (eps_v, m/s, default 1e-3), damping, bending (shells |
+ * quadratic | springs, default shells), factor, threads (as newton's).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/barrier.h"
+#include "contact/bvh.h"
+#include "contact/ccd.h"
+#include "contact/colliders.h"
+#include "contact/distance.h"
+#include "core/solver.h"
+#include "core/vec3.h"
+#include "solvers/bending.h"
+#include "solvers/spring_solver.h"
+
+enum { PAIR_VT = 0, PAIR_EE = 1, PAIR_COL = 2, PAIR_ESPH = 3, PAIR_TSPH = 4 };
+
+typedef struct ipc_pair {
+    int kind;   /* PAIR_* */
+    int a, b;   /* VT: vertex, triangle; EE: edge, edge; COL: vertex, collider; ESPH,
+                 * TSPH: edge, triangle against a sphere collider */
+} ipc_pair;
+
+typedef struct ipc_solver {
+    double tolerance, dhat, kappa_fixed, kappa, kappa_min, kappa_max;
+    double xi_self, xi_col, shat_self, shat_col, bbox;
+    int max_iterations, self_collision, mollifier, sphere_edges;
+    cb_spring_solver ss;   /* springs, bending, unknowns, the system (3 x 3 blocks), y, dx */
+    cb_bvh *bvh;
+    cb_bvh_result *res;
+    ipc_pair *pairs;       /* the active set */
+    long npairs, cappairs;
+    int (*vp)[2];          /* the vertex pairs of the system's pattern, sorted */
+    long nvp, capvp;
+    int (*want)[2];        /* scratch for the next pattern */
+    long nwant, capwant;
+    double *rest_l2;       /* [ne] squared rest length of each edge (the mollifier's eps_x) */
+    double (*xt)[3], (*dxt)[3], (*p)[3];
+    double (*hc)[3][3];    /* [nfree] the friction's Hessian blocks */
+    double min_s;          /* smallest s of the last gather */
+    char model[96];
+} ipc_solver;
+
+static void ipc_destroy(void *self)
+{
+    ipc_solver *s = self;
+    if (!s) return;
+    cb_spring_solver_release(&s->ss);
+    cb_bvh_free(&s->bvh);
+    cb_bvh_result_free(&s->res);
+    free(s->pairs);
+    free(s->vp);
+    free(s->want);
+    free(s->rest_l2);
+    free(s->xt);
+    free(s->dxt);
+    free(s->p);
+    free(s->hc);
+    free(s);
+}
+
+static int grow(void **ptr, long *cap, long need, size_t size)
+{
+    if (need <= *cap) return CB_OK;
+    long nc = *cap ? *cap : 64;
+    while (nc < need) nc *= 2;
+    void *q = realloc(*ptr, (size_t)nc * size);
+    if (!q) return CB_ERR_NOMEM;
+    *ptr = q;
+    *cap = nc;
+    return CB_OK;
+}
+
+/* The vertices of a pair (VT: vertex, then the triangle's; EE: both edges'; COL: the
+ * vertex; ESPH, TSPH: the edge's, the triangle's); returns their number. */
+static int pair_verts(const cb_mesh *m, const ipc_pair *q, int v[4])
+{
+    if (q->kind == PAIR_COL) {
+        v[0] = q->a;
+        return 1;
+    }
+    if (q->kind == PAIR_ESPH || q->kind == PAIR_TSPH) {
+        int n = q->kind == PAIR_ESPH ? 2 : 3;
+        for (int k = 0; k < n; k++) v[k] = q->kind == PAIR_ESPH ? m->e[q->a][k] : m->f[q->a][k];
+        return n;
+    }
+    if (q->kind == PAIR_VT) {
+        v[0] = q->a;
+        for (int k = 0; k < 3; k++) v[1 + k] = m->f[q->b][k];
+    } else {
+        v[0] = m->e[q->a][0];
+        v[1] = m->e[q->a][1];
+        v[2] = m->e[q->b][0];
+        v[3] = m->e[q->b][1];
+    }
+    return 4;
+}
+
+/* The center of a sphere collider at time t. */
+static void sphere_center(const cb_collider *c, double t, double ctr[3])
+{
+    for (int k = 0; k < 3; k++) ctr[k] = c->center[k] + c->velocity[k] * t;
+}
+
+/* Distance minus radius of the edge or triangle (n = 2, 3 vertices v) at x from sphere c. */
+static double sphere_phi(const cb_collider *c, double t, int n, const int *v, const double (*x)[3])
+{
+    double ctr[3];
+    sphere_center(c, t, ctr);
+    double d2 = n == 2 ? cb_point_segment_distance2(ctr, x[v[0]], x[v[1]], NULL, NULL)
+                       : cb_point_triangle_distance2(ctr, x[v[0]], x[v[1]], x[v[2]], NULL, NULL);
+    return sqrt(d2) - c->radius;
+}
+
+static double pair_eps(const ipc_solver *s, const ipc_pair *q)
+{
+    return s->mollifier && q->kind == PAIR_EE ? 1e-3 * s->rest_l2[q->a] * s->rest_l2[q->b] : 0.0;
+}
+
+/* Squared distance of a self pair at x (from contact/distance.h). */
+static double pair_d2(const cb_mesh *m, const ipc_pair *q, const double (*x)[3])
+{
+    int v[4];
+    pair_verts(m, q, v);
+    if (q->kind == PAIR_VT) return cb_point_triangle_distance2(x[v[0]], x[v[1]], x[v[2]], x[v[3]], NULL, NULL);
+    return cb_edge_edge_distance2(x[v[0]], x[v[1]], x[v[2]], x[v[3]], NULL, NULL, NULL, NULL);
+}
+
+/* s = phi^2 - xi^2 of a vertex against a collider (phi its signed distance), -1 when
+ * phi <= xi (infeasible); phi and the normal out. */
+static double collider_s(const ipc_solver *s, const cb_collider *c, double t, const double x[3], double *phi,
+                         double n[3])
+{
+    *phi = cb_collider_query(c, t, x, n, NULL);
+    return *phi > s->xi_col ? *phi * *phi - s->xi_col * s->xi_col : -1.0;
+}
+
+/* Append pair q (its s and distance d) to the active set, keeping the smallest s and the
+ * first infeasible pair (s <= 0). 0 or CB_ERR_NOMEM (err filled). */
+static int add_pair(ipc_solver *s, const ipc_pair *q, double sv, double d, ipc_pair *bad, double *bad_d,
+                    cb_error *err)
+{
+    if (!(sv > 0) && bad->kind < 0) {
+        *bad = *q;
+        *bad_d = d;
+    }
+    if (sv < s->min_s) s->min_s = sv;
+    if (grow((void **)&s->pairs, &s->cappairs, s->npairs + 1, sizeof *s->pairs))
+        return CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %ld contact pairs", s->npairs + 1);
+    s->pairs[s->npairs++] = *q;
+    return CB_OK;
+}
+
+/* The active set at x into s->pairs (self pairs within xi + dhat, free vertices within
+ * xi + dhat of a collider at t), s->min_s; the first infeasible pair (s <= 0) into *bad
+ * (kind -1 when none) with its distance. */
+static int gather(ipc_solver *s, const cb_world *w, const double (*x)[3], double t, ipc_pair *bad, double *bad_d,
+                  cb_error *err)
+{
+    const cb_mesh *m = w->mesh;
+    s->npairs = 0;
+    s->min_s = INFINITY;
+    bad->kind = -1;
+    *bad_d = NAN;
+    if (s->self_collision && s->bvh) {
+        int rc = cb_bvh_refit(s->bvh, x, 0.5 * (s->xi_self + s->dhat), err);
+        if (!rc) rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
+        if (rc) return rc;
+        for (int kind = PAIR_VT; kind <= PAIR_EE; kind++) {
+            const cb_pair_list *l = kind == PAIR_VT ? &s->res->vt : &s->res->ee;
+            for (long i = 0; i < l->n; i++) {
+                ipc_pair q = {kind, l->p[i][0], l->p[i][1]};
+                double d2 = pair_d2(m, &q, x), sv = d2 - s->xi_self * s->xi_self;
+                if (sv < s->shat_self && add_pair(s, &q, sv, sqrt(d2), bad, bad_d, err)) return CB_ERR_NOMEM;
+            }
+        }
+    }
+    for (int u = 0; u < s->ss.nfree; u++) {
+        int i = s->ss.vert[u];
+        for (int c = 0; c < w->ncolliders; c++) {
+            double phi, n[3], sv = collider_s(s, &w->colliders[c], t, x[i], &phi, n);
+            ipc_pair q = {PAIR_COL, i, c};
+            if (sv < s->shat_col && add_pair(s, &q, sv, phi, bad, bad_d, err)) return CB_ERR_NOMEM;
+        }
+    }
+    /* edges and triangles against spheres (a plane's closest point to a primitive is at a
+     * vertex: the vertices' pairs cover it) */
+    for (int c = 0; c < w->ncolliders && s->sphere_edges; c++) {
+        const cb_collider *col = &w->colliders[c];
+        if (col->type != CB_COLLIDER_SPHERE) continue;
+        for (int kind = PAIR_ESPH; kind <= PAIR_TSPH; kind++)
+            for (int e = 0; e < (kind == PAIR_ESPH ? m->ne : m->nf); e++) {
+                ipc_pair q = {kind, e, c};
+                int v[4], nv = pair_verts(m, &q, v), free_end = 0;
+                for (int k = 0; k < nv; k++) free_end |= s->ss.unk[v[k]] >= 0;
+                if (!free_end) continue;
+                double phi = sphere_phi(col, t, nv, v, x);
+                double sv = phi > s->xi_col ? phi * phi - s->xi_col * s->xi_col : -1.0;
+                if (sv < s->shat_col && add_pair(s, &q, sv, phi, bad, bad_d, err)) return CB_ERR_NOMEM;
+            }
+    }
+    return CB_OK;
+}
+
+/* "vertex 3 and triangle 7 at distance 1e-4 m (kept: 2e-3 m)" into buf. */
+static void describe(const ipc_solver *s, const ipc_pair *q, double d, char *buf, size_t n)
+{
+    if (q->kind == PAIR_VT)
+        snprintf(buf, n, "vertex %d and triangle %d at distance %.6g m (at least %.6g m kept)", q->a, q->b, d,
+                 s->xi_self);
+    else if (q->kind == PAIR_EE)
+        snprintf(buf, n, "edges %d and %d at distance %.6g m (at least %.6g m kept)", q->a, q->b, d, s->xi_self);
+    else
+        snprintf(buf, n, "%s %d at signed distance %.6g m from collider %d (at least %.6g m kept)",
+                 q->kind == PAIR_COL ? "vertex" : q->kind == PAIR_ESPH ? "edge" : "triangle", q->a, d, q->b, s->xi_col);
+}
+
+/* kappa sum b over the active set at x; adds kappa grad B to grad (may be NULL); with
+ * A non-NULL adds kappa P(hess b) of every pair into the system's values. */
+/* The work over a step of length h of the barrier's external impulses, -(1/h) kappa grad b
+ * on the free vertices of a pair, where something outside the cloth takes the other
+ * share: a collider pair's impulse times the collider's surface velocity at each vertex
+ * (cb_collider_velocity; a fixed collider adds exactly 0), a self pair with pinned
+ * vertices the impulse the free ones get times the first pinned vertex's velocity (the
+ * pin's script). Self pairs of free vertices only exchange impulse and do no outside work. */
+static double barrier_work(const ipc_solver *s, const cb_world *w, const double (*x)[3], double t, double h)
+{
+    const cb_mesh *m = w->mesh;
+    const cb_spring_solver *ss = &s->ss;
+    double W = 0.0;
+    for (long k = 0; k < s->npairs; k++) {
+        const ipc_pair *q = &s->pairs[k];
+        double u[3];
+        if (q->kind == PAIR_COL) {
+            const cb_collider *col = &w->colliders[q->b];
+            double phi, n[3], sv = collider_s(s, col, t, x[q->a], &phi, n);
+            double db, d2b;
+            cb_barrier(sv, s->shat_col, &db, &d2b);
+            if (!(db != 0.0) || ss->unk[q->a] < 0) continue;
+            cb_collider_velocity(col, t, x[q->a], u);
+            W -= s->kappa * db * 2.0 * phi * cb_v3_dot(n, u) / h;
+            continue;
+        }
+        int v[4], nv = pair_verts(m, q, v), off = 0, pinned = -1;
+        double g[12];
+        if (q->kind == PAIR_ESPH || q->kind == PAIR_TSPH) {
+            const cb_collider *col = &w->colliders[q->b];
+            double ctr[3];
+            sphere_center(col, t, ctr);
+            cb_sphere_barrier(nv, x[v[0]], x[v[1]], x[v[nv - 1]], ctr, col->radius, s->xi_col, s->shat_col, g, NULL,
+                              NULL);
+            off = 1;
+            for (int a = 0; a < nv; a++) {
+                if (ss->unk[v[a]] < 0) continue;
+                cb_collider_velocity(col, t, x[v[a]], u);
+                W -= s->kappa * (g[3 * (a + 1)] * u[0] + g[3 * (a + 1) + 1] * u[1] + g[3 * (a + 1) + 2] * u[2]) / h;
+            }
+            continue;
+        }
+        for (int a = 0; a < nv && pinned < 0; a++)
+            if (ss->unk[v[a]] < 0) pinned = v[a];
+        if (pinned < 0) continue;
+        cb_pair_barrier(q->kind == PAIR_EE, x[v[0]], x[v[1]], x[v[2]], x[v[3]], s->xi_self, s->shat_self,
+                        pair_eps(s, q), g, NULL, NULL);
+        cb_world_pin_velocity(w, pinned, t, u);
+        for (int a = 0; a < nv; a++)
+            if (ss->unk[v[a]] >= 0)
+                W -= s->kappa * (g[3 * (a + off)] * u[0] + g[3 * (a + off) + 1] * u[1] + g[3 * (a + off) + 2] * u[2]) / h;
+    }
+    return W;
+}
+
+static double barrier(ipc_solver *s, const cb_world *w, const double (*x)[3], double t, double (*grad)[3],
+                      double *A)
+{
+    const cb_mesh *m = w->mesh;
+    const cb_spring_solver *ss = &s->ss;
+    double e = 0.0;
+    for (long k = 0; k < s->npairs; k++) {
+        const ipc_pair *q = &s->pairs[k];
+        if (q->kind == PAIR_COL) {
+            double phi, n[3], sv = collider_s(s, &w->colliders[q->b], t, x[q->a], &phi, n);
+            double db, d2b, b = cb_barrier(sv, s->shat_col, &db, &d2b);
+            e += s->kappa * b;
+            int u = ss->unk[q->a];
+            if (grad) cb_v3_axpy(grad[q->a], s->kappa * db * 2.0 * phi, n);
+            if (A && u >= 0) {
+                /* b'' (2 phi)^2 n n^T + b' 2 n n^T (+ b' 2 phi dn/dx, negative
+                 * semi-definite for a convex collider: left out) */
+                double c = fmax(0.0, s->kappa * (4.0 * phi * phi * d2b + 2.0 * db));
+                for (int r = 0; r < 3; r++)
+                    for (int cc = 0; cc <= r; cc++) A[ss->diag_pos[u * 9 + r * 3 + cc]] += c * n[r] * n[cc];
+            }
+            continue;
+        }
+        int v[4], nv = pair_verts(m, q, v), off = 0;
+        double g[12], H[12][12], b;
+        if (q->kind == PAIR_ESPH || q->kind == PAIR_TSPH) {
+            /* slot 0 the sphere's center (fixed), the primitive's vertices after it */
+            const cb_collider *col = &w->colliders[q->b];
+            double ctr[3];
+            sphere_center(col, t, ctr);
+            b = cb_sphere_barrier(nv, x[v[0]], x[v[1]], x[v[nv - 1]], ctr, col->radius, s->xi_col, s->shat_col,
+                                  grad || A ? g : NULL, A ? H : NULL, NULL);
+            off = 1;
+        } else if (!grad && !A) {
+            double d2 = pair_d2(m, q, x);
+            b = cb_barrier(d2 - s->xi_self * s->xi_self, s->shat_self, NULL, NULL);
+            double eps = pair_eps(s, q);
+            if (eps > 0 && b > 0 && isfinite(b)) b *= cb_ee_mollifier_d(x[v[0]], x[v[1]], x[v[2]], x[v[3]], eps, NULL, NULL);
+        } else {
+            b = cb_pair_barrier(q->kind == PAIR_EE, x[v[0]], x[v[1]], x[v[2]], x[v[3]], s->xi_self, s->shat_self,
+                                pair_eps(s, q), g, A ? H : NULL, NULL);
+        }
+        e += s->kappa * b;
+        if (grad)
+            for (int a = 0; a < nv; a++)
+                if (ss->unk[v[a]] >= 0)
+                    for (int k2 = 0; k2 < 3; k2++) grad[v[a]][k2] += s->kappa * g[3 * (a + off) + k2];
+        if (!A || !(b > 0)) continue;
+        /* the block of the vertices' coordinates, projected to PSD */
+        int n3 = 3 * nv;
+        double P[144];
+        for (int r = 0; r < n3; r++)
+            for (int c = 0; c < n3; c++) P[r * n3 + c] = H[3 * off + r][3 * off + c];
+        cb_psd_project(n3, P, NULL);
+        for (int a = 0; a < nv; a++) {
+            int ua = ss->unk[v[a]];
+            if (ua < 0) continue;
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c <= r; c++)
+                    A[ss->diag_pos[ua * 9 + r * 3 + c]] += s->kappa * P[(3 * a + r) * n3 + 3 * a + c];
+        }
+        for (int a = 0; a < nv; a++)
+            for (int bb = 0; bb < nv; bb++) {
+                int ua = ss->unk[v[a]], ub = ss->unk[v[bb]];
+                if (ua < 0 || ub < 0 || ua <= ub) continue; /* the block with row a > column b */
+                int lo = v[a] < v[bb] ? v[a] : v[bb], hi = v[a] < v[bb] ? v[bb] : v[a];
+                long l = 0, r = s->nvp - 1, at = -1;
+                while (l <= r) {
+                    long mid = (l + r) / 2;
+                    int c = s->vp[mid][0] != lo ? (s->vp[mid][0] < lo ? -1 : 1)
+                                                : (s->vp[mid][1] != hi ? (s->vp[mid][1] < hi ? -1 : 1) : 0);
+                    if (!c) {
+                        at = mid;
+                        break;
+                    }
+                    if (c < 0) l = mid + 1;
+                    else r = mid - 1;
+                }
+                CB_ASSERT(at >= 0);
+                const int *pos = ss->extra_pos + 9 * at;
+                for (int r2 = 0; r2 < 3; r2++)
+                    for (int c = 0; c < 3; c++) A[pos[3 * r2 + c]] += s->kappa * P[(3 * a + r2) * n3 + 3 * bb + c];
+            }
+    }
+    return e;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const int *p = a, *q = b;
+    return p[0] != q[0] ? (p[0] < q[0] ? -1 : 1) : (p[1] != q[1] ? (p[1] < q[1] ? -1 : 1) : 0);
+}
+
+/* Make the system's pattern hold every vertex pair of the active pairs (both ends free): rebuild it with the union of the old and the new pairs when one is missing. */
+static int update_pattern(ipc_solver *s, const cb_world *w, cb_error *err)
+{
+    s->nwant = 0;
+    for (long k = 0; k < s->npairs; k++) {
+        int v[4], nv = pair_verts(w->mesh, &s->pairs[k], v);
+        for (int a = 0; a < nv; a++)
+            for (int b = a + 1; b < nv; b++) {
+                if (s->ss.unk[v[a]] < 0 || s->ss.unk[v[b]] < 0) continue;
+                if (grow((void **)&s->want, &s->capwant, s->nwant + 1 + s->nvp, sizeof *s->want))
+                    return CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for the contact pattern");
+                s->want[s->nwant][0] = v[a] < v[b] ? v[a] : v[b];
+                s->want[s->nwant][1] = v[a] < v[b] ? v[b] : v[a];
+                s->nwant++;
+            }
+    }
+    qsort(s->want, (size_t)s->nwant, sizeof *s->want, cmp_pair);
+    int missing = 0;
+    for (long i = 0, j = 0; i < s->nwant && !missing; i++) {
+        while (j < s->nvp && cmp_pair(s->vp[j], s->want[i]) < 0) j++;
+        if (j >= s->nvp || cmp_pair(s->vp[j], s->want[i])) missing = 1;
+    }
+    if (!missing) return CB_OK;
+    /* the union, sorted and unique (the old pairs stay: a pattern that only grows is
+     * analysed once per new coupling) */
+    if (grow((void **)&s->want, &s->capwant, s->nwant + s->nvp, sizeof *s->want))
+        return CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for the contact pattern");
+    memcpy(s->want + s->nwant, s->vp, (size_t)s->nvp * sizeof *s->vp);
+    long n = s->nwant + s->nvp, u = 0;
+    qsort(s->want, (size_t)n, sizeof *s->want, cmp_pair);
+    for (long i = 0; i < n; i++)
+        if (!u || cmp_pair(s->want[u - 1], s->want[i])) {
+            s->want[u][0] = s->want[i][0];
+            s->want[u][1] = s->want[i][1];
+            u++;
+        }
+    if (u > 100000000) return CB_FAIL(err, CB_ERR_INPUT, "ipc: too many contact couplings (%ld)", u);
+    if (grow((void **)&s->vp, &s->capvp, u, sizeof *s->vp))
+        return CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for the contact pattern");
+    memcpy(s->vp, s->want, (size_t)u * sizeof *s->vp);
+    s->nvp = u;
+    return cb_spring_solver_system(&s->ss, (const int (*)[2])s->vp, (int)u, "ipc: the Hessian M + h^2 H + kappa B", err);
+}
+
+/* Distance minus xi_col of the primitive (nv vertices v: a vertex against collider col,
+ * an edge or a triangle against a sphere) at x + tc p. */
+static double prim_gap(const ipc_solver *s, const cb_collider *col, double t, int nv, const int *v,
+                       const double (*x)[3], double tc)
+{
+    double y[3][3];
+    int idx[3] = {0, 1, 2};
+    for (int k = 0; k < nv; k++)
+        for (int d = 0; d < 3; d++) y[k][d] = x[v[k]][d] + tc * s->p[v[k]][d];
+    double phi = nv == 1 ? cb_collider_query(col, t, y[0], NULL, NULL) : sphere_phi(col, t, nv, idx, (const double (*)[3])y);
+    return phi - s->xi_col;
+}
+
+/* Conservative advancement of a primitive against a collider along p, up to amax: its
+ * distance is Lipschitz in the step with the constant len (its vertices' largest |p|),
+ * so advancing by gap / len never passes the first time it comes within 0.1 of its
+ * present gap of xi_col. Returns the step reached (amax when it never comes that close). */
+static double advance(const ipc_solver *s, const cb_collider *col, double t, int nv, const int *v,
+                      const double (*x)[3], double len, double amax)
+{
+    double gap0 = prim_gap(s, col, t, nv, v, x, 0.0), target = 0.1 * gap0, tc = 0.0;
+    if (gap0 - len * amax > target) return amax; /* cannot come that close */
+    for (int it = 0; it < 200; it++) {
+        double gap = prim_gap(s, col, t, nv, v, x, tc) - target;
+        if (!(gap > 1e-3 * (gap0 - target))) break;
+        tc += gap / len;
+        if (tc >= amax) return amax;
+    }
+    return tc;
+}
+
+/* The largest alpha in (0, 1] along p from x with no pair closer than xi + 0.1 (d0 - xi):
+ * CCD on the swept BVH's candidates, conservative advancement against colliders. */
+static int ccd_step(ipc_solver *s, const cb_world *w, const double (*x)[3], double t, double *alpha, cb_error *err)
+{
+    const cb_mesh *m = w->mesh;
+    double a = 1.0;
+    for (int i = 0; i < w->nv; i++)
+        for (int k = 0; k < 3; k++) s->xt[i][k] = x[i][k] + s->p[i][k];
+    const double (*x1)[3] = (const double (*)[3])s->xt;
+    if (s->self_collision && s->bvh) {
+        int rc = cb_bvh_refit_swept(s->bvh, x, x1, 0.5 * s->xi_self, err);
+        if (!rc) rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
+        if (rc) return rc;
+        cb_ccd_opts o = cb_default_ccd_opts();
+        for (int kind = PAIR_VT; kind <= PAIR_EE; kind++) {
+            const cb_pair_list *l = kind == PAIR_VT ? &s->res->vt : &s->res->ee;
+            for (long i = 0; i < l->n; i++) {
+                ipc_pair q = {kind, l->p[i][0], l->p[i][1]};
+                int v[4];
+                pair_verts(m, &q, v);
+                double d0 = sqrt(pair_d2(m, &q, x)), toi = 1.0;
+                o.eta = s->xi_self + 0.1 * (d0 - s->xi_self);
+                int hit = kind == PAIR_VT ? cb_ccd_vertex_triangle(x[v[0]], x1[v[0]], x[v[1]], x1[v[1]], x[v[2]],
+                                                                   x1[v[2]], x[v[3]], x1[v[3]], &o, &toi)
+                                          : cb_ccd_edge_edge(x[v[0]], x1[v[0]], x[v[1]], x1[v[1]], x[v[2]], x1[v[2]],
+                                                             x[v[3]], x1[v[3]], &o, &toi);
+                if (hit && toi < a) a = toi;
+            }
+        }
+    }
+    const cb_mesh *mm = w->mesh;
+    for (int c = 0; c < w->ncolliders; c++) {
+        const cb_collider *col = &w->colliders[c];
+        int sphere = col->type == CB_COLLIDER_SPHERE && s->sphere_edges;
+        /* vertices against every collider; edges and triangles against spheres */
+        for (int kind = PAIR_COL; kind <= PAIR_TSPH; kind++) {
+            if (kind == PAIR_ESPH && !sphere) break;
+            int count = kind == PAIR_COL ? s->ss.nfree : kind == PAIR_ESPH ? mm->ne : mm->nf;
+            for (int e = 0; e < count; e++) {
+                ipc_pair q = {kind, kind == PAIR_COL ? s->ss.vert[e] : e, c};
+                int v[4], nv = pair_verts(mm, &q, v);
+                double len = 0.0;
+                for (int k = 0; k < nv; k++) len = fmax(len, cb_v3_norm(s->p[v[k]]));
+                if (kind == PAIR_VT || !(len > 0)) continue;
+                a = fmin(a, advance(s, col, t, nv, v, x, len, a));
+            }
+        }
+    }
+    *alpha = a;
+    return CB_OK;
+}
+
+/* Trial point: x = y + dx + alpha p on the free vertices. */
+static void trial(ipc_solver *s, double alpha)
+{
+    const cb_spring_solver *ss = &s->ss;
+    for (int u = 0; u < ss->nfree; u++) {
+        int i = ss->vert[u];
+        for (int k = 0; k < 3; k++) {
+            s->dxt[i][k] = ss->dx[i][k] + alpha * s->p[i][k];
+            s->xt[i][k] = ss->y[i][k] + s->dxt[i][k];
+        }
+    }
+}
+
+static double objective(ipc_solver *s, const cb_world *w, const double (*dx)[3], const double (*x)[3], double h,
+                        double t)
+{
+    double e = barrier(s, w, x, t, NULL, NULL) + cb_spring_friction(&s->ss, w, h, t, x, NULL, NULL, NULL);
+    return cb_spring_solver_objective(&s->ss, w, dx, x, h, e);
+}
+
+/* kappa at the start of a step: the gradient balance clamped to [kappa_min, kappa_max]
+ * (the active set of x gathered, ss->grad = grad of g without the barrier). */
+static void init_kappa(ipc_solver *s, const cb_world *w, const double (*x)[3], double t)
+{
+    if (s->kappa_fixed > 0) {
+        s->kappa = s->kappa_fixed;
+        return;
+    }
+    s->kappa = s->kappa_min;
+    if (!s->npairs) return;
+    double (*gb)[3] = s->dxt; /* scratch */
+    memset(gb, 0, (size_t)w->nv * sizeof *gb);
+    double keep = s->kappa;
+    s->kappa = 1.0;
+    barrier(s, w, x, t, gb, NULL);
+    s->kappa = keep;
+    double num = 0.0, den = 0.0;
+    for (int u = 0; u < s->ss.nfree; u++) {
+        int i = s->ss.vert[u];
+        num -= cb_v3_dot(gb[i], s->ss.grad[i]);
+        den += cb_v3_norm2(gb[i]);
+    }
+    if (den > 0 && num / den > s->kappa) s->kappa = fmin(num / den, s->kappa_max);
+}
+
+static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_error *err)
+{
+    if (!w || !self) return CB_FAIL(err, CB_ERR_INPUT, "ipc: NULL argument");
+    *self = NULL;
+    ipc_solver *s = cb_calloc(1, sizeof *s);
+    if (!s) return CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory");
+    cb_spring_solver *ss = &s->ss;
+    ss->name = "ipc";
+    cb_params q;
+    int bending = 0;
+    static const char *const factor_names[] = {"auto", "simplicial", "supernodal", NULL};
+    int rc = cb_params_begin(p, &q, err);
+    if (!rc) rc = cb_params_double(&q, "dhat", w->thickness > 0 ? w->thickness : 1e-3, 1e-12, 1e3, &s->dhat,
+                                   "barrier range (m): pairs closer than the thickness + dhat repel", err);
+    if (!rc) rc = cb_params_double(&q, "kappa", 0.0, 0.0, 1e300, &s->kappa_fixed,
+                                   "barrier stiffness (0: adaptive, IPC's supplement)", err);
+    if (!rc) rc = cb_params_double(&q, "tolerance", 1e-4, 1e-300, 1e3, &s->tolerance,
+                                   "stop when the Newton increment's largest entry / dt falls below this (m/s)", err);
+    if (!rc) rc = cb_params_int(&q, "max_iterations", 100, 1, 1000000, &s->max_iterations,
+                                "Newton iterations per step at most", err);
+    if (!rc) rc = cb_params_bool(&q, "self_collision", 1, &s->self_collision,
+                                 "barrier between the cloth and itself", err);
+    if (!rc) rc = cb_params_bool(&q, "mollifier", 1, &s->mollifier,
+                                 "IPC's mollifier on nearly parallel edge-edge pairs", err);
+    if (!rc) rc = cb_params_bool(&q, "sphere_edges", 0, &s->sphere_edges,
+                                 "barrier also on the cloth's edges and triangles against spheres (converges slowly)", err);
+    if (!rc) rc = cb_params_double(&q, "friction_velocity", 1e-3, 1e-12, 1e3, &ss->friction_velocity,
+                                   "eps_v (m/s): collider friction is static below this sliding speed", err);
+    if (!rc) rc = cb_params_double(&q, "damping", 0.0, 0.0, 1.0, &ss->damping,
+                                   "velocity damping per step: the prediction uses (1 - damping) v", err);
+    if (!rc) rc = cb_params_choice(&q, "bending", cb_bending_names, CB_BENDING_SHELLS, &bending,
+                                   "shells: the shared hinge energy; quadratic: Bergou et al. 2006 (flat rest); springs: a bend spring per hinge", err);
+    if (!rc) rc = cb_params_choice(&q, "factor", factor_names, 0, &ss->factor,
+                                   "CHOLMOD factorization: auto, simplicial or supernodal", err);
+    if (!rc) rc = cb_params_int(&q, "threads", 1, 0, 1024, &ss->threads,
+                                "threads of CHOLMOD and BLAS in the solves (1: the calling thread; 0: one per core)", err);
+    rc = cb_params_end(p, &q, rc, err);
+    for (int c = 0; !rc && c < w->ncolliders; c++) {
+        if (w->colliders[c].type == CB_COLLIDER_MESH)
+            rc = CB_FAIL(err, CB_ERR_INPUT, "collider %d is a triangle mesh: ipc does not support mesh colliders yet", c);
+        else if (cb_v3_norm(w->colliders[c].velocity) > 0)
+            rc = CB_FAIL(err, CB_ERR_INPUT,
+                         "collider %d (line %d) translates at %g m/s: ipc does not support moving colliders yet "
+                         "(the barrier and the CCD take each collider where it is at the step's end, so a "
+                         "collider moving towards the cloth makes the step's start infeasible; a spin in place "
+                         "is supported)", c, w->colliders[c].line, cb_v3_norm(w->colliders[c].velocity));
+    }
+    if (!rc) rc = cb_springs_build(w, bending == CB_BENDING_SPRINGS ? CB_SPRINGS_MODEL : CB_SPRINGS_STRETCH, &ss->sp, err);
+    if (!rc) rc = cb_bending_init(&ss->bend, w, (cb_bending_kind)bending, err);
+    if (rc) {
+        if (rc != CB_ERR_NOMEM) cb_error_prefix(err, "ipc: ");
+        ipc_destroy(s);
+        return rc;
+    }
+    /* cb_spring_friction's second bound on eps is fms's (its penalty weight c): none here */
+    ss->contact_stiffness = INFINITY;
+    ss->contact_mode = CB_SPRING_CONTACT_CONSTRAINT;
+    snprintf(s->model, sizeof s->model, "stretch springs / bending %s / contact barrier", cb_bending_names[bending]);
+    s->xi_self = w->thickness;
+    s->xi_col = 0.5 * w->thickness;
+    s->shat_self = cb_barrier_shat(s->xi_self, s->dhat);
+    s->shat_col = cb_barrier_shat(s->xi_col, s->dhat);
+    const cb_mesh *m = w->mesh;
+    int nv = w->nv;
+    s->xt = cb_calloc((size_t)nv, sizeof *s->xt);
+    s->dxt = cb_calloc((size_t)nv, sizeof *s->dxt);
+    s->p = cb_calloc((size_t)nv, sizeof *s->p);
+    s->hc = cb_calloc((size_t)nv + 1, sizeof *s->hc);
+    s->rest_l2 = cb_calloc((size_t)m->ne + 1, sizeof *s->rest_l2);
+    rc = s->xt && s->dxt && s->p && s->hc && s->rest_l2 ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %d vertices", nv);
+    if (!rc && s->self_collision && m->nf > 1) {
+        rc = cb_bvh_create(m, CB_BV_AABB, &s->bvh, err);
+        if (!rc) rc = cb_bvh_build(s->bvh, (const double (*)[3])w->state.x, 0.0, err);
+        if (!rc) rc = cb_bvh_result_create(&s->res, err);
+    }
+    if (!rc) rc = cb_spring_solver_setup(ss, w, 3, "ipc: the Hessian M + h^2 H + kappa B", err);
+    if (rc) {
+        ipc_destroy(s);
+        return rc;
+    }
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, msum = 0.0;
+    for (int i = 0; i < nv; i++) {
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fmin(lo[k], w->state.x[i][k]);
+            hi[k] = fmax(hi[k], w->state.x[i][k]);
+        }
+        msum += w->mass[i];
+    }
+    for (int e = 0; e < m->ne; e++) {
+        double d[3];
+        cb_v3_sub(d, m->x[m->e[e][1]], m->x[m->e[e][0]]);
+        s->rest_l2[e] = cb_v3_norm2(d);
+    }
+    double dl[3];
+    cb_v3_sub(dl, hi, lo);
+    s->bbox = cb_v3_norm(dl);
+    double s0 = 1e-16 * s->bbox * s->bbox, d2b;
+    if (!(s0 > 0) || s0 >= s->shat_self) s0 = 0.5 * s->shat_self;
+    cb_barrier(s0, s->shat_self, NULL, &d2b);
+    s->kappa_min = 1e11 * (nv > 0 ? msum / nv : 0.0) / (4.0 * s0 * d2b);
+    s->kappa_max = 100.0 * s->kappa_min;
+    /* the initial state must be feasible: no pair at or inside its xi */
+    ipc_pair bad;
+    double bad_d;
+    rc = gather(s, w, (const double (*)[3])w->state.x, w->state.t, &bad, &bad_d, err);
+    if (!rc && bad.kind >= 0) {
+        char what[200];
+        describe(s, &bad, bad_d, what, sizeof what);
+        rc = CB_FAIL(err, CB_ERR_INPUT, "ipc: the initial state is not intersection-free with the thickness: %s; "
+                     "a barrier method cannot start there (move the cloth apart or lower cloth.thickness)", what);
+    }
+    if (rc) {
+        ipc_destroy(s);
+        return rc;
+    }
+    *self = s;
+    return CB_OK;
+}
+
+/* The Newton iterations of a step from x = x_n (dx = x_n - y). */
+static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_info *info, cb_lap_timer *lap,
+                     int *iters_p, double *residual, cb_error *err)
+{
+    cb_spring_solver *ss = &s->ss;
+    double (*x)[3] = w->state.x;
+    const double (*cx)[3] = (const double (*)[3])x;
+    ipc_pair bad;
+    double bad_d;
+    int rc = gather(s, w, cx, t1, &bad, &bad_d, err);
+    if (rc) return rc;
+    if (bad.kind >= 0) {
+        char what[200];
+        describe(s, &bad, bad_d, what, sizeof what);
+        return CB_FAIL(err, CB_ERR_NUMERIC, "ipc: the start of the step at t = %g s is not feasible: %s (a pinned "
+                       "vertex or a moving collider pushed into the cloth; colliders' motion is not in the CCD)",
+                       w->state.t, what);
+    }
+    cb_lap_contact(lap, "broad_phase");
+    cb_spring_solver_gradient(ss, w, cx, h);
+    init_kappa(s, w, cx, t1);
+    double g = objective(s, w, (const double (*)[3])ss->dx, cx, h, t1);
+    int iters = 0;
+    double step_inf = INFINITY, prev_min_s = s->min_s, s_small = 1e-18 * s->bbox * s->bbox;
+    while (iters < s->max_iterations) {
+        if (iters > 0 && cb_interrupt_requested())
+            return CB_FAIL(err, CB_ERR_INTERRUPTED, "ipc: interrupted by a signal in iteration %d", iters);
+        rc = update_pattern(s, w, err);
+        if (rc) return rc;
+        /* grad g and H in one pass over the pairs */
+        cb_spring_solver_gradient(ss, w, cx, h);
+        memset(s->hc, 0, (size_t)ss->nfree * sizeof *s->hc);
+        cb_spring_friction(ss, w, h, t1, cx, ss->grad, s->hc, NULL);
+        cb_spring_solver_assemble(ss, w, cx, h, (const double (*)[3][3])s->hc);
+        barrier(s, w, cx, t1, ss->grad, cb_chol_values(ss->chol));
+        cb_lap(lap, "assembly");
+        rc = cb_spring_solver_factor(ss, w, h, err);
+        info->factorizations++;
+        if (rc) return rc;
+        cb_lap(lap, "factor");
+        double *B = cb_chol_rhs(ss->chol);
+        for (int u = 0; u < ss->nfree; u++)
+            for (int k = 0; k < 3; k++) B[3 * u + k] = -ss->grad[ss->vert[u]][k];
+        const double *sol;
+        rc = cb_chol_solve(ss->chol, &sol, err);
+        if (rc) return rc;
+        double slope = 0.0, pinf = 0.0;
+        memset(s->p, 0, (size_t)w->nv * sizeof *s->p);
+        for (int u = 0; u < ss->nfree; u++)
+            for (int k = 0; k < 3; k++) {
+                s->p[ss->vert[u]][k] = sol[3 * u + k];
+                slope -= sol[3 * u + k] * B[3 * u + k];
+                pinf = fmax(pinf, fabs(sol[3 * u + k]));
+            }
+        cb_lap(lap, "solve");
+        step_inf = pinf / h;
+        if (step_inf < s->tolerance) break;
+        iters++;
+        double amax;
+        rc = ccd_step(s, w, cx, t1, &amax, err);
+        if (rc) return rc;
+        cb_lap_contact(lap, "ccd");
+        double alpha = amax, gt = INFINITY;
+        int accepted = 0;
+        for (int ls = 0; ls < 40 && alpha > 0; ls++) {
+            trial(s, alpha);
+            rc = gather(s, w, (const double (*)[3])s->xt, t1, &bad, &bad_d, err);
+            if (rc) return rc;
+            if (bad.kind < 0) {
+                gt = objective(s, w, (const double (*)[3])s->dxt, (const double (*)[3])s->xt, h, t1);
+                if (gt <= g + 1e-4 * alpha * slope) {
+                    accepted = 1;
+                    break;
+                }
+            }
+            alpha *= 0.5;
+        }
+        cb_lap(lap, "line_search");
+        if (!accepted) {
+            /* round-off: a step this small changes no position measurably */
+            if (amax * pinf <= 1e-13 * fmax(s->bbox, 1.0)) {
+                rc = gather(s, w, cx, t1, &bad, &bad_d, err);
+                if (rc) return rc;
+                break;
+            }
+            return CB_FAIL(err, CB_ERR_NUMERIC, "ipc: the line search could not decrease the incremental potential "
+                           "in 40 halvings from the CCD step %.3g (iteration %d, Newton step %.3g m, slope %.3g) at t = %g s",
+                           amax, iters, pinf, slope, w->state.t);
+        }
+        memcpy(x, s->xt, (size_t)w->nv * sizeof *x);
+        memcpy(ss->dx, s->dxt, (size_t)w->nv * sizeof *ss->dx);
+        g = gt;
+        /* the active set of the accepted point is the last gathered */
+        if (s->kappa_fixed <= 0 && prev_min_s < s_small && s->min_s < s_small && s->min_s < prev_min_s)
+            s->kappa = fmin(s->kappa_max, 2.0 * s->kappa);
+        prev_min_s = s->min_s;
+    }
+    *residual = step_inf;
+    *iters_p = iters;
+    return CB_OK;
+}
+
+/* The lagged normal forces of the collider friction (IPC sec. 5): for every free vertex
+ * in a collider's barrier range at x, the largest barrier force on it, kappa |b'(s) 2 phi| / h^2
+ * (g is h^2 times an energy), its collider and that collider's normal, into the spring
+ * solver's fn, fcol, fnrm (cb_spring_friction reads them). The active set of x gathered. */
+static void friction_lag(ipc_solver *s, const cb_world *w, const double (*x)[3], double h, double t)
+{
+    cb_spring_solver *ss = &s->ss;
+    ss->nfric = 0;
+    ss->lagged = 1;
+    for (int u = 0; u < ss->nfree; u++) {
+        ss->fn[ss->vert[u]] = 0.0;
+        ss->fcol[ss->vert[u]] = -1;
+    }
+    for (long k = 0; k < s->npairs; k++) {
+        const ipc_pair *q = &s->pairs[k];
+        if (q->kind != PAIR_COL) continue;
+        double phi, n[3], db, sv = collider_s(s, &w->colliders[q->b], t, x[q->a], &phi, n);
+        cb_barrier(sv, s->shat_col, &db, NULL);
+        double f = s->kappa * fabs(2.0 * phi * db) / (h * h);
+        int i = q->a;
+        if (!(f > ss->fn[i])) continue;
+        if (!(ss->fn[i] > 0)) ss->nfric++;
+        ss->fn[i] = f;
+        ss->fcol[i] = q->b;
+        cb_v3_copy(ss->fnrm[i], n);
+    }
+}
+
+static int ipc_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
+{
+    ipc_solver *s = self; /* arguments checked by cb_solver_step */
+    cb_spring_solver *ss = &s->ss;
+    double h = dt, t1 = w->state.t + h;
+    double (*x)[3] = w->state.x, (*v)[3] = w->state.v;
+    const double (*cx)[3] = (const double (*)[3])x;
+    double imp[3] = {0, 0, 0};
+    cb_lap_timer lap;
+    cb_lap_start(&lap, info);
+    cb_spring_solver_predict(ss, w, h, t1, imp);
+    /* start at x_n: intersection-free, where y need not be */
+    for (int u = 0; u < ss->nfree; u++) {
+        int i = ss->vert[u];
+        cb_v3_copy(x[i], ss->x0[i]);
+        cb_v3_sub(ss->dx[i], x[i], ss->y[i]);
+    }
+    int iters = 0;
+    double residual = NAN;
+    if (ss->nfree > 0) {
+        if (s->bvh) {
+            int rc = cb_bvh_build(s->bvh, cx, 0.0, err);
+            if (rc) return rc;
+        }
+        int rc = ipc_solve(s, w, h, t1, info, &lap, &iters, &residual, err);
+        /* the first step in contact has no lagged normal forces for the friction: take
+         * them from this solve and solve again from x_n (as newton does) */
+        if (!rc && !ss->lagged) {
+            friction_lag(s, w, cx, h, t1);
+            if (ss->nfric > 0) {
+                int it2 = 0;
+                for (int u = 0; u < ss->nfree; u++) {
+                    int i = ss->vert[u];
+                    cb_v3_copy(x[i], ss->x0[i]);
+                    cb_v3_sub(ss->dx[i], x[i], ss->y[i]);
+                }
+                rc = ipc_solve(s, w, h, t1, info, &lap, &it2, &residual, err);
+                iters += it2;
+            }
+        }
+        if (rc) return rc;
+    }
+    for (int u = 0; u < ss->nfree; u++) {
+        int i = ss->vert[u];
+        for (int k = 0; k < 3; k++) v[i][k] = (1.0 - ss->damping) * v[i][k] + ss->dx[i][k] / h;
+    }
+    double work = 0.0;
+    cb_spring_solver_pin_impulse(ss, w, cx, h, t1, imp, &work);
+    /* the barrier's impulse on the free vertices: -(1/h) kappa grad B; its work, and the
+     * friction's at its lagged collider's velocity */
+    work += barrier_work(s, w, cx, t1, h);
+    memset(s->xt, 0, (size_t)w->nv * sizeof *s->xt);
+    work += cb_spring_friction_work(ss, w, h, t1, cx, s->xt);
+    memset(s->xt, 0, (size_t)w->nv * sizeof *s->xt);
+    info->contact_energy = barrier(s, w, cx, t1, s->xt, NULL);
+    cb_spring_friction(ss, w, h, t1, cx, s->xt, NULL, NULL);
+    for (int u = 0; u < ss->nfree; u++) cb_v3_axpy(imp, -1.0 / h, s->xt[ss->vert[u]]);
+    info->external_work = work;
+    friction_lag(s, w, cx, h, t1);
+    for (int k = 0; k < 3; k++) info->external_impulse[k] = imp[k];
+    info->solver_energy = cb_spring_solver_energy(ss, cx);
+    info->contacts = (int)s->npairs;
+    info->iterations = iters;
+    info->residual = residual;
+    cb_lap(&lap, "finish");
+    return CB_OK;
+}
+
+static int ipc_self_collision(const void *self) { return ((const ipc_solver *)self)->self_collision; }
+
+static const char *ipc_model(const void *self) { return ((const ipc_solver *)self)->model; }
+
+const cb_solver_class cb_solver_ipc = {
+    .name = "ipc",
+    .summary = "Incremental Potential Contact: implicit Euler + log barrier, Newton with a CCD-capped line search",
+    .flags = CB_SOLVER_STAGE_TIMES | CB_SOLVER_TOLERANCE,
+    .bytes_per_vertex = 0,
+    .create = ipc_create,
+    .step = ipc_step,
+    .destroy = ipc_destroy,
+    .self_collision = ipc_self_collision,
+    .model = ipc_model,
+};

@@ -1,0 +1,370 @@
+/* tests/test_ipc.c — Incremental Potential Contact (solvers/ipc.c, contact/barrier.c): the
+ * barrier, the squared distances and the mollifier against finite differences (random
+ * point-triangle and edge-edge pairs near dhat and near contact); ipc without contact
+ * equals newton on the same model; a cloth dropped on a sphere and the floor keeps its
+ * vertices outside the colliders' offset at every step; two sheets dropped on each other
+ * never intersect; the lagged collider friction meets Coulomb's incline; an initial state
+ * closer than the thickness is refused with the pair. */
+#include "cb_test.h"
+#include "cb_sim.h"
+
+#include <math.h>
+
+#include "contact/barrier.h"
+#include "contact/colliders.h"
+#include "contact/distance.h"
+#include "contact/selfcheck.h"
+#include "core/vec3.h"
+
+static double urand(unsigned *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return ((*seed >> 8) & 0xffffff) / (double)0x1000000;
+}
+
+typedef double (*pair_fn)(const double x[12], double g[12], double H[12][12], void *ctx);
+
+typedef struct fd_ctx {
+    int ee;
+    double xi, shat, eps;
+} fd_ctx;
+
+static double barrier_fn(const double x[12], double g[12], double H[12][12], void *ctx)
+{
+    const fd_ctx *c = ctx;
+    return cb_pair_barrier(c->ee, x, x + 3, x + 6, x + 9, c->xi, c->shat, c->eps, g, H, NULL);
+}
+
+static double sphere_fn(const double x[12], double g[12], double H[12][12], void *ctx)
+{
+    const fd_ctx *c = ctx; /* ee: 1 an edge (x + 3, x + 6), 0 a triangle; the sphere at x, radius 0.5 */
+    double gg[12], HH[12][12];
+    double b = cb_sphere_barrier(c->ee ? 2 : 3, x + 3, x + 6, x + 9, x, 0.5, c->xi, c->shat, gg, HH, NULL);
+    if (g) memcpy(g, gg, sizeof gg);
+    if (H) memcpy(H, HH, sizeof HH);
+    return b;
+}
+
+static double mollifier_fn(const double x[12], double g[12], double H[12][12], void *ctx)
+{
+    const fd_ctx *c = ctx;
+    return cb_ee_mollifier_d(x, x + 3, x + 6, x + 9, c->eps, g, H);
+}
+
+/* Central differences of f's value (against g) and of g (against H) at x, step hstep;
+ * the worst error relative to the largest entry. */
+static void fd_check(pair_fn f, const double x[12], void *ctx, double hstep, double *eg, double *eh)
+{
+    double g[12], H[12][12], gp[12], gm[12], xp[12];
+    f(x, g, H, ctx);
+    double gmax = 0.0, hmax = 0.0;
+    for (int i = 0; i < 12; i++) {
+        gmax = fmax(gmax, fabs(g[i]));
+        for (int j = 0; j < 12; j++) hmax = fmax(hmax, fabs(H[i][j]));
+    }
+    *eg = *eh = 0.0;
+    for (int i = 0; i < 12; i++) {
+        memcpy(xp, x, sizeof xp);
+        xp[i] = x[i] + hstep;
+        double fp = f(xp, gp, NULL, ctx);
+        xp[i] = x[i] - hstep;
+        double fm = f(xp, gm, NULL, ctx);
+        *eg = fmax(*eg, fabs((fp - fm) / (2 * hstep) - g[i]) / gmax);
+        for (int j = 0; j < 12; j++) *eh = fmax(*eh, fabs((gp[j] - gm[j]) / (2 * hstep) - H[j][i]) / hmax);
+    }
+}
+
+/* A random pair whose distance is `target`: a point above a triangle's interior (PT) or
+ * two crossing edges one above the other (EE), randomly rotated; kind checked. */
+static void random_pair(unsigned *seed, int ee, double target, double x[12])
+{
+    double loc[4][3];
+    if (!ee) {
+        double a = 0.2 + 0.3 * urand(seed), b = 0.2 + 0.3 * urand(seed);
+        double q[4][3] = {{a, b, target}, {0, 0, 0}, {1, 0.1 * urand(seed), 0}, {0.2 * urand(seed), 1, 0}};
+        memcpy(loc, q, sizeof q);
+    } else {
+        double q[4][3] = {{-0.5, 0.1 * urand(seed), 0}, {0.5, 0.1 * urand(seed), 0},
+                          {0.1 * urand(seed), -0.5, target}, {0.1 * urand(seed), 0.5, target}};
+        memcpy(loc, q, sizeof q);
+    }
+    /* a rotation from a random unit quaternion */
+    double qw = urand(seed) - 0.5, qx = urand(seed) - 0.5, qy = urand(seed) - 0.5, qz = urand(seed) - 0.5;
+    double n = sqrt(qw * qw + qx * qx + qy * qy + qz * qz);
+    qw /= n, qx /= n, qy /= n, qz /= n;
+    double R[3][3] = {{1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw)},
+                      {2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw)},
+                      {2 * (qx * qz - qy * qw), 2 * (qy * qz + qx * qw), 1 - 2 * (qx * qx + qy * qy)}};
+    for (int p = 0; p < 4; p++)
+        for (int r = 0; r < 3; r++) x[3 * p + r] = R[r][0] * loc[p][0] + R[r][1] * loc[p][1] + R[r][2] * loc[p][2];
+}
+
+/* b, b', b'' against the closed form's finite differences, and the C-IPC threshold. */
+static void test_barrier_scalar(void)
+{
+    double shat = 1e-2;
+    CU_ASSERT_EQUAL(cb_barrier(shat, shat, NULL, NULL), 0.0);
+    CU_ASSERT(isinf(cb_barrier(0.0, shat, NULL, NULL)));
+    CU_ASSERT(isinf(cb_barrier(-1.0, shat, NULL, NULL)));
+    for (double s = 1e-6; s < shat; s *= 3) {
+        double db, d2b, h = 1e-6 * s, dp, dm;
+        cb_barrier(s, shat, &db, &d2b);
+        double bp = cb_barrier(s + h, shat, &dp, NULL), bm = cb_barrier(s - h, shat, &dm, NULL);
+        CU_ASSERT(fabs((bp - bm) / (2 * h) - db) <= 1e-6 * fabs(db));
+        CU_ASSERT(fabs((dp - dm) / (2 * h) - d2b) <= 1e-6 * fabs(d2b));
+        CU_ASSERT(db < 0 && d2b > 0);
+    }
+    /* the threshold: distance xi + dhat gives s = shat */
+    double xi = 2e-3, dhat = 1e-3;
+    CU_ASSERT_DOUBLE_EQUAL(cb_barrier_shat(xi, dhat), (xi + dhat) * (xi + dhat) - xi * xi, 1e-18);
+}
+
+/* The squared distance of every piece equals contact/distance.h's, and the pieces' kinds
+ * are what the configuration says. */
+static void test_distance_pieces(void)
+{
+    double p[3] = {0.3, 0.3, 0.5}, a[3] = {0, 0, 0}, b[3] = {1, 0, 0}, c[3] = {0, 1, 0};
+    int kind;
+    CU_ASSERT_DOUBLE_EQUAL(cb_pt_distance2_d(p, a, b, c, NULL, NULL, &kind), 0.25, 1e-15);
+    CU_ASSERT_EQUAL(kind, 2);
+    double pe[3] = {0.5, -0.5, 0.5};
+    CU_ASSERT_DOUBLE_EQUAL(cb_pt_distance2_d(pe, a, b, c, NULL, NULL, &kind), 0.5, 1e-15);
+    CU_ASSERT_EQUAL(kind, 1);
+    double pv[3] = {-1, -1, 0};
+    CU_ASSERT_DOUBLE_EQUAL(cb_pt_distance2_d(pv, a, b, c, NULL, NULL, &kind), 2.0, 1e-15);
+    CU_ASSERT_EQUAL(kind, 0);
+    double q0[3] = {0.5, -1, 1}, q1[3] = {0.5, 1, 1};
+    CU_ASSERT_DOUBLE_EQUAL(cb_ee_distance2_d(a, b, q0, q1, NULL, NULL, &kind), 1.0, 1e-15);
+    CU_ASSERT_EQUAL(kind, 3);
+    double r0[3] = {2, -1, 1}, r1[3] = {2, 1, 1};
+    CU_ASSERT_DOUBLE_EQUAL(cb_ee_distance2_d(a, b, r0, r1, NULL, NULL, &kind), 2.0, 1e-15);
+    CU_ASSERT_EQUAL(kind, 1);
+}
+
+/* The pair barrier's gradient and Hessian against central differences, for random
+ * point-triangle and edge-edge pairs at distances just inside xi + dhat and just above
+ * xi, with and without thickness, and with the mollifier acting. */
+static void test_barrier_fd(void)
+{
+    unsigned seed = 7;
+    double worst_g = 0.0, worst_h = 0.0;
+    for (int ee = 0; ee <= 1; ee++)
+        for (int t = 0; t < 2; t++)
+            for (int rep = 0; rep < 8; rep++) {
+                fd_ctx c = {ee, t ? 1e-2 : 0.0, 0.0, 0.0};
+                double dhat = 1e-2;
+                c.shat = cb_barrier_shat(c.xi, dhat);
+                double gap = rep % 2 ? 0.9 * dhat : 1e-3 * dhat; /* near dhat, near contact */
+                double x[12];
+                random_pair(&seed, ee, c.xi + gap, x);
+                double eg, eh;
+                fd_check(barrier_fn, x, &c, 1e-4 * gap, &eg, &eh);
+                worst_g = fmax(worst_g, eg);
+                worst_h = fmax(worst_h, eh);
+                CU_ASSERT(eg < 1e-5);
+                CU_ASSERT(eh < 1e-4);
+                if (ee) { /* with the mollifier acting: edges nearly parallel */
+                    c.eps = 10.0;
+                    fd_check(barrier_fn, x, &c, 1e-4 * gap, &eg, &eh);
+                    CU_ASSERT(eg < 1e-5);
+                    CU_ASSERT(eh < 1e-4);
+                }
+            }
+    fprintf(stderr, "  barrier: worst relative error of the gradient %.2e, of the Hessian %.2e\n", worst_g, worst_h);
+    /* an edge and a triangle against a sphere (radius 0.5 at the first point) */
+    for (int ee = 0; ee <= 1; ee++)
+        for (int rep = 0; rep < 4; rep++) {
+            fd_ctx c = {ee, 1e-2, 0.0, 0.0};
+            double dhat = 1e-2, gap = rep % 2 ? 0.9 * dhat : 1e-3 * dhat, x[12];
+            c.shat = cb_barrier_shat(c.xi, dhat);
+            random_pair(&seed, 0, 0.5 + c.xi + gap, x); /* point above a triangle's interior */
+            double eg, eh, phi;
+            cb_sphere_barrier(ee ? 2 : 3, x + 3, x + 6, x + 9, x, 0.5, c.xi, c.shat, NULL, NULL, &phi);
+            if (!ee) CU_ASSERT_DOUBLE_EQUAL(phi, c.xi + gap, 1e-12);
+            fd_check(sphere_fn, x, &c, 1e-4 * gap, &eg, &eh);
+            CU_ASSERT(eg < 1e-5);
+            CU_ASSERT(eh < 1e-4);
+        }
+    /* the mollifier alone: 1 beyond eps_x, C1 below it */
+    fd_ctx c = {1, 0, 0, 1.0};
+    double x[12];
+    random_pair(&seed, 1, 0.1, x);
+    double mv = cb_ee_mollifier_d(x, x + 3, x + 6, x + 9, 1e-9, NULL, NULL);
+    CU_ASSERT_EQUAL(mv, 1.0);
+    double eg, eh;
+    fd_check(mollifier_fn, x, &c, 1e-6, &eg, &eh);
+    CU_ASSERT(eg < 1e-6);
+    CU_ASSERT(eh < 1e-5);
+}
+
+/* Without contact (a hanging cloth, no colliders, no close pairs) the barrier is empty
+ * and ipc solves newton's implicit Euler: the same positions to the solvers' tolerance. */
+static void test_equals_newton(void)
+{
+    const char *sets[] = {"cloth.grid.nx=8", "cloth.grid.ny=8", "solvers.ipc.tolerance=1e-9",
+                          "solvers.newton.tolerance=1e-12", "solvers.newton.self_collision=false"};
+    cb_sim a, b;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&a, "ipc", "data/scenes/hanging.yaml", NULL, NULL, sets, 5), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&b, "newton", "data/scenes/hanging.yaml", NULL, NULL, sets, 5), CB_OK);
+    double worst = 0.0;
+    for (int n = 0; n < 10; n++) {
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&a), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&b), CB_OK);
+        for (int i = 0; i < a.w->nv; i++) {
+            double d[3];
+            cb_v3_sub(d, a.w->state.x[i], b.w->state.x[i]);
+            worst = fmax(worst, cb_v3_norm(d));
+        }
+    }
+    fprintf(stderr, "  ipc against newton: largest position difference %.3e m\n", worst);
+    CU_ASSERT(worst < 1e-8);
+    CU_ASSERT(worst >= 0.0);
+    cb_sim_close(&a);
+    cb_sim_close(&b);
+}
+
+/* The drape (a small grid, 0.4 s) with sphere_edges: every vertex stays at least
+ * thickness/2 outside the sphere and the floor after every step, and so does every
+ * triangle from the sphere; the cloth does reach them. */
+static void test_drape_outside(void)
+{
+    const char *sets[] = {"cloth.grid.nx=8", "cloth.grid.ny=8", "cloth.grid.origin=[-0.5,-0.5,0.85]",
+                          "solvers.ipc.sphere_edges=true"};
+    cb_sim r;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", "data/scenes/drape_sphere.yaml", NULL, NULL, sets, 4), CB_OK);
+    double xi = 0.5 * r.w->thickness, least = INFINITY, least_tri = INFINITY;
+    const cb_collider *sph = &r.w->colliders[0];
+    CU_ASSERT_EQUAL_FATAL(sph->type, CB_COLLIDER_SPHERE);
+    for (int n = 0; n < 80; n++) {
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&r), CB_OK);
+        const double (*x)[3] = (const double (*)[3])r.w->state.x;
+        for (int i = 0; i < r.w->nv; i++)
+            for (int c = 0; c < r.w->ncolliders; c++)
+                least = fmin(least, cb_collider_distance(&r.w->colliders[c], r.w->state.t, x[i]));
+        /* the triangles (and with them the edges) against the sphere, exactly */
+        for (int f = 0; f < r.w->mesh->nf; f++) {
+            const int *t = r.w->mesh->f[f];
+            double d2 = cb_point_triangle_distance2(sph->center, x[t[0]], x[t[1]], x[t[2]], NULL, NULL);
+            least_tri = fmin(least_tri, sqrt(d2) - sph->radius);
+        }
+    }
+    fprintf(stderr, "  drape: smallest distance from a collider: vertices %.4e m, triangles from the sphere %.4e m "
+            "(kept: %.4e m)\n", least, least_tri, xi);
+    CU_ASSERT(least >= xi - 1e-12);
+    CU_ASSERT(least_tri >= xi - 1e-12);
+    CU_ASSERT(least < xi + 2e-3); /* it came to rest on the sphere: in the barrier's range */
+    cb_sim_close(&r);
+}
+
+/* Two sheets 1 cm apart, the upper one thrown down at the lower: no intersecting pair
+ * and no pair closer than the thickness after any step. */
+static void test_two_sheets(void)
+{
+    const char *scene = "name: two\nduration: 0.1\ndt: 0.005\ngravity: [0, 0, -9.81]\n"
+                        "cloth:\n  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+                        "  pieces:\n"
+                        "    - {grid: {nx: 6, ny: 6, size: [0.5, 0.5], origin: [-0.25, -0.25, 0.0]}, pins: [{select: corners}]}\n"
+                        "    - {grid: {nx: 6, ny: 6, size: [0.4, 0.4], origin: [-0.2, -0.2, 0.0]}, translation: [0.01, 0.02, 0.01], velocity: [0, 0, -1.0]}\n";
+    cb_sim r;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0), CB_OK);
+    double least = INFINITY;
+    long worst = 0;
+    for (int n = 0; n < 30; n++) {
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&r), CB_OK);
+        long count = -1;
+        double d = NAN;
+        cb_error e;
+        CU_ASSERT(cb_self_intersections(r.w->mesh, (const double (*)[3])r.w->state.x, &count, &e) >= 0);
+        CU_ASSERT(cb_min_separation(r.w->mesh, (const double (*)[3])r.w->state.x, &d, &e) >= 0);
+        if (count > worst) worst = count;
+        least = fmin(least, d);
+    }
+    fprintf(stderr, "  two sheets: intersecting pairs at most %ld, smallest separation %.4e m\n", worst, least);
+    CU_ASSERT_EQUAL(worst, 0);
+    CU_ASSERT(least >= r.w->thickness - 1e-12);
+    CU_ASSERT(least < 2 * r.w->thickness); /* they met */
+    cb_sim_close(&r);
+}
+
+/* An initial state closer than the thickness is refused, naming the pair and the distance;
+ * so is a vertex inside a collider's offset. */
+static void test_refuses_infeasible_start(void)
+{
+    const char *scene = "name: close\nduration: 0.1\ndt: 0.005\ngravity: [0, 0, -9.81]\n"
+                        "cloth:\n  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+                        "  pieces:\n"
+                        "    - {grid: {nx: 4, ny: 4, size: [0.5, 0.5], origin: [-0.25, -0.25, 0.0]}}\n"
+                        "    - {grid: {nx: 4, ny: 4, size: [0.5, 0.5], origin: [-0.25, -0.25, 0.0]}, translation: [0.01, 0.01, 0.001]}\n";
+    cb_sim r;
+    CU_ASSERT_EQUAL(cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0), CB_ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "not intersection-free"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "distance 0.001 m"));
+    cb_sim_close(&r);
+    const char *sets[] = {"cloth.grid.nx=5", "cloth.grid.ny=5", "cloth.grid.origin=[-0.5,-0.5,0.8005]"};
+    CU_ASSERT_EQUAL(cb_sim_open(&r, "ipc", "data/scenes/drape_sphere.yaml", NULL, NULL, sets, 3), CB_ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "from collider 0"));
+    cb_sim_close(&r);
+    /* the program: exit 2, the message on stderr */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s run data/scenes/drape_sphere.yaml -s ipc -q --no-frames -o %s/ipc_refused.h5 "
+             "--set cloth.grid.nx=5 --set cloth.grid.ny=5 --set 'cloth.grid.origin=[-0.5,-0.5,0.8005]' 2>&1",
+             getenv("CLOTHBENCH"), getenv("CB_TEST_TMP"));
+    FILE *f = popen(cmd, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char out[4096] = "";
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    int st = pclose(f);
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "not intersection-free"));
+}
+
+/* Lagged collider friction (IPC sec. 5) against Coulomb: a patch resting in the barrier's
+ * range of a floor, gravity tilted by 30 degrees (the incline of tests/test_friction.c,
+ * whose bundled patch starts exactly at the offset, where a barrier cannot start). At mu 0.5
+ * it slides a = g (sin 30 - mu cos 30) = 0.6575 m/s^2: within 5% of a/2 in 1 s; at mu 0.7
+ * it stays (less than 1 cm). */
+static double incline_slide(double mu)
+{
+    char scene[1024];
+    snprintf(scene, sizeof scene,
+             "name: incline_ipc\nduration: 1.0\ndt: 0.005\ngravity: [%.17g, 0, %.17g]\n"
+             "cloth:\n  grid: {nx: 5, ny: 5, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.0015]}\n"
+             "  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+             "colliders:\n  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1], friction: %g}\n",
+             9.81 * 0.5, -9.81 * sqrt(3.0) / 2, mu);
+    cb_sim r;
+    if (cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0)) return NAN;
+    double x0 = 0.0, x1 = 0.0, m = 0.0;
+    for (int i = 0; i < r.w->nv; i++) {
+        x0 += r.w->mass[i] * r.w->state.x[i][0];
+        m += r.w->mass[i];
+    }
+    for (int n = 0; n < 200; n++)
+        if (cb_sim_step(&r)) {
+            cb_sim_close(&r);
+            return NAN;
+        }
+    for (int i = 0; i < r.w->nv; i++) x1 += r.w->mass[i] * r.w->state.x[i][0];
+    cb_sim_close(&r);
+    return (x1 - x0) / m;
+}
+
+static void test_incline_friction(void)
+{
+    double a = 9.81 * (0.5 - 0.5 * sqrt(3.0) / 2);
+    double slip = incline_slide(0.5), stick = incline_slide(0.7);
+    fprintf(stderr, "  incline: %.4f m at mu 0.5 (Coulomb %.4f m), %.4f m at mu 0.7\n", slip, 0.5 * a, stick);
+    CU_ASSERT(fabs(slip - 0.5 * a) < 0.05 * 0.5 * a);
+    CU_ASSERT(fabs(stick) < 0.01);
+}
+
+CB_TEST_MAIN("ipc",
+             CB_TEST(test_barrier_scalar),
+             CB_TEST(test_distance_pieces),
+             CB_TEST(test_barrier_fd),
+             CB_TEST(test_equals_newton),
+             CB_TEST(test_drape_outside),
+             CB_TEST(test_two_sheets),
+             CB_TEST(test_incline_friction),
+             CB_TEST(test_refuses_infeasible_start))
