@@ -67,6 +67,7 @@ void cb_pbd_collider_constraints(pbd_solver *s, const cb_world *w, double t0, do
             k->vn0 = cb_v3_dot(vr, k->n);
             k->v = i;
             k->col = c;
+            k->push = 0.0;
             k->active = 0;
             s->ncc++;
         }
@@ -187,8 +188,13 @@ int cb_pbd_final_collider_pass(pbd_solver *s, const cb_world *w, double t1)
     return moved;
 }
 
-/* Restitution and friction on the velocities of vertices whose collider constraint acted. */
-void cb_pbd_contact_velocities(pbd_solver *s, cb_world *w, double t1)
+/* Restitution and friction on the velocities of vertices whose collider constraint acted.
+ * Coulomb's bound is mu times the collider's normal impulse per unit mass: the
+ * constraint's push over the sweeps (push / h) plus restitution's change. Not the vertex's
+ * net normal velocity change: where the stretch constraints press a vertex onto the
+ * collider (a sheet hanging over a sphere or a rod), the push cancels their pull in it
+ * and friction saw only the vertex's own weight (README "Contact distances and friction"). */
+void cb_pbd_contact_velocities(pbd_solver *s, cb_world *w, double t1, double h)
 {
     for (int c = 0; c < s->ncc; c++) {
         coll_con *k = &s->cc[c];
@@ -203,7 +209,7 @@ void cb_pbd_contact_velocities(pbd_solver *s, cb_world *w, double t1)
         cb_v3_axpy(vt, -vn, k->n);
         double vn_new = vn;
         if (k->vn0 < 0) vn_new = fmax(vn, -col->restitution * k->vn0);
-        double dvn = vn_new - fmin(k->vn0, 0.0);
+        double dvn = vn_new - vn + k->push / h;
         double lt = cb_v3_norm(vt);
         double scale = lt > 0 ? fmax(0.0, 1.0 - col->friction * fmax(dvn, 0.0) / lt) : 0.0;
         for (int q = 0; q < 3; q++) {

@@ -33,6 +33,7 @@ typedef struct coll_con {   /* collider constraint (p - q) . n >= 0 on one verte
     double q[3], n[3];
     double vn0;             /* normal velocity relative to the collider before the solve */
     double vc[3];           /* the collider's surface velocity at the end of the substep (its work) */
+    double push;            /* the constraint's normal corrections summed over the sweeps (m) */
     int active;
 } coll_con;
 
@@ -134,10 +135,10 @@ int cb_pbd_substep_count(const pbd_solver *s, double dt);
 /* pbd_contact.c: the collider constraints of a substep [t0, t0 + h], the self-contact
  * constraints (a new spatial-hash query at distance `query`, 0: the last candidates),
  * the final collider pass at t1 (its count of vertices moved) and the contact
- * velocities (restitution and friction) at t1. */
+ * velocities (restitution and friction) at t1 after the substep of length h. */
 void cb_pbd_collider_constraints(pbd_solver *s, const cb_world *w, double t0, double h);
 int cb_pbd_self_constraints(pbd_solver *s, const cb_world *w, double query, cb_error *err);
 int cb_pbd_final_collider_pass(pbd_solver *s, const cb_world *w, double t1);
-void cb_pbd_contact_velocities(pbd_solver *s, cb_world *w, double t1);
+void cb_pbd_contact_velocities(pbd_solver *s, cb_world *w, double t1, double h);
 
 #endif

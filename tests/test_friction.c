@@ -214,8 +214,9 @@ static void test_stopping_distance(void)
  * The rest of the 3% is the residue of the start-up waves in the average.
  * The method: explicit, the cheapest on the shared model (the friction figure,
  * analysis/figures/friction_battery.py, runs every method; fms needs ~100 iterations to
- * reach the ratio, and pbd/xpbd's velocity-level friction cannot hold a strip the
- * constraints drag around: README "Contact distances and friction"). With friction 0
+ * reach the ratio, xpbd is 4-5% low at 1 sweep per substep (~1 before its friction took the constraint's push,
+ * issue 33) and pbd's tension is not the shared model's: README "Contact distances and
+ * friction"). With friction 0
  * the ratio is 1. */
 static double capstan_ratio(const char *solver, int degrees, double mu)
 {
