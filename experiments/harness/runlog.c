@@ -745,6 +745,9 @@ int cb_runlog_open(const cb_runlog_def *def, const cb_world *w, cb_runlog **out,
     if (!rc) rc = make_series(log, err);
     if (!rc) rc = make_frames(log, err);
     if (!rc) rc = flush_file(log, err);
+    /* the margin for the status and its message must be there before the run starts: a
+     * run whose header took the last of the room could not say why it stopped */
+    if (!rc) rc = check_room(log, 0.0, err);
     if (rc) {
         release(log);
         remove(def->path); /* nothing was run yet: no half-written file is left behind */
