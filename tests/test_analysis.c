@@ -515,6 +515,9 @@ static void test_gauntlet_rules(void)
         "rule newton_ball_through: got red",
         "rule self_crossing: got red",
         "rule new_series: got red promise kept worst 3 crossings (edge_collider 3)", /* an audit series not known today */
+        "rule between_vertices: got orange",              /* edges, faces through a collider, within t */
+        "rule between_and_vertex: got red",               /* and a vertex through it */
+        "rule between_deep: got red",                     /* deeper than the thickness */
         "rule pairs: got red",
         "rule shallow: got yellow",                       /* depth within the thickness */
         "rule deep: got red",                             /* depth beyond it */

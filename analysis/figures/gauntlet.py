@@ -30,10 +30,16 @@ Severity:
   yellow        symptoms within tolerance: 0 < depth <= t, energy rise > 0.1 E_ref, peak
                 strain > 0.1, a broken promise that is no red symptom, or no audit (run
                 without it, no crossing can be seen)
-  red           a crossing during a step, an intersecting pair at the end, depth > t, or
-                ended diverged (the health rule or a non-finite state). A ball that passes
-                through the cloth with status ok and depth 0 while the audit counts
-                collider crossings is red.
+  orange        the only crossings are edges or triangles a collider passed through
+                between their vertices (collider_edge / collider_face), with depth <= t: a
+                triangle cutting a collider more curved or thinner than it (the flat
+                triangles of a coarse cloth around a ball, a blade under a triangle); every
+                method whose collider contact is per vertex shows it, so it is set apart
+                from the crossings that separate the methods
+  red           a self crossing or a vertex crossing during a step, an intersecting pair at
+                the end, depth > t, or ended diverged (the health rule or a non-finite
+                state). A ball that passes through the cloth with status ok and depth 0
+                while the audit counts collider crossings is red.
   n/a (grey)    the method refused the scene (e.g. acm and mesh colliders); the reason is
                 in the CSV and the Markdown
   unfinished    timed out, interrupted or running: hatched; red when what it logged before
@@ -69,12 +75,14 @@ STRAIN_TOL = 0.1     # peak strain above which a cell is yellow
 DEFAULT_THICKNESS = 0.002   # core/scene.c's default cloth thickness (m)
 REFUSAL = re.compile(r"does not support|not supported|unsupported|refuse|not applicable", re.I)
 
-SEVERITIES = ["green", "yellow", "red", "n/a", "unfinished", "missing"]
-COLOURS = {"green": "#4daf4a", "yellow": "#ffd92f", "red": "#e41a1c", "n/a": "#bdbdbd",
+SEVERITIES = ["green", "yellow", "orange", "red", "n/a", "unfinished", "missing"]
+# crossings between a collider and the cloth's edges or triangles only (not its vertices)
+BETWEEN_VERTICES = ("collider_edge_crossings_in_step", "collider_face_crossings_in_step")
+COLOURS = {"green": "#4daf4a", "yellow": "#ffd92f", "orange": "#ff7f00", "red": "#e41a1c", "n/a": "#bdbdbd",
            "unfinished": "#9ecae1", "missing": "#ffffff"}
-TEX_COLOURS = {"green": "green!25", "yellow": "yellow!40", "red": "red!35", "n/a": "black!15",
+TEX_COLOURS = {"green": "green!25", "yellow": "yellow!40", "orange": "orange!45", "red": "red!35", "n/a": "black!15",
                "unfinished": "cyan!15", "missing": "white"}
-RANK = {"red": 5, "yellow": 3, "unfinished": 2, "green": 1, "n/a": 0, "missing": 0}
+RANK = {"red": 5, "orange": 4, "yellow": 3, "unfinished": 2, "green": 1, "n/a": 0, "missing": 0}
 
 
 # ---------------------------------------------------------------- the methods' promises
@@ -229,10 +237,13 @@ def severity(c):
     if not c.get("read"):
         return "unfinished" if st in ("timeout", "interrupted", "running") else "missing"
     t = c["thickness"]
-    red = (st == "diverged" or _positive(c["crossings_total"]) or _positive(c["pairs_end"]) or
-           (c["depth"] > t))
+    between = sum(v for n, v in c.get("crossings", {}).items() if n in BETWEEN_VERTICES and not math.isnan(v))
+    other = c["crossings_total"] - between if not math.isnan(c["crossings_total"]) else math.nan
+    red = (st == "diverged" or _positive(other) or _positive(c["pairs_end"]) or (c["depth"] > t))
     if red:
         return "red"
+    if _positive(between):
+        return "orange" if st == "ok" else "unfinished"
     if st != "ok":
         return "unfinished" if st in ("timeout", "interrupted", "running") else "missing"
     yellow = (_positive(c["depth"]) or c["energy_rise_rel"] > ENERGY_TOL or c["strain"] > STRAIN_TOL or
@@ -423,8 +434,9 @@ def write_tables(folder, methods, scenes, cells):
         row.append(md_escape(promise_summary(m, scenes, cells)))
         md.append("| " + " | ".join(row) + " |")
     md += ["", "Severity: green promise kept and clean; yellow symptoms within tolerance (depth <= thickness, "
-           "energy rise > %g E_ref, strain > %g, or no audit); red a crossing in a step, an intersecting pair at the end, "
-           "depth > thickness or diverged; n/a refused (reason below); unfinished timed out or interrupted; "
+           "energy rise > %g E_ref, strain > %g, or no audit); orange only edges or triangles through a collider between "
+           "their vertices (a triangle cutting a collider more curved or thinner than it), depth <= thickness; red a self "
+           "or vertex crossing in a step, an intersecting pair at the end, depth > thickness or diverged; n/a refused (reason below); unfinished timed out or interrupted; "
            "missing never run." % (ENERGY_TOL, STRAIN_TOL), ""]
     for m in methods:
         for s in scenes:
