@@ -489,6 +489,7 @@ static int update_pattern(ipc_solver *s, const cb_world *w, cb_error *err)
                 s->nwant++;
             }
     }
+    if (s->nwant == 0) return CB_OK; /* nothing to couple (and no array to sort) */
     qsort(s->want, (size_t)s->nwant, sizeof *s->want, cmp_pair);
     int missing = 0;
     for (long i = 0, j = 0; i < s->nwant && !missing; i++) {
@@ -500,7 +501,7 @@ static int update_pattern(ipc_solver *s, const cb_world *w, cb_error *err)
      * analysed once per new coupling) */
     if (grow((void **)&s->want, &s->capwant, s->nwant + s->nvp, sizeof *s->want))
         return CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for the contact pattern");
-    memcpy(s->want + s->nwant, s->vp, (size_t)s->nvp * sizeof *s->vp);
+    if (s->nvp > 0) memcpy(s->want + s->nwant, s->vp, (size_t)s->nvp * sizeof *s->vp);
     long n = s->nwant + s->nvp, u = 0;
     qsort(s->want, (size_t)n, sizeof *s->want, cmp_pair);
     for (long i = 0; i < n; i++)
