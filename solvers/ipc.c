@@ -327,61 +327,41 @@ static void describe(const ipc_solver *s, const ipc_pair *q, double d, char *buf
 
 /* kappa sum b over the active set at x; adds kappa grad B to grad (may be NULL); with
  * A non-NULL adds kappa P(hess b) of every pair into the system's values. */
-/* The work over a step of length h of the barrier's external impulses, -(1/h) kappa grad b
- * on the free vertices of a pair, where something outside the cloth takes the other
- * share: a collider pair's impulse times the collider's surface velocity at each vertex
- * (cb_collider_velocity; a fixed collider adds exactly 0), a self pair with pinned
- * vertices the impulse the free ones get times the first pinned vertex's velocity (the
- * pin's script). Self pairs of free vertices only exchange impulse and do no outside work. */
-static double barrier_work(const ipc_solver *s, const cb_world *w, const double (*x)[3], double t, double h)
+/* The work over a step of length h of a pair's external impulses, -(1/h) kappa g on its
+ * free vertices (g the pair's gradient, slot `off` + a for vertex v[a]), where something
+ * outside the cloth takes the other share: against a sphere, each vertex's impulse times
+ * the sphere's surface velocity there (a fixed collider adds exactly 0); a self pair with
+ * pinned vertices, the impulse the free ones get times the first pinned vertex's velocity
+ * (the pin's script). Self pairs of free vertices only exchange impulse: 0. */
+static double pair_work(const ipc_solver *s, const cb_world *w, const ipc_pair *q, const int *v, int nv, int off,
+                        const double *g, const double (*x)[3], double t, double h)
 {
-    const cb_mesh *m = w->mesh;
-    const cb_spring_solver *ss = &s->ss;
-    double W = 0.0;
-    for (long k = 0; k < s->npairs; k++) {
-        const ipc_pair *q = &s->pairs[k];
-        double u[3];
-        if (q->kind == PAIR_COL) {
-            const cb_collider *col = &w->colliders[q->b];
-            double phi, n[3], sv = collider_s(s, col, t, x[q->a], &phi, n);
-            double db, d2b;
-            cb_barrier(sv, s->shat_col, &db, &d2b);
-            if (!(db != 0.0) || ss->unk[q->a] < 0) continue;
-            cb_collider_velocity(col, t, x[q->a], u);
-            W -= s->kappa * db * 2.0 * phi * cb_v3_dot(n, u) / h;
-            continue;
+    const int *unk = s->ss.unk;
+    double W = 0.0, u[3];
+    if (q->kind == PAIR_ESPH || q->kind == PAIR_TSPH) {
+        for (int a = 0; a < nv; a++) {
+            if (unk[v[a]] < 0) continue;
+            cb_collider_velocity(&w->colliders[q->b], t, x[v[a]], u);
+            W -= s->kappa * cb_v3_dot(g + 3 * (a + off), u) / h;
         }
-        int v[4], nv = pair_verts(m, q, v), off = 0, pinned = -1;
-        double g[12];
-        if (q->kind == PAIR_ESPH || q->kind == PAIR_TSPH) {
-            const cb_collider *col = &w->colliders[q->b];
-            double ctr[3];
-            sphere_center(col, t, ctr);
-            cb_sphere_barrier(nv, x[v[0]], x[v[1]], x[v[nv - 1]], ctr, col->radius, s->xi_col, s->shat_col, g, NULL,
-                              NULL);
-            off = 1;
-            for (int a = 0; a < nv; a++) {
-                if (ss->unk[v[a]] < 0) continue;
-                cb_collider_velocity(col, t, x[v[a]], u);
-                W -= s->kappa * (g[3 * (a + 1)] * u[0] + g[3 * (a + 1) + 1] * u[1] + g[3 * (a + 1) + 2] * u[2]) / h;
-            }
-            continue;
-        }
-        for (int a = 0; a < nv && pinned < 0; a++)
-            if (ss->unk[v[a]] < 0) pinned = v[a];
-        if (pinned < 0) continue;
-        cb_pair_barrier(q->kind == PAIR_EE, x[v[0]], x[v[1]], x[v[2]], x[v[3]], s->xi_self, s->shat_self,
-                        pair_eps(s, q), g, NULL, NULL);
-        cb_world_pin_velocity(w, pinned, t, u);
-        for (int a = 0; a < nv; a++)
-            if (ss->unk[v[a]] >= 0)
-                W -= s->kappa * (g[3 * (a + off)] * u[0] + g[3 * (a + off) + 1] * u[1] + g[3 * (a + off) + 2] * u[2]) / h;
+        return W;
     }
+    int pinned = -1;
+    for (int a = 0; a < nv && pinned < 0; a++)
+        if (unk[v[a]] < 0) pinned = v[a];
+    if (pinned < 0) return 0.0;
+    cb_world_pin_velocity(w, pinned, t, u);
+    for (int a = 0; a < nv; a++)
+        if (unk[v[a]] >= 0) W -= s->kappa * cb_v3_dot(g + 3 * (a + off), u) / h;
     return W;
 }
 
+/* The barrier energy at x (time t); with grad, its gradient added there; with A, its
+ * PSD-projected Hessian added to the system's values; with work (needs grad), the work over
+ * a step of length h of its external impulses, -(1/h) kappa grad b on the free vertices: a
+ * collider pair's times the collider's surface velocity at the vertex, and pair_work's. */
 static double barrier(ipc_solver *s, const cb_world *w, const double (*x)[3], double t, double (*grad)[3],
-                      double *A)
+                      double *A, double h, double *work)
 {
     const cb_mesh *m = w->mesh;
     const cb_spring_solver *ss = &s->ss;
@@ -394,6 +374,11 @@ static double barrier(ipc_solver *s, const cb_world *w, const double (*x)[3], do
             e += s->kappa * b;
             int u = ss->unk[q->a];
             if (grad) cb_v3_axpy(grad[q->a], s->kappa * db * 2.0 * phi, n);
+            if (work && u >= 0) {
+                double uc[3];
+                cb_collider_velocity(&w->colliders[q->b], t, x[q->a], uc);
+                *work -= s->kappa * db * 2.0 * phi * cb_v3_dot(n, uc) / h;
+            }
             if (A && u >= 0) {
                 /* b'' (2 phi)^2 n n^T + b' 2 n n^T (+ b' 2 phi dn/dx, negative
                  * semi-definite for a convex collider: left out) */
@@ -427,6 +412,7 @@ static double barrier(ipc_solver *s, const cb_world *w, const double (*x)[3], do
             for (int a = 0; a < nv; a++)
                 if (ss->unk[v[a]] >= 0)
                     for (int k2 = 0; k2 < 3; k2++) grad[v[a]][k2] += s->kappa * g[3 * (a + off) + k2];
+        if (work) *work += pair_work(s, w, q, v, nv, off, g, x, t, h);
         if (!A || !(b > 0)) continue;
         /* the block of the vertices' coordinates, projected to PSD */
         int n3 = 3 * nv;
@@ -617,7 +603,7 @@ static void trial(ipc_solver *s, double alpha)
 static double objective(ipc_solver *s, const cb_world *w, const double (*dx)[3], const double (*x)[3], double h,
                         double t)
 {
-    double e = barrier(s, w, x, t, NULL, NULL) + cb_spring_friction(&s->ss, w, h, t, x, NULL, NULL, NULL);
+    double e = barrier(s, w, x, t, NULL, NULL, h, NULL) + cb_spring_friction(&s->ss, w, h, t, x, NULL, NULL, NULL);
     return cb_spring_solver_objective(&s->ss, w, dx, x, h, e);
 }
 
@@ -635,7 +621,7 @@ static void init_kappa(ipc_solver *s, const cb_world *w, const double (*x)[3], d
     memset(gb, 0, (size_t)w->nv * sizeof *gb);
     double keep = s->kappa;
     s->kappa = 1.0;
-    barrier(s, w, x, t, gb, NULL);
+    barrier(s, w, x, t, gb, NULL, 0.0, NULL);
     s->kappa = keep;
     double num = 0.0, den = 0.0;
     for (int u = 0; u < s->ss.nfree; u++) {
@@ -799,7 +785,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
         memset(s->hc, 0, (size_t)ss->nfree * sizeof *s->hc);
         cb_spring_friction(ss, w, h, t1, cx, ss->grad, s->hc, NULL);
         cb_spring_solver_assemble(ss, w, cx, h, (const double (*)[3][3])s->hc);
-        barrier(s, w, cx, t1, ss->grad, cb_chol_values(ss->chol));
+        barrier(s, w, cx, t1, ss->grad, cb_chol_values(ss->chol), h, NULL);
         cb_lap(lap, "assembly");
         rc = cb_spring_solver_factor(ss, w, h, err);
         info->factorizations++;
@@ -945,11 +931,10 @@ static int ipc_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     cb_spring_solver_pin_impulse(ss, w, cx, h, t1, imp, &work);
     /* the barrier's impulse on the free vertices: -(1/h) kappa grad B; its work, and the
      * friction's at its lagged collider's velocity */
-    work += barrier_work(s, w, cx, t1, h);
     memset(s->xt, 0, (size_t)w->nv * sizeof *s->xt);
     work += cb_spring_friction_work(ss, w, h, t1, cx, s->xt);
     memset(s->xt, 0, (size_t)w->nv * sizeof *s->xt);
-    info->contact_energy = barrier(s, w, cx, t1, s->xt, NULL);
+    info->contact_energy = barrier(s, w, cx, t1, s->xt, NULL, h, &work);
     cb_spring_friction(ss, w, h, t1, cx, s->xt, NULL, NULL);
     for (int u = 0; u < ss->nfree; u++) cb_v3_axpy(imp, -1.0 / h, s->xt[ss->vert[u]]);
     info->external_work = work;
