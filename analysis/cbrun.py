@@ -246,11 +246,25 @@ def attr(f, name, default=""):
     return str(v)
 
 
+def readable_rows(f):
+    """The rows of /series readers index by: /series/time's, or for a run still going or
+    killed (status running) the rows every series holds. A kill inside a flush can leave the
+    metrics written in part (HDF5 without SWMR orders nothing between datasets); a finished
+    run with a short series stays damaged (check_series)."""
+    rows = f["series"]["time"].shape[0]
+    if attr(f, "status") == "running":
+        for name in f["series"]:
+            d = f["series"][name]
+            if d.shape:
+                rows = min(rows, d.shape[0])
+    return rows
+
+
 def check_series(f, name, path=None):
-    """/series/<name> of f; RunError unless it holds numbers, one row per /series/time row
-    or more. Readers index every series by the time column's rows: a shorter one (a damaged
-    file) would be read past its end or give a wrong-length column."""
-    d, rows = f["series"][name], f["series"]["time"].shape[0]
+    """/series/<name> of f; RunError unless it holds numbers, one row per readable row
+    (readable_rows) or more. Readers index every series by the time column's rows: a shorter
+    one (a damaged file) would be read past its end or give a wrong-length column."""
+    d, rows = f["series"][name], readable_rows(f)
     where = "%s: /series/%s" % (path or f.filename, name)
     if d.dtype.kind not in "fiu":
         raise RunError("%s does not hold numbers (a damaged run file)" % where)
@@ -264,7 +278,7 @@ def series(f, name):
     """/series/<name> as a numpy array of /series/time's rows (NaN-filled when the metric is
     absent; RunError when it is there but shorter or not numbers)."""
     import numpy as np
-    rows = f["series"]["time"].shape[0]
+    rows = readable_rows(f)
     if name in f["series"]:
         return check_series(f, name)[:rows]
     return np.full(rows, np.nan)

@@ -29,7 +29,9 @@
  * readable, status "running". The series rows logged since the last flush are lost
  * then; that is accepted (they are at most one frame's worth, or one block). A kill
  * in the middle of a write itself can still damage the file (HDF5 without SWMR
- * gives no guarantee there), but that window is short.
+ * gives no guarantee there), but that window is short. A kill inside flush_series can
+ * leave some series extended and others not: readers take a `running` file up to the
+ * rows every series holds (run_summary.c, analysis/cbrun.py).
  *
  * The sidecar is written after the flush, to a temporary file renamed over the old
  * one, so it never refers to a frame that is not on disk yet. It references the
