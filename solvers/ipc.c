@@ -32,7 +32,7 @@
  *   2. assembly: H = M + h^2 (springs, hinges: newton's projected Hessian,
  *      cb_spring_solver_assemble) + kappa sum_k P(hess b_k), each pair's 12 x 12 (a
  *      collider pair's 3 x 3) Hessian projected to positive semi-definite by its
- *      eigen-decomposition (cb_psd_project); the sparsity pattern gains the pairs' vertex
+ *      eigen-decomposition (cb_psd_project_ql); the sparsity pattern gains the pairs' vertex
  *      couplings when new ones appear (cb_spring_solver_system: CHOLMOD's analysis is
  *      redone then and reused while the pattern holds);
  *   3. factor and solve H p = -grad g (CHOLMOD);
@@ -230,7 +230,7 @@ static double pair_eps(const ipc_solver *s, const ipc_pair *q)
 /* Squared distance of a self pair at x (from contact/distance.h). */
 static double pair_d2(const cb_mesh *m, const ipc_pair *q, const double (*x)[3])
 {
-    int v[4];
+    int v[4] = {0, 0, 0, 0}; /* set by pair_verts (-O3 cannot see it for EE pairs) */
     pair_verts(m, q, v);
     if (q->kind == PAIR_VT) return cb_point_triangle_distance2(x[v[0]], x[v[1]], x[v[2]], x[v[3]], NULL, NULL);
     return cb_edge_edge_distance2(x[v[0]], x[v[1]], x[v[2]], x[v[3]], NULL, NULL, NULL, NULL);
@@ -419,7 +419,7 @@ static double barrier(ipc_solver *s, const cb_world *w, const double (*x)[3], do
         double P[144];
         for (int r = 0; r < n3; r++)
             for (int c = 0; c < n3; c++) P[r * n3 + c] = H[3 * off + r][3 * off + c];
-        cb_psd_project(n3, P, NULL);
+        cb_psd_project_ql(n3, P);
         for (int a = 0; a < nv; a++) {
             int ua = ss->unk[v[a]];
             if (ua < 0) continue;
