@@ -412,6 +412,24 @@ double cb_dihedral_hessian(const double x0[3], const double x1[3], const double 
     return theta;
 }
 
+/* A = V diag(max(lam, 0)) V^T (V's columns the eigenvectors, n x n row-major); returns
+ * the smallest lam (lam is clamped in place). */
+static double reassemble(int n, const double *V, double *lam, double *A)
+{
+    double lmin = INFINITY;
+    for (int k = 0; k < n; k++) {
+        if (lam[k] < lmin) lmin = lam[k];
+        if (!(lam[k] > 0)) lam[k] = 0.0;
+    }
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c <= r; c++) {
+            double sum = 0.0;
+            for (int k = 0; k < n; k++) sum += V[r * n + k] * lam[k] * V[c * n + k];
+            A[r * n + c] = A[c * n + r] = sum;
+        }
+    return lmin;
+}
+
 double cb_psd_project(int n, double *A, int *sweeps)
 {
     double V[144], lam[12];
@@ -456,19 +474,8 @@ double cb_psd_project(int n, double *A, int *sweeps)
             }
     }
     if (sweeps) *sweeps = sweep;
-    double lmin = INFINITY;
-    for (int k = 0; k < n; k++) {
-        lam[k] = A[k * n + k];
-        if (lam[k] < lmin) lmin = lam[k];
-        if (!(lam[k] > 0)) lam[k] = 0.0;
-    }
-    for (int r = 0; r < n; r++)
-        for (int c = 0; c <= r; c++) {
-            double sum = 0.0;
-            for (int k = 0; k < n; k++) sum += V[r * n + k] * lam[k] * V[c * n + k];
-            A[r * n + c] = A[c * n + r] = sum;
-        }
-    return lmin;
+    for (int k = 0; k < n; k++) lam[k] = A[k * n + k];
+    return reassemble(n, V, lam, A);
 }
 
 /* Householder reduction of the symmetric n x n matrix a (row-major, lower triangle read)
@@ -600,16 +607,5 @@ double cb_psd_project_ql(int n, double *A)
     if (!(fro > 0)) return NAN; /* NaN (or infinite) entries: left as they are */
     tridiagonalize(n, Z, d, e);
     if (tridiagonal_ql(n, d, e, Z, 1e-16 * sqrt(fro))) return cb_psd_project(n, A, NULL);
-    double lmin = INFINITY;
-    for (int k = 0; k < n; k++) {
-        lmin = fmin(lmin, d[k]);
-        if (!(d[k] > 0)) d[k] = 0.0;
-    }
-    for (int r = 0; r < n; r++)
-        for (int c = 0; c <= r; c++) {
-            double sum = 0.0;
-            for (int k = 0; k < n; k++) sum += Z[r * n + k] * d[k] * Z[c * n + k];
-            A[r * n + c] = A[c * n + r] = sum;
-        }
-    return lmin;
+    return reassemble(n, Z, d, A);
 }
