@@ -233,6 +233,11 @@ static int ccd_run(ccd_pair *P, const cb_ccd_opts *opts, double *toi)
     I.tb = 1.0;
     I.da = distance_at(P, 0.0, I.na);
     if (!(I.da > reach)) return 1; /* in contact at the start (or NaN) */
+    /* d(t) >= d(0) - L t: a pair farther apart than its relative motion is free, the
+     * answer the first interval's Lipschitz test below would give after a second
+     * distance evaluation (most of the candidates of a swept BVH over a slowly moving,
+     * nearly flat cloth, whose coplanarity cubic cannot exclude them) */
+    if (I.da - L > reach) { *toi = 1.0; return 0; }
     I.db = distance_at(P, 1.0, I.nb);
     double found = I.db <= reach ? 1.0 : -1.0;
 

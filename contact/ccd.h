@@ -33,7 +33,9 @@
  * determinants); toi is never later than the true first time; toi is either within tol
  * of a time where d <= eta + delta, or within tol_fine of a time where
  * d <= eta + delta + L tol_fine / 2 (a near contact within ~1e-9 relative). The cubic
- * filter makes the common near miss cost a few hundred flops; true contacts take about
+ * filter makes the common near miss cost a few hundred flops; a pair it cannot exclude
+ * (nearly coplanar, as the neighbours of a flat cloth) whose distance at t = 0 exceeds
+ * eta + L is free by test 1 after that one distance evaluation; true contacts take about
  * log2(1/tol) bisections.
  *
  * Bad input: any non-finite coordinate (or NaN eta) reports contact at toi = 0 (return

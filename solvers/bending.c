@@ -9,9 +9,19 @@
  * coordinate of the 12): no second derivation by hand to get wrong, and the same
  * guards (a degenerate triangle or edge gives a zero gradient, so a zero Hessian).
  * H_i is indefinite where theta - theta0 and hess theta disagree in sign; newton needs a
- * positive semi-definite matrix, so H_i is projected per hinge: its eigen-decomposition
- * by cyclic Jacobi rotations (Golub & Van Loan, "Matrix Computations", 8.5), negative
- * eigenvalues set to zero (Teran et al. 2005 do the same per element). We chose this
+ * positive semi-definite matrix, so H_i is projected per hinge: its eigen-decomposition,
+ * negative eigenvalues set to zero (Teran et al. 2005 do the same per element). hess
+ * theta has rank 8 (4 positive and 4 negative eigenvalues on random hinges): its null
+ * space is the three translations and the stretch along the edge (0, e, s2 e, s3 e)
+ * (cb_hinge_psd_project, bending.h), and grad theta is orthogonal to all four. So an
+ * orthogonal change of basis that isolates them (a Hadamard transform of the four
+ * vertices and one Householder reflection) leaves an 8 x 8 eigen-problem, solved by
+ * Householder tridiagonalization and the implicit QL method (Golub & Van Loan,
+ * "Matrix Computations", 8.3; cb_psd_project_ql): the same projection as the cyclic Jacobi
+ * rotations (8.5) on the whole 12 x 12 matrix, which it replaced, to round-off
+ * (tests/test_bending.c: 1e-14 relative on random hinges), in 1/7 of the time (2.4 against
+ * 16 us per hinge). The Jacobi version, cb_psd_project, stays as the tests' reference.
+ * We chose this
  * over the Gauss-Newton form 2 k w grad theta grad theta^T (PSD by construction, no
  * eigen-solver) because that form is exact only at theta = theta0: on a hinge bent far
  * from rest (a drape, a fold) the dropped term is as large as the kept one, and newton
@@ -40,6 +50,7 @@
  */
 #include "solvers/bending.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,7 +252,97 @@ void cb_bending_hinge_hessian(const cb_bending *b, int i, const double (*x)[3], 
     const double *gf = &g[0][0];
     for (int r = 0; r < 12; r++)
         for (int c = 0; c < 12; c++) H[r][c] = s * (gf[r] * gf[c] + d * H[r][c]);
-    if (d != 0.0) cb_psd_project(12, &H[0][0], NULL);
+    if (d != 0.0) cb_hinge_psd_project(x[h[0]], x[h[1]], x[h[2]], x[h[3]], H);
+}
+
+/* A <- (W (x) I3) A, W = 1/2 [1 1 1 1; 1 1 -1 -1; 1 -1 1 -1; 1 -1 -1 1] (symmetric and
+ * orthogonal): the 4 vertex blocks of each column mixed by butterflies. Block 0 of
+ * (W (x) I3) u is the translation part of u (twice the mean of its 4 vertices), blocks 1-3
+ * the rest. */
+static void hadamard_rows(double A[12][12])
+{
+    for (int c = 0; c < 12; c++)
+        for (int k = 0; k < 3; k++) {
+            double s01 = A[k][c] + A[3 + k][c], d01 = A[k][c] - A[3 + k][c];
+            double s23 = A[6 + k][c] + A[9 + k][c], d23 = A[6 + k][c] - A[9 + k][c];
+            A[k][c] = 0.5 * (s01 + s23);
+            A[3 + k][c] = 0.5 * (s01 - s23);
+            A[6 + k][c] = 0.5 * (d01 + d23);
+            A[9 + k][c] = 0.5 * (d01 - d23);
+        }
+}
+
+/* A <- (W (x) I3) A (W (x) I3) for symmetric A: hadamard_rows, transpose, hadamard_rows. */
+static void hadamard_both(double A[12][12])
+{
+    hadamard_rows(A);
+    for (int r = 0; r < 12; r++)
+        for (int c = 0; c < r; c++) {
+            double t = A[r][c];
+            A[r][c] = A[c][r];
+            A[c][r] = t;
+        }
+    hadamard_rows(A);
+}
+
+/* M <- P M P for the symmetric 9 x 9 block M of A (rows and columns 3..11), P = I -
+ * beta v v^T (a Householder reflection): p = beta M v, q = p - (beta v.p / 2) v,
+ * M <- M - v q^T - q v^T. */
+static void reflect9(double A[12][12], const double v[9], double beta)
+{
+    double q[9], vp = 0.0;
+    for (int r = 0; r < 9; r++) {
+        double sum = 0.0;
+        for (int c = 0; c < 9; c++) sum += A[3 + r][3 + c] * v[c];
+        q[r] = beta * sum;
+        vp += v[r] * q[r];
+    }
+    double K = 0.5 * beta * vp;
+    for (int r = 0; r < 9; r++) q[r] -= K * v[r];
+    for (int r = 0; r < 9; r++)
+        for (int c = 0; c < 9; c++) A[3 + r][3 + c] -= v[r] * q[c] + q[r] * v[c];
+}
+
+void cb_hinge_psd_project(const double x0[3], const double x1[3], const double x2[3], const double x3[3],
+                          double H[12][12])
+{
+    double e[3], a[3], b[3];
+    cb_v3_sub(e, x1, x0);
+    cb_v3_sub(a, x2, x0);
+    cb_v3_sub(b, x3, x0);
+    double le2 = cb_v3_norm2(e);
+    if (!(le2 > 0)) { /* no edge: no known null vector but the translations */
+        cb_psd_project_ql(12, &H[0][0]);
+        return;
+    }
+    /* z = (0, e, s2 e, s3 e) in the transformed coordinates: (W c) (x) e with c = (0, 1,
+     * s2, s3); its block 0 (a translation) is dropped with the others */
+    double s2 = cb_v3_dot(a, e) / le2, s3 = cb_v3_dot(b, e) / le2;
+    const double cw[3] = {0.5 * (1.0 - s2 - s3), 0.5 * (-1.0 + s2 - s3), 0.5 * (-1.0 - s2 + s3)};
+    double v[9], wn2 = 0.0;
+    for (int j = 0; j < 3; j++)
+        for (int k = 0; k < 3; k++) {
+            v[3 * j + k] = cw[j] * e[k];
+            wn2 += v[3 * j + k] * v[3 * j + k];
+        }
+    /* the reflection taking z to -sign(z_0) |z| e_0: v = z + sign(z_0) |z| e_0, so
+     * v.v = 2 |z|^2 + 2 |z_0| |z| and beta = 2 / v.v */
+    double wn = sqrt(wn2), beta = 1.0 / (wn2 + fabs(v[0]) * wn);
+    v[0] += v[0] >= 0 ? wn : -wn;
+    hadamard_both(H);
+    reflect9(H, v, beta);
+    /* the 8 x 8 block of the complement of the four null vectors */
+    double M[64];
+    for (int r = 0; r < 8; r++)
+        for (int c = 0; c < 8; c++) M[8 * r + c] = H[4 + r][4 + c];
+    cb_psd_project_ql(8, M);
+    memset(H, 0, 144 * sizeof(double));
+    for (int r = 0; r < 8; r++)
+        for (int c = 0; c < 8; c++) H[4 + r][4 + c] = M[8 * r + c];
+    reflect9(H, v, beta);
+    hadamard_both(H);
+    for (int r = 0; r < 12; r++) /* symmetric to round-off: make it exactly so */
+        for (int c = 0; c < r; c++) H[r][c] = H[c][r] = 0.5 * (H[r][c] + H[c][r]);
 }
 
 /* Forward-mode dual numbers: a value and its derivative along one direction. */
@@ -311,6 +412,24 @@ double cb_dihedral_hessian(const double x0[3], const double x1[3], const double 
     return theta;
 }
 
+/* A = V diag(max(lam, 0)) V^T (V's columns the eigenvectors, n x n row-major); returns
+ * the smallest lam (lam is clamped in place). */
+static double reassemble(int n, const double *V, double *lam, double *A)
+{
+    double lmin = INFINITY;
+    for (int k = 0; k < n; k++) {
+        if (lam[k] < lmin) lmin = lam[k];
+        if (!(lam[k] > 0)) lam[k] = 0.0;
+    }
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c <= r; c++) {
+            double sum = 0.0;
+            for (int k = 0; k < n; k++) sum += V[r * n + k] * lam[k] * V[c * n + k];
+            A[r * n + c] = A[c * n + r] = sum;
+        }
+    return lmin;
+}
+
 double cb_psd_project(int n, double *A, int *sweeps)
 {
     double V[144], lam[12];
@@ -355,17 +474,138 @@ double cb_psd_project(int n, double *A, int *sweeps)
             }
     }
     if (sweeps) *sweeps = sweep;
-    double lmin = INFINITY;
-    for (int k = 0; k < n; k++) {
-        lam[k] = A[k * n + k];
-        if (lam[k] < lmin) lmin = lam[k];
-        if (!(lam[k] > 0)) lam[k] = 0.0;
-    }
-    for (int r = 0; r < n; r++)
-        for (int c = 0; c <= r; c++) {
-            double sum = 0.0;
-            for (int k = 0; k < n; k++) sum += V[r * n + k] * lam[k] * V[c * n + k];
-            A[r * n + c] = A[c * n + r] = sum;
+    for (int k = 0; k < n; k++) lam[k] = A[k * n + k];
+    return reassemble(n, V, lam, A);
+}
+
+/* Householder reduction of the symmetric n x n matrix a (row-major, lower triangle read)
+ * to tridiagonal form, accumulating the orthogonal transformation in a: diagonal into d,
+ * subdiagonal into e[1..n-1] (e[0] = 0). The method of Householder as in Golub & Van Loan
+ * 8.3.1, rows eliminated from the last one up. */
+static void tridiagonalize(int n, double *a, double *d, double *e)
+{
+#define A_(i, j) a[(i) * n + (j)]
+    for (int i = n - 1; i > 0; i--) {
+        int l = i - 1;
+        double h = 0.0, scale = 0.0;
+        if (l > 0) {
+            for (int k = 0; k <= l; k++) scale += fabs(A_(i, k));
+            if (scale == 0.0) {
+                e[i] = A_(i, l);
+            } else {
+                for (int k = 0; k <= l; k++) {
+                    A_(i, k) /= scale;
+                    h += A_(i, k) * A_(i, k);
+                }
+                double f = A_(i, l), g = f >= 0 ? -sqrt(h) : sqrt(h);
+                e[i] = scale * g;
+                h -= f * g;
+                A_(i, l) = f - g;
+                f = 0.0;
+                for (int j = 0; j <= l; j++) {
+                    A_(j, i) = A_(i, j) / h;
+                    g = 0.0;
+                    for (int k = 0; k <= j; k++) g += A_(j, k) * A_(i, k);
+                    for (int k = j + 1; k <= l; k++) g += A_(k, j) * A_(i, k);
+                    e[j] = g / h;
+                    f += e[j] * A_(i, j);
+                }
+                double hh = f / (h + h);
+                for (int j = 0; j <= l; j++) {
+                    f = A_(i, j);
+                    e[j] = g = e[j] - hh * f;
+                    for (int k = 0; k <= j; k++) A_(j, k) -= f * e[k] + g * A_(i, k);
+                }
+            }
+        } else {
+            e[i] = A_(i, l);
         }
-    return lmin;
+        d[i] = h;
+    }
+    d[0] = 0.0;
+    e[0] = 0.0;
+    for (int i = 0; i < n; i++) { /* the transformation, from the Householder vectors */
+        if (d[i] != 0.0)
+            for (int j = 0; j < i; j++) {
+                double g = 0.0;
+                for (int k = 0; k < i; k++) g += A_(i, k) * A_(k, j);
+                for (int k = 0; k < i; k++) A_(k, j) -= g * A_(k, i);
+            }
+        d[i] = A_(i, i);
+        A_(i, i) = 1.0;
+        for (int j = 0; j < i; j++) A_(j, i) = A_(i, j) = 0.0;
+    }
+#undef A_
+}
+
+/* sqrt(a^2 + b^2): glibc's hypot takes a third of the QL's time; it is kept only where
+ * the squares would overflow or underflow */
+static inline double pythag(double a, double b)
+{
+    double s = a * a + b * b;
+    return s < 1e300 && s > 1e-300 ? sqrt(s) : hypot(a, b);
+}
+
+/* Eigenvalues (into d) and eigenvectors (columns of z, which holds the tridiagonalizing
+ * transformation on entry) of the symmetric tridiagonal matrix (d, e) by the implicit QL
+ * method with Wilkinson-like shifts (Golub & Van Loan 8.3.3, in its QL form); a
+ * subdiagonal entry below eps (|d_m| + |d_m+1|) or below `tiny` is taken as zero. Returns
+ * 0, or -1 when an eigenvalue needed more than 30 iterations. */
+static int tridiagonal_ql(int n, double *d, double *e, double *z, double tiny)
+{
+    for (int i = 1; i < n; i++) e[i - 1] = e[i];
+    e[n - 1] = 0.0;
+    for (int l = 0; l < n; l++) {
+        int iter = 0, m;
+        do {
+            for (m = l; m < n - 1; m++) {
+                double dd = fabs(d[m]) + fabs(d[m + 1]);
+                if (fabs(e[m]) <= DBL_EPSILON * dd || fabs(e[m]) <= tiny) break;
+            }
+            if (m == l) break;
+            if (iter++ == 30) return -1;
+            double g = (d[l + 1] - d[l]) / (2.0 * e[l]), r = pythag(g, 1.0);
+            g = d[m] - d[l] + e[l] / (g + copysign(r, g));
+            double s = 1.0, c = 1.0, p = 0.0;
+            int i;
+            for (i = m - 1; i >= l; i--) {
+                double f = s * e[i], b = c * e[i];
+                e[i + 1] = r = pythag(f, g);
+                if (r == 0.0) {
+                    d[i + 1] -= p;
+                    e[m] = 0.0;
+                    break;
+                }
+                s = f / r;
+                c = g / r;
+                g = d[i + 1] - p;
+                r = (d[i] - g) * s + 2.0 * c * b;
+                p = s * r;
+                d[i + 1] = g + p;
+                g = c * r - b;
+                for (int k = 0; k < n; k++) {
+                    f = z[k * n + i + 1];
+                    z[k * n + i + 1] = s * z[k * n + i] + c * f;
+                    z[k * n + i] = c * z[k * n + i] - s * f;
+                }
+            }
+            if (r == 0.0 && i >= l) continue;
+            d[l] -= p;
+            e[l] = g;
+            e[m] = 0.0;
+        } while (m != l);
+    }
+    return 0;
+}
+
+double cb_psd_project_ql(int n, double *A)
+{
+    double Z[144], d[12], e[12], fro = 0.0;
+    memcpy(Z, A, (size_t)(n * n) * sizeof *Z);
+    for (int q = 0; q < n * n; q++) fro += A[q] * A[q];
+    if (fro == 0.0) return 0.0;
+    if (!(fro > 0)) return NAN; /* NaN (or infinite) entries: left as they are */
+    tridiagonalize(n, Z, d, e);
+    if (tridiagonal_ql(n, d, e, Z, 1e-16 * sqrt(fro))) return cb_psd_project(n, A, NULL);
+    return reassemble(n, Z, d, A);
 }

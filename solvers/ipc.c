@@ -32,7 +32,7 @@
  *   2. assembly: H = M + h^2 (springs, hinges: newton's projected Hessian,
  *      cb_spring_solver_assemble) + kappa sum_k P(hess b_k), each pair's 12 x 12 (a
  *      collider pair's 3 x 3) Hessian projected to positive semi-definite by its
- *      eigen-decomposition (cb_psd_project); the sparsity pattern gains the pairs' vertex
+ *      eigen-decomposition (cb_psd_project_ql); the sparsity pattern gains the pairs' vertex
  *      couplings when new ones appear (cb_spring_solver_system: CHOLMOD's analysis is
  *      redone then and reused while the pattern holds);
  *   3. factor and solve H p = -grad g (CHOLMOD);
@@ -75,11 +75,16 @@
  * Stages: broad_phase, ccd (contact), assembly, factor, solve, line_search, finish.
  *
  * Cost (2026-11-26, data/scenes/drape_sphere.yaml at 20 x 20, 2 s at dt 5 ms, --audit,
- * one core of a loaded shared 2-core machine): 55.7 CPU-s, 139 ms per step, 5.9 Newton
- * iterations (6.9 factorizations) per step, 61 at most, zero crossings in the audit.
- * Assembly is 82% of the stages' time, most of it the per-hinge PSD projection of the shells
- * bending (cb_bending_hinge_hessian, redone every iteration: newton reuses its factor,
- * ipc refactors each iteration as the barrier's Hessian changes); CCD and broad phase 9%.
+ * one core of a loaded shared 2-core machine): 17.3 CPU-s, 43 ms per step, 5.9 Newton
+ * iterations (6.9 factorizations) per step, 61 at most, no self or vertex crossing in the
+ * audit (the edges and triangles cut by the sphere between vertices: sphere_edges).
+ * Assembly is 45% of the stages' time, most of it the per-hinge PSD projection of the
+ * shells bending (cb_bending_hinge_hessian, an 8 x 8 problem, solvers/bending.c; redone
+ * every iteration: newton reuses its factor, ipc refactors each iteration as the
+ * barrier's Hessian changes), CCD 23%, factor 17%, line search 11%. Before the hinge
+ * projection's reduction: 55.7 CPU-s, 139 ms per step, assembly 82%. At 60 x 60 with the
+ * cloth starting 5 mm above the sphere, steps 2-40 (in contact from about step 7, then 8-14
+ * iterations per step): 627 CPU-ms per step (1936 before).
  *
  * Bad input: a scene whose initial state has a self pair or a vertex against a collider
  * at or closer than its xi is refused at create with the pair and its distance
@@ -230,7 +235,7 @@ static double pair_eps(const ipc_solver *s, const ipc_pair *q)
 /* Squared distance of a self pair at x (from contact/distance.h). */
 static double pair_d2(const cb_mesh *m, const ipc_pair *q, const double (*x)[3])
 {
-    int v[4];
+    int v[4] = {0, 0, 0, 0}; /* set by pair_verts (-O3 cannot see it for EE pairs) */
     pair_verts(m, q, v);
     if (q->kind == PAIR_VT) return cb_point_triangle_distance2(x[v[0]], x[v[1]], x[v[2]], x[v[3]], NULL, NULL);
     return cb_edge_edge_distance2(x[v[0]], x[v[1]], x[v[2]], x[v[3]], NULL, NULL, NULL, NULL);
@@ -419,7 +424,7 @@ static double barrier(ipc_solver *s, const cb_world *w, const double (*x)[3], do
         double P[144];
         for (int r = 0; r < n3; r++)
             for (int c = 0; c < n3; c++) P[r * n3 + c] = H[3 * off + r][3 * off + c];
-        cb_psd_project(n3, P, NULL);
+        cb_psd_project_ql(n3, P);
         for (int a = 0; a < nv; a++) {
             int ua = ss->unk[v[a]];
             if (ua < 0) continue;

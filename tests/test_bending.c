@@ -2,7 +2,8 @@
  * the exact Hessian of the dihedral angle against central differences of its gradient
  * on random, near-flat and near-folded hinges; the shells and quadratic energies'
  * gradients against differences of the energies; the projection to positive
- * semi-definite against a matrix of known eigen-decomposition; the quadratic energy's
+ * semi-definite against a matrix of known eigen-decomposition, the QL projection and the
+ * hinge projection (an 8 x 8 problem) against it; the quadratic energy's
  * Hessian equals the shells Hessian on normal displacements at a flat rest state; degenerate
  * hinges give finite gradients and PSD Hessians; quadratic on a curved rest state is
  * refused. */
@@ -10,6 +11,7 @@
 #include "cb_sim.h"
 
 #include "core/model.h"
+#include "core/vec3.h"
 #include "solvers/bending.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
@@ -130,6 +132,99 @@ static void test_psd_projection(void)
     CU_ASSERT(cb_psd_project(12, A, &sweeps) > -1e-12);
     CU_ASSERT(sweeps <= 12);
     for (int q = 0; q < 144; q++) CU_ASSERT(fabs(A[q] - P[q]) < 1e-12);
+}
+
+/* cb_psd_project_ql against the Jacobi projection on random symmetric matrices of every
+ * size 1..12, with negative, zero and repeated eigenvalues: the same matrix to 1e-12 of
+ * its largest entry, and the same smallest eigenvalue. */
+static void test_psd_projection_ql(void)
+{
+    double worst = 0;
+    for (int t = 0; t < 60; t++) {
+        int n = 1 + t % 12, rank = t % 3 == 0 ? n / 2 : n;
+        double A[144] = {0}, J[144], Q[144];
+        /* A = sum over `rank` random vectors of +-|v|^2 v v^T, plus a repeated eigenvalue on
+         * every fourth matrix (the identity times 0.5) */
+        for (int i = 0; i < rank; i++) {
+            double v[12], sg = urand(-1, 1) < 0 ? -1.0 : 1.0;
+            for (int k = 0; k < n; k++) v[k] = urand(-1, 1);
+            for (int r = 0; r < n; r++)
+                for (int c = 0; c < n; c++) A[r * n + c] += sg * v[r] * v[c];
+        }
+        if (t % 4 == 1)
+            for (int k = 0; k < n; k++) A[k * n + k] += 0.5;
+        memcpy(J, A, sizeof J);
+        memcpy(Q, A, sizeof Q);
+        double lj = cb_psd_project(n, J, NULL), lq = cb_psd_project_ql(n, Q), s = 0, d = 0;
+        for (int q = 0; q < n * n; q++) {
+            s = fmax(s, fabs(A[q]));
+            d = fmax(d, fabs(J[q] - Q[q]));
+        }
+        worst = fmax(worst, d / s);
+        CU_ASSERT(d <= 1e-12 * s);
+        CU_ASSERT(fabs(lj - lq) <= 1e-12 * s);
+    }
+    fprintf(stderr, "  QL against Jacobi: worst relative difference %.2e\n", worst);
+    double Z[144] = {0}, N[144];
+    CU_ASSERT_EQUAL(cb_psd_project_ql(12, Z), 0.0); /* zero stays zero */
+    for (int q = 0; q < 144; q++) CU_ASSERT_EQUAL(Z[q], 0.0);
+    for (int q = 0; q < 144; q++) N[q] = q == 13 ? NAN : 1.0;
+    CU_ASSERT(isnan(cb_psd_project_ql(12, N)));
+}
+
+/* The hinge projection (four known null vectors, an 8 x 8 eigen-problem) equals the
+ * 12 x 12 Jacobi projection of the shells Hessian on random, near-flat and near-folded
+ * hinges with random rest angles, and is PSD; a hinge with a zero-length edge (whose
+ * Hessian the angle's guards make zero) gives zero. The null vectors are checked too:
+ * H z = 0 for the edge stretch z = (0, e, s2 e, s3 e). */
+static void test_hinge_projection(void)
+{
+    const double phis[] = {0.7, -1.9, 1e-3, -1e-4, M_PI - 1e-2, -(M_PI - 1e-3), 0.0, 2.5};
+    double worst = 0, worst_null = 0;
+    for (int t = 0; t < 208; t++) {
+        double x[4][3], g[4][3], H[12][12], J[12][12];
+        if (t < 200)
+            for (int j = 0; j < 4; j++)
+                for (int k = 0; k < 3; k++) x[j][k] = urand(-1, 1);
+        else
+            hinge_at(phis[t - 200], 1e-3, x);
+        double d = cb_dihedral_hessian(x[0], x[1], x[2], x[3], g, H) - urand(-1.5, 1.5);
+        double e[3], a[3], b[3], z[12], Hz = 0, s = 0;
+        cb_v3_sub(e, x[1], x[0]);
+        cb_v3_sub(a, x[2], x[0]);
+        cb_v3_sub(b, x[3], x[0]);
+        double s2 = cb_v3_dot(a, e) / cb_v3_norm2(e), s3 = cb_v3_dot(b, e) / cb_v3_norm2(e);
+        for (int k = 0; k < 3; k++) z[k] = 0, z[3 + k] = e[k], z[6 + k] = s2 * e[k], z[9 + k] = s3 * e[k];
+        for (int r = 0; r < 12; r++) {
+            double hz = 0;
+            for (int c = 0; c < 12; c++) {
+                H[r][c] = 2e-3 * (g[r / 3][r % 3] * g[c / 3][c % 3] + d * H[r][c]);
+                hz += H[r][c] * z[c];
+                s = fmax(s, fabs(H[r][c]));
+            }
+            Hz = fmax(Hz, fabs(hz));
+        }
+        worst_null = fmax(worst_null, Hz / (s * cb_v3_norm(e)));
+        CU_ASSERT(Hz <= 1e-12 * s * cb_v3_norm(e));
+        memcpy(J, H, sizeof J);
+        cb_psd_project(12, &J[0][0], NULL);
+        cb_hinge_psd_project(x[0], x[1], x[2], x[3], H);
+        double diff = rel_diff12(H, J);
+        worst = fmax(worst, diff);
+        if (!(diff < 1e-11)) fprintf(stderr, "  hinge %d: hinge projection vs Jacobi %.3e\n", t, diff);
+        CU_ASSERT(diff < 1e-11);
+        CU_ASSERT(min_eig12(H) > -1e-12 * s);
+        for (int r = 0; r < 12; r++)
+            for (int c = 0; c < 12; c++) CU_ASSERT_EQUAL(H[r][c], H[c][r]);
+    }
+    fprintf(stderr, "  hinge projection against Jacobi: worst %.2e; |H z| / (|H| |e|) at most %.2e\n", worst,
+            worst_null);
+    /* x1 = x0: the angle's guards give a zero gradient and Hessian, and the fallback keeps it zero */
+    double x[4][3] = {{0, 0, 0}, {0, 0, 0}, {0.4, 0.8, 0}, {0.6, -0.9, 0.1}}, g[4][3], H[12][12];
+    cb_dihedral_hessian(x[0], x[1], x[2], x[3], g, H);
+    cb_hinge_psd_project(x[0], x[1], x[2], x[3], H);
+    for (int r = 0; r < 12; r++)
+        for (int c = 0; c < 12; c++) CU_ASSERT_EQUAL(H[r][c], 0.0);
 }
 
 /* A 4 x 4 grid world (bend 1e-3) whose vertices are moved by `noise` (0: the flat rest
@@ -382,6 +477,8 @@ static void test_quadratic_refuses_curved_rest(void)
 CB_TEST_MAIN("bending",
              CB_TEST(test_angle_hessian_fd),
              CB_TEST(test_psd_projection),
+             CB_TEST(test_psd_projection_ql),
+             CB_TEST(test_hinge_projection),
              CB_TEST(test_shells_fd),
              CB_TEST(test_quadratic_matches_shells_at_rest),
              CB_TEST(test_degenerate_hinges),

@@ -68,7 +68,12 @@ static const row table[] = {
      * acm 0x7312d1d8af504d99, until collider friction entered their solves and acm's
      * collider layers moved to half the thickness) */
     {"fms", {NULL}, 16, {1, 1}, 0x410de375da3d6e4cULL, 0},
-    {"newton", {NULL}, 16, {1, 1}, 0x66543b3d065248a0ULL, 0},
+    /* newton (shells) and ipc: the hinge Hessian's projection became an 8 x 8 QL problem
+     * (issue 35; the same matrix to round-off, solvers/bending.c) and ipc's pair Hessians
+     * are projected by QL instead of Jacobi; the drape's energies agree to 1e-15 and the
+     * iterations per step are the same. Before: newton 0x66543b3d065248a0, ipc
+     * 0x17ac90ef0029b17b, the supernodal newton row 0xdfe256d2d7764a95 */
+    {"newton", {NULL}, 16, {1, 1}, 0x158c85b83f6a20a0ULL, 0},
     {"fms", {"solvers.fms.bending=springs"}, 16, {1, 1}, 0x936a2b7804d4e420ULL, 0},
     {"newton", {"solvers.newton.bending=springs"}, 16, {1, 1}, 0x716645a9fe4959b1ULL, 0},
     {"newton", {"solvers.newton.bending=quadratic"}, 16, {1, 1}, 0x7051294a112aeb30ULL, 0},
@@ -76,7 +81,7 @@ static const row table[] = {
      * friction, gave 0x2d2879047f89c508 with the closest vertex 1.02 mm from it, kept:
      * thickness/2 = 1 mm); with the collider friction and tolerance 1e-4 m/s, and the
      * collider CCD's gaps measured from the offset (rounding), 1 and 2 threads the same */
-    {"ipc", {NULL}, 16, {1, 1}, 0x17ac90ef0029b17bULL, 0},
+    {"ipc", {NULL}, 16, {1, 1}, 0xeabd88e41d0944f2ULL, 0},
     {"avgforce", {NULL}, 16, {1, 1}, 0x887d6841240f08d7ULL, 0},
     /* acm: was 0x3fed7d49d5504434 until its step ran to t + dt while the harness set the
      * time to (n + 1) dt (a last-bit mismatch that left path knots past the step's end);
@@ -100,7 +105,7 @@ static const row table[] = {
      * OpenBLAS count), but not independent of it: 1 thread gives the default row's hash,
      * 2 threads another (threads: 0, one per core, gives the latter on a 2-core machine).
      * The OpenMP count does not matter. */
-    {"newton", {"solvers.newton.threads=2", "solvers.newton.factor=supernodal"}, 16, {1, 2}, 0xdfe256d2d7764a95ULL, 0},
+    {"newton", {"solvers.newton.threads=2", "solvers.newton.factor=supernodal"}, 16, {1, 2}, 0x1664d4f1a1ba921fULL, 0},
 };
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
