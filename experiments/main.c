@@ -739,10 +739,14 @@ out:
     return rc;
 }
 
-enum { REF_REFINE, REF_DT, REF_OUTPUT, REF_SET, REF_QUIET };
+enum { REF_REFINE, REF_DT, REF_METHOD, REF_MAX_CHECK, REF_OUTPUT, REF_SET, REF_QUIET };
 static const option reference_options[] = {
     [REF_REFINE] = {NULL, "--refine", "Q", "dt_ref = scene dt / Q (default 16)", OPT_INT, 1},
     [REF_DT] = {NULL, "--dt", "DT", "dt_ref = DT (must divide the scene's dt)", OPT_STR, 0},
+    [REF_METHOD] = {NULL, "--method", "M", "auto (default: ipc with colliders, else verlet), verlet or ipc\n"
+                                           "(ipc also for self contact without colliders)", OPT_STR, 0},
+    [REF_MAX_CHECK] = {NULL, "--max-check", "D", "refuse the reference when it and the same at half its step\n"
+                                                 "differ by more than D m (default 1e-3)", OPT_STR, 0},
     [REF_OUTPUT] = {"-o", "--output", "REF.h5", "the reference (default runs/<scene>-reference.h5)", OPT_STR, 0},
     [REF_SET] = {NULL, "--set", "KEY.PATH=VALUE", "override a scene value (repeatable)", OPT_LIST, 0},
     [REF_QUIET] = {"-q", "--quiet", NULL, "no progress, no summary", OPT_FLAG, 0},
@@ -766,6 +770,20 @@ static int cmd_reference(int argc, char **argv)
             rc = bad_usage("--dt needs a step > 0 in seconds (got '%s')", v[REF_DT].s);
             goto out;
         }
+    }
+    if (v[REF_METHOD].given) {
+        static const char *const methods[] = {"auto", "verlet", "ipc"};
+        d.method = -1;
+        for (int k = 0; k < 3; k++)
+            if (!strcmp(v[REF_METHOD].s, methods[k])) d.method = k;
+        if (d.method < 0) {
+            rc = bad_usage("--method must be auto, verlet or ipc (got '%s')", v[REF_METHOD].s);
+            goto out;
+        }
+    }
+    if (v[REF_MAX_CHECK].given && parse_range(v[REF_MAX_CHECK].s, 0.0, INFINITY, 0, &d.max_check)) {
+        rc = bad_usage("--max-check needs a distance > 0 in metres (got '%s')", v[REF_MAX_CHECK].s);
+        goto out;
     }
     if (help) {
         rc = show_help();
@@ -1009,10 +1027,12 @@ static const command commands[] = {
      OPTS(sweep_options), "exit status: 0 every run (of this shard) ok, 1 a run failed, 2 bad input\n", cmd_sweep},
     {"reference", "reference SCENE [options]", "a converged trajectory to measure runs against",
      "usage: clothbench reference SCENE [options]\n"
-     "  a converged trajectory of a contact-free scene (velocity Verlet, damping 0, at the\n"
-     "  scene's dt / refine), checked against the same at half that step; runs measure\n"
-     "  their position_error against it with run --reference\n",
-     OPTS(reference_options), "exit status: 0 written, 1 a run failed, 2 bad input (a scene with colliders, say)\n",
+     "  a converged trajectory (velocity Verlet without colliders, ipc with them; damping 0,\n"
+     "  at the scene's dt / refine), checked against the same at half that step and refused\n"
+     "  when they differ by more than --max-check; runs measure their position_error and\n"
+     "  energy_error against it with run --reference\n",
+     OPTS(reference_options), "exit status: 0 written, 1 a run failed, 2 bad input or refused (the check above its\n"
+     "bound, colliders with --method verlet)\n",
      cmd_reference},
     {"submit", "submit EXPERIMENT.yaml --slurm [options]", "a sweep as a Slurm job array plus a merge job",
      "usage: clothbench submit EXPERIMENT.yaml --slurm [options]\n"

@@ -16,37 +16,52 @@
 #include "experiments/harness/runlog.h"
 #include "experiments/sweep.h"
 
-static int put_attr(hid_t f, const char *name, const char *value)
+/* The root attribute `name` of f (replaced when there), of HDF5 type `type`, from *value. */
+static int put_attr(hid_t f, const char *name, hid_t type, const void *value)
+{
+    hid_t space = H5Screate(H5S_SCALAR);
+    if (H5Aexists(f, name) > 0) H5Adelete(f, name);
+    hid_t a = H5Acreate2(f, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    int ok = a >= 0 && H5Awrite(a, type, value) >= 0;
+    if (a >= 0) H5Aclose(a);
+    H5Sclose(space);
+    return ok ? 0 : -1;
+}
+
+static int put_string_attr(hid_t f, const char *name, const char *value)
 {
     hid_t type = H5Tcopy(H5T_C_S1);
     H5Tset_size(type, H5T_VARIABLE);
     H5Tset_cset(type, H5T_CSET_UTF8);
-    hid_t space = H5Screate(H5S_SCALAR);
-    if (H5Aexists(f, name) > 0) H5Adelete(f, name);
-    hid_t a = H5Acreate2(f, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-    int ok = a >= 0 && H5Awrite(a, type, &value) >= 0;
-    if (a >= 0) H5Aclose(a);
-    H5Sclose(space);
+    int rc = put_attr(f, name, type, &value);
     H5Tclose(type);
-    return ok ? 0 : -1;
+    return rc;
 }
 
-/* One explicit Verlet run at dt into path. */
-static int verlet_run(const cb_reference_def *d, double dt, const char *path, cb_error *err)
+/* How a reference is made: its solver and the overrides after the caller's and dt
+ * (the frame rate's, when the scene needs one, last). */
+typedef struct ref_method {
+    const char *solver;
+    const char *sets[4];
+    int nsets;
+    char frame_rate[64];     /* "" or "frame_rate=..." */
+} ref_method;
+
+/* One run of the method at dt into path. */
+static int method_run(const cb_reference_def *d, const ref_method *m, double dt, const char *path, cb_error *err)
 {
-    const char **sets = cb_calloc((size_t)d->nsets + 5, sizeof *sets);
+    const char **sets = cb_calloc((size_t)d->nsets + 6, sizeof *sets);
     if (!sets) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
     char setdt[64];
     snprintf(setdt, sizeof setdt, "dt=%.17g", dt);
     int n = 0;
     for (int i = 0; i < d->nsets; i++) sets[n++] = d->sets[i];
     sets[n++] = setdt;
-    sets[n++] = "solvers.explicit.scheme=verlet";
-    sets[n++] = "solvers.explicit.damping=0";
-    sets[n++] = "solvers.explicit.substeps=1";
+    for (int i = 0; i < m->nsets; i++) sets[n++] = m->sets[i];
+    if (m->frame_rate[0]) sets[n++] = m->frame_rate;
     cb_run_def def = cb_default_run_def();
     def.scene_path = d->scene_path;
-    def.solver = "explicit";
+    def.solver = m->solver;
     def.output = path;
     def.sets = sets;
     def.nsets = n;
@@ -57,35 +72,86 @@ static int verlet_run(const cb_reference_def *d, double dt, const char *path, cb
     return rc;
 }
 
+/* The largest value of the series `name` of the run file at path (NaN: none). */
+static double series_max(const char *path, const char *name)
+{
+    double worst = NAN;
+    H5E_BEGIN_TRY {
+        hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        char full[128];
+        snprintf(full, sizeof full, "/series/%s", name);
+        hid_t ds = f < 0 ? -1 : H5Dopen2(f, full, H5P_DEFAULT);
+        if (ds >= 0) {
+            hid_t sp = H5Dget_space(ds);
+            hssize_t n = H5Sget_simple_extent_npoints(sp);
+            double *v = n > 0 ? cb_malloc((size_t)n * sizeof *v) : NULL;
+            if (v && H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0)
+                for (hssize_t k = 0; k < n; k++)
+                    if (isfinite(v[k])) worst = isnan(worst) ? v[k] : fmax(worst, v[k]);
+            free(v);
+            H5Sclose(sp);
+            H5Dclose(ds);
+        }
+        if (f >= 0) H5Fclose(f);
+    } H5E_END_TRY;
+    return worst;
+}
+
 int cb_reference_make(const cb_reference_def *d, FILE *out, double *difference, cb_error *err)
 {
-    if (!d || !d->scene_path || !d->output || d->refine < 1)
+    if (!d || !d->scene_path || !d->output || d->refine < 1 || d->method < CB_REFERENCE_AUTO ||
+        d->method > CB_REFERENCE_IPC || d->max_check < 0 || isnan(d->max_check))
         return CB_FAIL(err, CB_ERR_INPUT, "%s:%d: cb_reference_make: bad arguments", __FILE__, __LINE__);
+    double bound = d->max_check > 0 ? d->max_check : CB_REFERENCE_MAX_CHECK;
     cb_scene *s = NULL;
     int rc = cb_scene_load(d->scene_path, d->sets, d->nsets, &s, err);
     if (rc) return rc;
     double dt = s->dt, h_stable = INFINITY;
     int nc = s->ncolliders;
-    if (nc > 0) {
+    int ipc = d->method == CB_REFERENCE_IPC || (d->method == CB_REFERENCE_AUTO && nc > 0);
+    if (!ipc && nc > 0) {
         cb_scene_free(&s);
-        return CB_FAIL(err, CB_ERR_INPUT, "%s: %d collider(s): a reference needs smooth, contact-free motion "
-                       "(contact makes trajectories chaotic); remove them, e.g. --set colliders=[]", d->scene_path, nc);
+        return CB_FAIL(err, CB_ERR_INPUT, "%s: %d collider(s): a velocity Verlet reference needs smooth, contact-free "
+                       "motion; make it with ipc (--method ipc or auto), or remove them, e.g. --set colliders=[]",
+                       d->scene_path, nc);
     }
+    /* the run's frame interval (a whole number of its steps) as the reference's, so the
+     * reference's frames fall on the run's frame times when 1 / frame_rate is not a
+     * multiple of dt */
+    ref_method m = {0};
+    long per_frame = cb_scene_steps_per_frame(s);
+    if (fabs((double)per_frame * dt * s->frame_rate - 1.0) > 1e-12)
+        snprintf(m.frame_rate, sizeof m.frame_rate, "frame_rate=%.17g", 1.0 / ((double)per_frame * dt));
     cb_world *w = NULL;
-    rc = cb_world_create(s, &w, err);
-    if (!rc) rc = cb_world_stable_step(w, 1.0, &h_stable, err);
-    cb_world_free(&w);
+    if (!ipc) { /* far below the stability limit 2 / omega_max: at most a quarter of it */
+        rc = cb_world_create(s, &w, err);
+        if (!rc) rc = cb_world_stable_step(w, 1.0, &h_stable, err);
+        cb_world_free(&w);
+    }
     cb_scene_free(&s);
     if (rc) return rc;
-    /* far below the stability limit 2 / omega_max: at most a quarter of it */
     int refine = d->refine;
     if (isfinite(h_stable) && dt / refine > 0.25 * h_stable) refine = (int)ceil(dt / (0.25 * h_stable));
     double h = dt / refine;
+    char tol[64];
+    snprintf(tol, sizeof tol, "solvers.ipc.tolerance=%.17g", CB_REFERENCE_IPC_TOLERANCE);
+    if (ipc) {
+        m.solver = "ipc";
+        m.sets[0] = tol;
+        m.sets[1] = "solvers.ipc.damping=0";
+        m.nsets = 2;
+    } else {
+        m.solver = "explicit";
+        m.sets[0] = "solvers.explicit.scheme=verlet";
+        m.sets[1] = "solvers.explicit.damping=0";
+        m.sets[2] = "solvers.explicit.substeps=1";
+        m.nsets = 3;
+    }
     size_t n = strlen(d->output);
     char *check = cb_malloc(n + 16);
     if (!check) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
     snprintf(check, n + 16, "%s.check.h5", d->output);
-    if ((rc = verlet_run(d, h, d->output, err)) || (rc = verlet_run(d, 0.5 * h, check, err))) {
+    if ((rc = method_run(d, &m, h, d->output, err)) || (rc = method_run(d, &m, 0.5 * h, check, err))) {
         free(check);
         return rc;
     }
@@ -108,23 +174,40 @@ int cb_reference_make(const cb_reference_def *d, FILE *out, double *difference, 
     cb_runlog_remove(check);
     free(check);
     if (rc) return rc;
-    char method[256], sdt[64], txt[512];
-    snprintf(method, sizeof method, "velocity Verlet (explicit solver, scheme verlet, damping 0, one substep) at "
-             "dt = scene dt / %d (the stability limit 2 / omega_max is %.3g s)", refine, h_stable);
+    if (difference) *difference = D;
+    if (!(D <= bound)) { /* NaN too: no frame to compare */
+        cb_runlog_remove(d->output);
+        return CB_FAIL(err, CB_ERR_INPUT, "%s: refused: %s at dt = scene dt / %d and the same at half that step differ "
+                       "by %.3g m (largest mass-weighted RMS over %d frames), above the bound %.3g m (--max-check): "
+                       "the trajectory has not converged in dt (contact can make it chaotic); a larger --refine, a "
+                       "shorter duration or another --max-check; no reference written to %s",
+                       d->scene_path, m.solver, refine, D, nf, bound, d->output);
+    }
+    char method[384], sdt[64], txt[512];
+    if (ipc) {
+        double res = series_max(d->output, "residual");
+        snprintf(method, sizeof method, "ipc (implicit Euler with IPC's log barrier on the shared model, damping 0, "
+                 "Newton to |p|_inf / h < %.3g m/s) at dt = scene dt / %d", CB_REFERENCE_IPC_TOLERANCE, refine);
+        snprintf(txt, sizeof txt, "the same at dt / 2 differs by %.3g m (largest mass-weighted RMS over %d frames, "
+                 "bound %.3g m); for a first-order method the reference's own error is about %.3g m; largest Newton "
+                 "increment at the end of a step %.3g m/s", D, nf, bound, 2.0 * D, res);
+    } else {
+        snprintf(method, sizeof method, "velocity Verlet (explicit solver, scheme verlet, damping 0, one substep) at "
+                 "dt = scene dt / %d (the stability limit 2 / omega_max is %.3g s)", refine, h_stable);
+        snprintf(txt, sizeof txt, "the same at dt / 2 differs by %.3g m (largest mass-weighted RMS over %d frames, "
+                 "bound %.3g m); the reference's own error is about %.3g m", D, nf, bound, 4.0 * D / 3.0);
+    }
     snprintf(sdt, sizeof sdt, "%.17g", h);
-    snprintf(txt, sizeof txt, "the same at dt / 2 differs by %.3g m (largest mass-weighted RMS over %d frames); "
-             "the reference's own error is about %.3g m", D, nf, 4.0 * D / 3.0);
     f = H5Fopen(d->output, H5F_ACC_RDWR, H5P_DEFAULT);
-    if (f < 0 || put_attr(f, "reference_method", method) || put_attr(f, "reference_dt", sdt) ||
-        put_attr(f, "reference_check", txt))
+    if (f < 0 || put_string_attr(f, "reference_method", method) || put_string_attr(f, "reference_dt", sdt) ||
+        put_string_attr(f, "reference_check", txt) || put_attr(f, "reference_difference", H5T_NATIVE_DOUBLE, &D) ||
+        put_attr(f, "reference_bound", H5T_NATIVE_DOUBLE, &bound))
         rc = CB_FAIL(err, CB_ERR_IO, "%s: cannot record the reference's method and check", d->output);
     if (f >= 0) H5Fclose(f);
     if (!rc && out && !d->quiet)
         fprintf(out, "reference %s: %s, dt_ref = %.6g s; %s\n", d->output, method, h, txt);
-    if (difference) *difference = D;
     return rc;
 }
-
 /* The experiment's fixed scene overrides (not solvers.X..., not restricted to a solver),
  * or an error when a grid key changes the scene other than its dt (then no single
  * reference fits every run). */
@@ -167,7 +250,7 @@ int cb_reference_for_experiment(const cb_experiment *e, FILE *out, cb_error *err
         fprintf(out, ")\n");
         fflush(out);
     }
-    cb_reference_def d = {e->scenes[0], tmp, CB_REFERENCE_REFINE, sets, nsets, 1};
+    cb_reference_def d = {e->scenes[0], tmp, CB_REFERENCE_REFINE, sets, nsets, 1, CB_REFERENCE_AUTO, 0.0};
     double D = NAN;
     rc = cb_reference_make(&d, NULL, &D, err);
     if (!rc && rename(tmp, e->reference))

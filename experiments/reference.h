@@ -1,17 +1,27 @@
-/* experiments/reference.h — `clothbench reference SCENE`: a converged trajectory of a
- * contact-free scene to measure other runs against (run --reference, the series
- * position_error; experiments/harness/reference.h).
+/* experiments/reference.h — `clothbench reference SCENE`: a converged trajectory to
+ * measure other runs against (run --reference, the series position_error and
+ * energy_error; experiments/harness/reference.h).
  *
- * Method: velocity Verlet (the explicit solver, scheme verlet, damping 0, one substep)
- * at dt_ref = dt / refine, refine raised until dt_ref is at most a quarter of the
- * stability limit 2 / omega_max (Gershgorin bound, cb_world_stable_step), with the scene's frame rate, so its frames fall on the frame
- * times of every run at the scene's dt. The shared cloth model has no damping of its own:
- * the reference is the undamped model, and a run that damps (explicit's default 0.5 1/s,
- * pbd's damping, fms/newton's) is measured with that damping as error. Check: the same
- * at dt_ref / 2; their difference D (largest mass-weighted RMS over the frames) is
- * stored and printed; for a second-order method the reference's own error is about
- * 4 D / 3 (Richardson). Scenes with colliders are refused: contact makes trajectories
- * chaotic, and convergence in dt is then not expected. */
+ * Two methods, one protocol. A scene without colliders: velocity Verlet (the explicit
+ * solver, scheme verlet, damping 0, one substep) at dt_ref = dt / refine, refine raised
+ * until dt_ref is at most a quarter of the stability limit 2 / omega_max (Gershgorin
+ * bound, cb_world_stable_step). A scene with colliders (or any scene with method ipc, for
+ * self contact): ipc (solvers/ipc.c: implicit Euler with IPC's log barrier on the shared
+ * model, damping 0, Newton to |p|_inf / h < CB_REFERENCE_IPC_TOLERANCE) at dt / refine; no
+ * stability limit (implicit). The shared cloth model has no damping of its own: the
+ * reference is the undamped model (ipc: with implicit Euler's numerical damping at
+ * dt_ref), and a run that damps is measured with that damping as error. The frames: the
+ * scene's frame interval as a run at the scene's dt has it (a whole number of its steps;
+ * frame_rate is overridden when 1 / frame_rate is not a multiple of dt), so the
+ * reference's frames fall on the frame times of every run at the scene's dt. Check: the
+ * same at dt_ref / 2; their difference D (largest mass-weighted RMS over the frames) is
+ * stored (root attributes reference_method, reference_dt, reference_check, and the numbers
+ * reference_difference and reference_bound, m) and printed; the reference's own error is
+ * about 4 D / 3 for Verlet (second order, Richardson) and 2 D for ipc (first order). A
+ * reference whose D exceeds the bound (max_check, default CB_REFERENCE_MAX_CHECK) is
+ * refused and not written: contact can make a trajectory chaotic (on the drape, newton and
+ * ipc alike), and then it does not converge in dt. With method verlet, colliders are
+ * refused. */
 #ifndef CB_REFERENCE_CMD_H
 #define CB_REFERENCE_CMD_H
 
@@ -21,6 +31,13 @@
 
 /* The default refinement (clothbench reference without --refine or --dt). */
 #define CB_REFERENCE_REFINE 16
+/* The default bound on the check D (m): above it the reference is refused. */
+#define CB_REFERENCE_MAX_CHECK 1e-3
+/* ipc's Newton tolerance for a reference (m/s, on |p|_inf / h; its default is 1e-4). */
+#define CB_REFERENCE_IPC_TOLERANCE 1e-6
+
+/* The method: auto (0) is ipc when the scene has colliders, velocity Verlet otherwise. */
+enum { CB_REFERENCE_AUTO = 0, CB_REFERENCE_VERLET = 1, CB_REFERENCE_IPC = 2 };
 
 typedef struct cb_reference_def {
     const char *scene_path;
@@ -29,9 +46,12 @@ typedef struct cb_reference_def {
     const char *const *sets;
     int nsets;
     int quiet;
+    int method;                    /* CB_REFERENCE_AUTO (0), _VERLET, _IPC */
+    double max_check;              /* refuse when D exceeds it (m); 0: CB_REFERENCE_MAX_CHECK */
 } cb_reference_def;
 
-/* Writes the reference and its check; prints the check to out. *difference gets D (m). */
+/* Writes the reference and its check; prints the check to out. *difference gets D (m),
+ * also when the reference is refused (CB_ERR_INPUT, nothing left at d->output). */
 int cb_reference_make(const cb_reference_def *d, FILE *out, double *difference, cb_error *err);
 
 struct cb_experiment;

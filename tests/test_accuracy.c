@@ -9,6 +9,7 @@
 #include "cb_sim.h"
 
 #include <hdf5.h>
+#include <unistd.h>
 
 #include "core/vec3.h"
 #include "experiments/harness/h5attr.h"
@@ -200,7 +201,14 @@ static void test_reference_and_position_error(void)
     p = strstr(out, "scene dt / ");
     if (p) sscanf(p, "scene dt / %d", &refine);
     CU_ASSERT_FATAL(refine >= 720);
-    /* a run made exactly as the reference was: error 0 at every frame (matching is exact) */
+    /* a free scene keeps velocity Verlet (the method attribute), and a run made exactly as
+     * the reference was has error 0 at every frame (matching is exact: bit for bit) */
+    char attr[512] = "";
+    hid_t fr = H5Fopen(ref, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CU_ASSERT_FATAL(fr >= 0);
+    cb_h5_read_string_attr(fr, "reference_method", attr, sizeof attr);
+    H5Fclose(fr);
+    CU_ASSERT_PTR_NOT_NULL(strstr(attr, "velocity Verlet"));
     char setdt[96];
     snprintf(setdt, sizeof setdt, "--set dt=%.17g", (1.0 / 60.0) / refine);
     CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit -o %s -q " SMALL " %s --set "
@@ -270,12 +278,94 @@ static void test_reference_and_position_error(void)
     CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit -o %s -q " SMALL " --reference %s",
                        cb_test_tmp_path("z.h5"), bad), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "not a finished reference"));
-    /* refused: a scene with colliders, a reference of another mesh */
-    CU_ASSERT_EQUAL(cb("reference data/scenes/drape_sphere.yaml -o %s", cb_test_tmp_path("x.h5")), 2);
+    /* refused: a scene with colliders for velocity Verlet, a reference of another mesh */
+    CU_ASSERT_EQUAL(cb("reference data/scenes/drape_sphere.yaml --method verlet -o %s", cb_test_tmp_path("x.h5")), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "contact-free"));
+    CU_ASSERT_EQUAL(cb("reference data/scenes/drape_sphere.yaml --method rk4 -o %s", cb_test_tmp_path("x.h5")), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "--method must be auto, verlet or ipc"));
     CU_ASSERT_EQUAL(cb("run data/scenes/hanging.yaml --solver explicit -o %s -q --reference %s",
                        cb_test_tmp_path("y.h5"), ref), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "not the same scene"));
+}
+
+/* The number attribute `name` of the run file at path (NaN: none). */
+static double double_attr(const char *path, const char *name)
+{
+    double v = NAN;
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return v;
+    if (H5Aexists(f, name) > 0) {
+        hid_t a = H5Aopen(f, name, H5P_DEFAULT);
+        if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0) v = NAN;
+        H5Aclose(a);
+    }
+    H5Fclose(f);
+    return v;
+}
+
+/* References with contact (issue 34): the drape (6 x 6, 0.25 s: the cloth reaches the
+ * sphere at about 0.2 s) gets an ipc reference; its check D is finite, within the bound,
+ * and the reference touched the sphere (its barrier energy, contact_energy, is > 0). An
+ * fms run at the scene's dt (5 ms, whose frame interval 15 ms is not the scene's 1/60 s:
+ * the reference takes the run's) logs a finite, nonzero position_error and a finite
+ * energy_error at every frame. The same reference with a bound below its D is refused,
+ * the bound and D named, and no file is left; a bound of 0 is bad usage. */
+#define DRAPE_SMALL "--set duration=0.25 --set cloth.grid.nx=6 --set cloth.grid.ny=6"
+static void test_contact_reference(void)
+{
+    char ref[1024], run[1024], refused[1024];
+    snprintf(ref, sizeof ref, "%s", cb_test_tmp_path("drape_ref.h5"));
+    snprintf(run, sizeof run, "%s", cb_test_tmp_path("drape_fms.h5"));
+    snprintf(refused, sizeof refused, "%s", cb_test_tmp_path("drape_refused.h5"));
+    CU_ASSERT_EQUAL_FATAL(cb("reference data/scenes/drape_sphere.yaml -o %s --refine 8 " DRAPE_SMALL, ref), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "ipc (implicit Euler"));
+    double D = double_attr(ref, "reference_difference"), bound = double_attr(ref, "reference_bound");
+    char check[512] = "";
+    hid_t f = H5Fopen(ref, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CU_ASSERT_FATAL(f >= 0);
+    cb_h5_read_string_attr(f, "reference_check", check, sizeof check);
+    H5Fclose(f);
+    double Dtext = NAN;
+    const char *p = strstr(check, "differs by ");
+    if (p) sscanf(p, "differs by %lf", &Dtext);
+    fprintf(stderr, "  drape 6 x 6, 0.25 s, ipc at dt / 8: check D %.3g m (bound %.3g m)\n", D, bound);
+    CU_ASSERT(isfinite(D) && D > 0 && D <= bound);
+    CU_ASSERT(isfinite(Dtext) && fabs(Dtext - D) <= 5e-3 * D); /* the text says the number (3 digits) */
+    CU_ASSERT_EQUAL(bound, 1e-3);
+    static double e[65536];
+    int n = read_series_named(ref, "contact_energy", e, 65536); /* ipc: kappa sum b over its active pairs */
+    double most = 0;
+    for (int i = 0; i < n; i++)
+        if (e[i] > most) most = e[i];
+    CU_ASSERT(most > 0); /* the reference is one with contact */
+    CU_ASSERT_EQUAL_FATAL(cb("run data/scenes/drape_sphere.yaml --solver fms -o %s -q " DRAPE_SMALL " --reference %s",
+                             run, ref), 0);
+    n = read_series_named(run, "position_error", e, 65536);
+    int frames = 0;
+    double last = NAN;
+    for (int i = 0; i < n; i++)
+        if (!isnan(e[i])) {
+            CU_ASSERT(isfinite(e[i]) && e[i] >= 0);
+            frames++;
+            last = e[i];
+        }
+    fprintf(stderr, "  fms against it: position_error %.3g m at the end, %d frames\n", last, frames);
+    CU_ASSERT(frames >= 17); /* 0, 15, ..., 240 ms and the end */
+    CU_ASSERT(last > 0);
+    int ne = read_series_named(run, "energy_error", e, 65536), eframes = 0;
+    for (int i = 0; i < ne; i++) eframes += isfinite(e[i]);
+    CU_ASSERT_EQUAL(eframes, frames);
+    /* a bound below its check: refused, named, nothing written */
+    CU_ASSERT_EQUAL(cb("reference data/scenes/drape_sphere.yaml -o %s --refine 8 --max-check 1e-9 " DRAPE_SMALL,
+                       refused), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "above the bound 1e-09 m (--max-check)"));
+    double Dr = NAN;
+    p = strstr(out, "differ by ");
+    if (p) sscanf(p, "differ by %lf", &Dr);
+    CU_ASSERT(fabs(Dr - D) <= 5e-3 * D); /* the same runs: the same D (3 digits) */
+    CU_ASSERT_EQUAL(access(refused, F_OK), -1);
+    CU_ASSERT_EQUAL(cb("reference data/scenes/drape_sphere.yaml -o %s --max-check 0 " DRAPE_SMALL, refused), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "--max-check needs a distance > 0"));
 }
 
 /* `clothbench sweep` makes an experiment's missing reference itself (one command), from its
@@ -397,5 +487,6 @@ CB_TEST_MAIN("accuracy",
              CB_TEST(test_implicit_euler_first_order),
              CB_TEST(test_chain_orders),
              CB_TEST(test_reference_and_position_error),
+             CB_TEST(test_contact_reference),
              CB_TEST(test_sweep_makes_reference_and_compare_order),
              CB_TEST(test_newton_shells_converges_to_reference))

@@ -333,6 +333,49 @@ static void test_fms_convergence_figure(void)
     CU_ASSERT(exists(d, "fms_convergence.pdf"));
 }
 
+/* The contact accuracy figure (analysis/figures/contact_accuracy.py) on a tiny version of
+ * its experiment (the drape at 4 x 4 for 0.25 s, fms and ipc at two steps): the sweep makes
+ * the ipc reference itself; the script reads its check, writes one table row per run with
+ * a finite, nonzero largest position_error and energy_error, the same numbers as the run
+ * files' series, and the pictures. */
+static void test_contact_accuracy_figure(void)
+{
+    if (!py()) return;
+    char d[1024], yaml[2048];
+    snprintf(yaml, sizeof yaml,
+             "name: contact_accuracy\n"
+             "reference: %s/cacc_out/reference.h5\n"
+             "scenes: [data/scenes/drape_sphere.yaml]\n"
+             "solvers: [fms, ipc]\n"
+             "set: {duration: 0.25, cloth.grid.nx: 4, cloth.grid.ny: 4, frame_rate: 50, dt: 0.01}\n"
+             "grid: {dt: [0.01, 0.005]}\n", cb_test_tmpdir());
+    CU_ASSERT_EQUAL_FATAL(sweep_into("cacc", yaml, d, sizeof d), 0);
+    int rc = sh("%s analysis/figures/contact_accuracy.py %s", py(), d);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "reference: ipc (implicit Euler"));
+    CU_ASSERT(exists(d, "contact_accuracy.png") && exists(d, "contact_accuracy.pdf"));
+    /* every run's row against its file: the largest finite position_error over the frames */
+    const char *check = cb_test_write_tmp("cacc_check.py",
+        "import csv, h5py, numpy as np, sys\n"
+        "d = sys.argv[1]\n"
+        "rows = list(csv.reader(open(d + '/contact_accuracy.csv')))\n"
+        "n = 0\n"
+        "for r in rows[1:]:\n"
+        "    m, cost, err, de = r[0], float(r[2]), float(r[3]), float(r[4])\n"
+        "    f = h5py.File('%s/drape_sphere__%s__dt=%s__r0.h5' % (d, m, r[1]), 'r')\n"
+        "    e = f['series/position_error'][:]\n"
+        "    e = e[np.isfinite(e)]\n"
+        "    ok = np.isfinite(de) and cost > 0 and err > 0 and abs(err - e.max()) <= 1e-5 * err and len(e) == 14\n"
+        "    print(m, r[1], err, de, 'agrees' if ok else 'DIFFERS')\n"
+        "    n += ok\n"
+        "print('rows', len(rows) - 1, 'agree', n)\n");
+    rc = sh("%s %s %s", py(), check, d);
+    if (rc) fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "rows 4 agree 4"));
+}
+
 /* pbd and xpbd with their own iteration keys (solvers.pbd.iterations,
  * solvers.xpbd.iterations): the per-solver keys of one parameter. */
 static char iter_dir[1024];
@@ -752,7 +795,7 @@ static void test_figure_style_and_csv(void)
     /* every script: saves through cbrun.save with a data table, never lays out or saves by hand */
     rc = sh("cd analysis && for f in figures/*.py plot_runs.py compare.py; do "
             "case $f in figures/acm_common.py) continue;; esac; "
-            "grep -q 'cbrun.save(' $f || grep -q 'acm_compactor.main' $f || echo \"no cbrun.save: $f\"; "
+            "grep -q 'cbrun.save(' $f || grep -q 'acm_compactor.main\\|work_precision.figure(' $f || echo \"no cbrun.save: $f\"; "
             "grep -n 'tight_layout\\|\\.savefig(' $f | sed \"s|^|$f:|\"; done");
     CU_ASSERT_EQUAL(rc, 0);
     if (out[0]) fprintf(stderr, "%s\n", out);
@@ -800,6 +843,7 @@ CB_TEST_MAIN("analysis",
     CB_TEST(test_plot_and_render),
     CB_TEST(test_missing_and_unfinished),
     CB_TEST(test_fms_convergence_figure),
+    CB_TEST(test_contact_accuracy_figure),
     CB_TEST(test_cantilever_figure),
     CB_TEST(test_table_tex_compiles),
     CB_TEST(test_gauntlet_scoreboard),

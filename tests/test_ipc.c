@@ -197,28 +197,35 @@ static void test_barrier_fd(void)
     CU_ASSERT(eh < 1e-5);
 }
 
-/* Without contact (a hanging cloth, no colliders, no close pairs) the barrier is empty
- * and ipc solves newton's implicit Euler: the same positions to the solvers' tolerance. */
+/* Without contact (a hanging cloth, no colliders, no close pairs: ipc reports no active
+ * pair in any step) the barrier is empty and ipc solves newton's implicit Euler: the same
+ * positions to the solvers' tolerance. ipc stops when its last Newton increment is below
+ * tolerance x dt (1e-9 m/s x 1/60 s); newton's 1e-12 on the gradient is far tighter: over
+ * 10 steps the two may differ by at most 10 such increments (measured 2e-11 m of 1.7e-10). */
 static void test_equals_newton(void)
 {
+    const double tol = 1e-9;
     const char *sets[] = {"cloth.grid.nx=8", "cloth.grid.ny=8", "solvers.ipc.tolerance=1e-9",
                           "solvers.newton.tolerance=1e-12", "solvers.newton.self_collision=false"};
     cb_sim a, b;
     CU_ASSERT_EQUAL_FATAL(cb_sim_open(&a, "ipc", "data/scenes/hanging.yaml", NULL, NULL, sets, 5), CB_OK);
     CU_ASSERT_EQUAL_FATAL(cb_sim_open(&b, "newton", "data/scenes/hanging.yaml", NULL, NULL, sets, 5), CB_OK);
-    double worst = 0.0;
-    for (int n = 0; n < 10; n++) {
+    const int steps = 10;
+    double worst = 0.0, h = a.scene->dt;
+    for (int n = 0; n < steps; n++) {
         CU_ASSERT_EQUAL_FATAL(cb_sim_step(&a), CB_OK);
         CU_ASSERT_EQUAL_FATAL(cb_sim_step(&b), CB_OK);
+        CU_ASSERT_EQUAL(a.info.contacts, 0); /* no contact */
+        CU_ASSERT(a.info.residual < tol);    /* converged, not stopped by max_iterations */
         for (int i = 0; i < a.w->nv; i++) {
             double d[3];
             cb_v3_sub(d, a.w->state.x[i], b.w->state.x[i]);
             worst = fmax(worst, cb_v3_norm(d));
         }
     }
-    fprintf(stderr, "  ipc against newton: largest position difference %.3e m\n", worst);
-    CU_ASSERT(worst < 1e-8);
-    CU_ASSERT(worst >= 0.0);
+    fprintf(stderr, "  ipc against newton: largest position difference %.3e m (bound %.3e m)\n", worst,
+            steps * tol * h);
+    CU_ASSERT(worst <= steps * tol * h);
     cb_sim_close(&a);
     cb_sim_close(&b);
 }
