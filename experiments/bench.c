@@ -95,6 +95,7 @@ static const bench_rule rules[] = {
     {NULL, "acm", 65536, 0, 0, 0, 1,
      "not timed: a step took about 40 s at 128 x 128 (n^2.9 from 64 x 64); at 256 x 256 one would take about "
      "half an hour (issue 35 item 4 speeds acm up)"},
+    {NULL, "ipc", 16384, 0, 1, 0, 0, "1 repeat: seconds per step at this size"},
     {NULL, "newton", 65536, 0, 1, 0, 0, "1 repeat: seconds per step at this size"},
     {NULL, "ipc", 65536, 3, 1, 0, 0, SLOW},
 };
