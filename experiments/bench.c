@@ -395,6 +395,8 @@ int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfai
                 const char *solver = cb_solver_at(v)->name;
                 if (!solver_selected(bc, solver, o)) continue;
                 row_plan plan = plan_row(bc, solver, nv, steps, repeats);
+                int capped = o->max_vertices > 0 && nv > o->max_vertices;
+                if (plan.skip || capped) plan.steps = plan.repeats = 0; /* the columns say what ran */
                 char head[512];
                 snprintf(head, sizeof head, "%s,%s,%s,%d,%ld,%d,%d", bc->name, bc->scene, solver, nx, nv, plan.steps,
                          plan.repeats);
@@ -407,7 +409,7 @@ int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfai
                     fflush(out);
                     continue;
                 }
-                if (o->max_vertices > 0 && nv > o->max_vertices) {
+                if (capped) {
                     char why[64];
                     snprintf(why, sizeof why, "skipped (above the cap of %d)", o->max_vertices);
                     progress_line(progress, tty, row, nrows, bc->name, solver, nv, why);

@@ -105,6 +105,7 @@ static void test_cap_and_output_file(void)
         rows++;
         CU_ASSERT_PTR_NOT_NULL(strstr(line, ",explicit,"));
         CU_ASSERT_PTR_NOT_NULL(strstr(line, ",skipped,above the size cap of 500 vertices"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(line, ",1024,0,0,nan,")); /* steps and repeats: none ran */
     }
     fclose(f);
     CU_ASSERT_EQUAL(rows, 3); /* three cases, one quick size each */
