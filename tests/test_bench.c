@@ -281,6 +281,11 @@ static void test_timed_not_judged(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(p, ",diverged,\"health check: step 6"));
     CU_ASSERT_PTR_NOT_NULL(strstr(p, "strain"));
     CU_ASSERT_PTR_NOT_NULL(strstr(p, "; timed, not judged: "));
+    /* a row the rules leave untimed costs nothing and says why: acm at 256 x 256 */
+    CU_ASSERT_EQUAL_FATAL(cb("bench --case hanging --solver acm --size 256"), 0);
+    p = strstr(out, "\nhanging,hanging.yaml,acm,256,65536,0,0,nan,");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p, ",nan,skipped,not timed: a step took about"));
     /* below the rule's size the row is judged and says nothing */
     CU_ASSERT_EQUAL_FATAL(cb("bench --case hanging --solver pbd --size 12 --steps 2 --repeats 1"), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, ",ok,\n"));
