@@ -4,7 +4,7 @@
  * -o FILE equal in shape to stdout, bad options (exit 2), the contact-library
  * tables (every CCD corpus classified as constructed: no `error` line), the scaling
  * exponent (a known power law; the column against the rows' own times) and the rows the
- * rules of bench.c time, not judged, saying why. */
+ * rules of bench.c time, not judged, or leave untimed, saying why. */
 #include "cb_test.h"
 
 #include "experiments/bench.h"
