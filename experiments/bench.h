@@ -8,13 +8,21 @@
  * (cb_run with max_steps and no output file), the median over runs of the mean ms per
  * step of steps 2..N (the steady state; the first step, which holds one-off work such as
  * fms's and newton's first factorization, is first_step_ms), and the peak resident
- * memory of that process (VmHWM). A solver can be capped
- * to a largest size in the cap table of bench.c; capped rows are listed as
- * "skipped". CSV, one row per (case, size, solver):
+ * memory of that process (VmHWM). The rules of bench.c (README "Benchmarks") run some
+ * rows of the standard cases other than the defaults, saying why in the row's message:
+ * fewer steps and repeats where a step takes seconds (the row's steps and repeats
+ * columns are what it ran), the run health check off where the method's defaults break
+ * it there ("timed, not judged", as the named case pbd_bend), or not timed (status
+ * "skipped"); --max-vertices skips larger sizes. CSV, one row per (case, size, solver):
  *
  *   name,scene,solver,nx,vertices,steps,repeats,median_ms_per_step,min_ms_per_step,
- *   max_ms_per_step,peak_rss_mb,create_ms,first_step_ms,stage_ms_per_step,status,message
+ *   max_ms_per_step,peak_rss_mb,create_ms,first_step_ms,stage_ms_per_step,
+ *   scaling_exponent,status,message
  *
+ * scaling_exponent is cb_bench_scaling_exponent over the solver's timed rows of the case
+ * so far (this size and the smaller ones, median_ms_per_step): on a solver's last row,
+ * its exponent over the case's sizes (NaN on the first); the same is printed on
+ * `progress` at the end of each case.
  * create_ms is the solver's create (schedules, symbolic work; the least of the
  * repeats), first_step_ms the first step (least of the repeats; fms: create_ms +
  * first_step_ms is the prefactorization of Liu et al.); stage_ms_per_step is "name=ms;name=ms..." of the solver's named stages per
@@ -49,6 +57,11 @@ cb_bench_options cb_default_bench_options(void);
  * `progress` (may be NULL). Returns 0 when the table was produced (rows may carry
  * status "error" or "diverged"; *nfailed counts them), negative on bad input. */
 int cb_bench_run(const cb_bench_options *o, FILE *out, FILE *progress, int *nfailed, cb_error *err);
+
+/* The scaling exponent p of t = c n^p: the least-squares slope of log ms on log vertices
+ * over the points (vertices[i], ms[i]) with both positive and finite (the others are left
+ * out); NaN with fewer than two distinct vertex counts among them. */
+double cb_bench_scaling_exponent(const double *vertices, const double *ms, int n);
 
 /* Contact-library benchmarks (experiments/bench_ccd.c, experiments/bench_bvh.c). */
 void cb_bench_ccd(FILE *out, int quick);

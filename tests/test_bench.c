@@ -1,9 +1,13 @@
 /* tests/test_bench.c — `clothbench bench`: the CSV header and one row per registered
  * solver and size, consistent timings (min <= median <= max, all positive), vertex
  * counts equal nx^2, a plausible peak memory, the size cap (rows above it "skipped"),
- * -o FILE equal in shape to stdout, bad options (exit 2), and the contact-library
- * tables (every CCD corpus classified as constructed: no `error` line). */
+ * -o FILE equal in shape to stdout, bad options (exit 2), the contact-library
+ * tables (every CCD corpus classified as constructed: no `error` line), the scaling
+ * exponent (a known power law; the column against the rows' own times) and the rows the
+ * rules of bench.c time, not judged, or leave untimed, saying why. */
 #include "cb_test.h"
+
+#include "experiments/bench.h"
 
 #include <stdarg.h>
 #include <sys/wait.h>
@@ -28,7 +32,7 @@ static int count_solvers(void)
 }
 
 static const char *HEAD = "name,scene,solver,nx,vertices,steps,repeats,median_ms_per_step,min_ms_per_step,"
-                          "max_ms_per_step,peak_rss_mb,create_ms,first_step_ms,stage_ms_per_step,status,message\n";
+                          "max_ms_per_step,peak_rss_mb,create_ms,first_step_ms,stage_ms_per_step,scaling_exponent,status,message\n";
 
 static void test_quick_table(void)
 {
@@ -43,11 +47,12 @@ static void test_quick_table(void)
         char name[64], scene[64], solver[64], status[32];
         int nx, steps, reps;
         long nv;
-        double med, mn, mx, mb, cms, fst;
+        double med, mn, mx, mb, cms, fst, expo;
         char stages[512];
-        int n = sscanf(line, "%63[^,],%63[^,],%63[^,],%d,%ld,%d,%d,%lf,%lf,%lf,%lf,%lf,%lf,%511[^,],%31[^,]", name,
-                       scene, solver, &nx, &nv, &steps, &reps, &med, &mn, &mx, &mb, &cms, &fst, stages, status);
-        CU_ASSERT_EQUAL_FATAL(n, 15);
+        int n = sscanf(line, "%63[^,],%63[^,],%63[^,],%d,%ld,%d,%d,%lf,%lf,%lf,%lf,%lf,%lf,%511[^,],%lf,%31[^,]", name,
+                       scene, solver, &nx, &nv, &steps, &reps, &med, &mn, &mx, &mb, &cms, &fst, stages, &expo, status);
+        CU_ASSERT_EQUAL_FATAL(n, 16);
+        CU_ASSERT(isnan(expo)); /* one size: no exponent */
         rows++;
         CU_ASSERT_STRING_EQUAL(name, "hanging");
         CU_ASSERT_EQUAL(nv, (long)nx * nx);
@@ -100,6 +105,7 @@ static void test_cap_and_output_file(void)
         rows++;
         CU_ASSERT_PTR_NOT_NULL(strstr(line, ",explicit,"));
         CU_ASSERT_PTR_NOT_NULL(strstr(line, ",skipped,above the size cap of 500 vertices"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(line, ",1024,0,0,nan,")); /* steps and repeats: none ran */
     }
     fclose(f);
     CU_ASSERT_EQUAL(rows, 3); /* three cases, one quick size each */
@@ -201,7 +207,95 @@ static void test_refbench_arguments(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "--rounds: expected a positive integer"));
 }
 
+/* The exponent of a known power law, from the function the table uses: exact for
+ * t = c n^p, the least-squares slope when the points scatter, the points that cannot be
+ * fitted left out, NaN without two sizes. */
+static void test_scaling_exponent(void)
+{
+    double n[5] = {1024, 4096, 16384, 65536, 262144}, t[5];
+    const double powers[] = {1.0, 1.5, 0.5, 2.0, 0.0, -0.25};
+    for (size_t k = 0; k < sizeof powers / sizeof powers[0]; k++) {
+        for (int i = 0; i < 5; i++) t[i] = 0.37 * pow(n[i], powers[k]);
+        CU_ASSERT_DOUBLE_EQUAL(cb_bench_scaling_exponent(n, t, 5), powers[k], 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(cb_bench_scaling_exponent(n, t, 2), powers[k], 1e-12); /* the endpoints */
+    }
+    /* scattered: times 1, 2, 2, 4 ms at n = 1, 2, 4, 8: x = log2 n = 0..3, y = log2 t = 0, 1, 1, 2,
+     * slope = sum (x - 1.5)(y - 1) / sum (x - 1.5)^2 = 3 / 5 (in log2 units both sides) */
+    double n4[4] = {1, 2, 4, 8}, t4[4] = {1, 2, 2, 4};
+    CU_ASSERT_DOUBLE_EQUAL(cb_bench_scaling_exponent(n4, t4, 4), 0.6, 1e-12);
+    /* a row that was not timed (NaN), a zero and a negative time are left out */
+    double n6[6] = {1024, 2048, 4096, 8192, 16384, 0}, t6[6] = {2.0, NAN, 8.0, 0.0, 32.0, 5.0};
+    CU_ASSERT_DOUBLE_EQUAL(cb_bench_scaling_exponent(n6, t6, 6), 1.0, 1e-12);
+    t6[2] = -8.0;
+    CU_ASSERT_DOUBLE_EQUAL(cb_bench_scaling_exponent(n6, t6, 6), 1.0, 1e-12); /* 1024 and 16384 */
+    CU_ASSERT(isnan(cb_bench_scaling_exponent(n, t, 1)));
+    CU_ASSERT(isnan(cb_bench_scaling_exponent(n, t, 0)));
+    double same[3] = {4096, 4096, 4096};
+    CU_ASSERT(isnan(cb_bench_scaling_exponent(same, t, 3))); /* one size three times */
+    CU_ASSERT(isnan(cb_bench_scaling_exponent(NULL, t, 3)));
+}
+
+/* The CSV's scaling_exponent of a row is the least-squares slope over its solver's rows of
+ * the case so far (this size and the smaller ones), from their median_ms_per_step. */
+static void test_scaling_column(void)
+{
+    CU_ASSERT_EQUAL_FATAL(cb("bench --case hanging --solver fms --size 8 --size 12 --size 16 --steps 3 --repeats 1"), 0);
+    double nv[3], ms[3];
+    int rows = 0;
+    for (const char *p = strstr(out, "\nhanging,"); p && rows < 3; p = strstr(p + 1, "\nhanging,")) {
+        long v;
+        double med, expo;
+        char stages[512];
+        CU_ASSERT_EQUAL_FATAL(sscanf(p, "\nhanging,hanging.yaml,fms,%*d,%ld,3,1,%lf,%*f,%*f,%*f,%*f,%*f,%511[^,],%lf,ok,",
+                                     &v, &med, stages, &expo), 4);
+        nv[rows] = (double)v;
+        ms[rows] = med;
+        rows++;
+        if (rows == 1) {
+            CU_ASSERT(isnan(expo));
+        } else {
+            /* the column has 4 digits, the medians 6: the slope from them agrees to 1e-3 */
+            double want = cb_bench_scaling_exponent(nv, ms, rows);
+            CU_ASSERT(fabs(expo - want) <= 1e-3 * fabs(want) + 1e-3);
+        }
+    }
+    CU_ASSERT_EQUAL(rows, 3);
+}
+
+/* The rules of bench.c: pbd's defaults break the health rule on the hanging cloth from
+ * 128 x 128 (strain above 1 at step 6: the method, README "Benchmarks"), so that row is
+ * timed with the check off and its message says so; with the check put back (a --set
+ * comes after the rule's) the same row ends diverged, naming the strain and the rule's
+ * reason. Self collision off: it does not change the strain and costs most of the time. */
+static void test_timed_not_judged(void)
+{
+    const char *args = "bench --case hanging --solver pbd --size 128 --steps 7 --repeats 1 "
+                       "--set solvers.pbd.self_collision=false";
+    CU_ASSERT_EQUAL_FATAL(cb("%s", args), 0);
+    const char *p = strstr(out, "\nhanging,hanging.yaml,pbd,128,16384,7,1,");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p, ",ok,\"timed, not judged: "));
+    CU_ASSERT_EQUAL(cb("%s --set health.max_strain=1 --set health.energy_factor=1", args), 1);
+    p = strstr(out, "\nhanging,hanging.yaml,pbd,128,16384,7,1,");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p, ",diverged,\"health check: step 6"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p, "strain"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p, "; timed, not judged: "));
+    /* a row the rules leave untimed costs nothing and says why: acm at 256 x 256 */
+    CU_ASSERT_EQUAL_FATAL(cb("bench --case hanging --solver acm --size 256"), 0);
+    p = strstr(out, "\nhanging,hanging.yaml,acm,256,65536,0,0,nan,");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p, ",nan,skipped,not timed: a step took about"));
+    /* below the rule's size the row is judged and says nothing */
+    CU_ASSERT_EQUAL_FATAL(cb("bench --case hanging --solver pbd --size 12 --steps 2 --repeats 1"), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, ",ok,\n"));
+    CU_ASSERT_PTR_NULL(strstr(out, "timed, not judged"));
+}
+
 CB_TEST_MAIN("bench",
+    CB_TEST(test_scaling_exponent),
+    CB_TEST(test_scaling_column),
+    CB_TEST(test_timed_not_judged),
              CB_TEST(test_named_cases_and_first_step),
     CB_TEST(test_quick_table),
     CB_TEST(test_cap_and_output_file),
