@@ -153,6 +153,7 @@ void cb_pbd_destroy(void *self)
     free(s->cc);
     free(s->sc);
     free(s->cand);
+    free(s->pb);
     free(s->grad);
     free(s->jthr);
     cb_spatial_hash_free(&s->hash);
@@ -234,6 +235,10 @@ static int read_parameters(pbd_solver *s, const cb_world *w, const cb_params *pr
                                    "self-collision thickness (m; default the cloth thickness)", err);
     if (!rc) rc = cb_params_double(&q, "self_margin", s->self_h, 0.0, 1e3, &s->self_margin,
                                    "extra self-collision search distance (m; default self_thickness)", err);
+    if (!rc) rc = cb_params_bool(&q, "self_cache", 1, &s->self_cache,
+                                 "small_steps: reuse the self-contact candidates across substeps and steps while "
+                                 "the cloth's motion relative to itself stays below their margin (same contacts "
+                                 "either way; false: a search every substep)", err);
     if (!rc) rc = cb_params_double(&q, "pressure", 0.0, 0.0, 1e6, &s->pressure,
                                    "overpressure factor of a closed mesh (0: off)", err);
     if (!rc) rc = cb_params_choice(&q, "order", order_names, 0, &s->mesh_order,
@@ -587,10 +592,14 @@ static int contact_parts(pbd_solver *s, const cb_world *w, cb_error *err)
     if (s->self_collision) {
         if (m->nf == 0) rc = CB_FAIL(err, CB_ERR_INPUT, "%s: self_collision needs a triangle mesh", name);
         if (!rc) rc = cb_spatial_hash_create(1.0, &s->hash, err);
+        /* small_steps: the pairs within a distance of a triangle's box, by triangle then
+         * vertex, whatever the cell size (the candidate cache, pbd_contact.c) */
+        if (!rc && s->stepping != STEP_PAPER) cb_spatial_hash_set_box_filter(s->hash, 1);
         if (!rc) {
             s->capsc = 4 * nv;
             s->sc = cb_calloc((size_t)s->capsc, sizeof *s->sc);
-            if (!s->sc) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", name);
+            s->pb = cb_calloc((size_t)nv, sizeof *s->pb);
+            if (!s->sc || !s->pb) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", name);
         }
     }
     if (!rc && w->ncolliders) rc = cb_contact_probe_create(w, &s->probe, err);
