@@ -50,7 +50,8 @@
  *     the vertex's projection on the triangle's plane falls inside it at x or p and it
  *     is less than reach = self_thickness + self_margin beyond the side it came from;
  *     paper stepping: the pairs of the hash's cells, a query per substep;
- *     small_steps: the pairs whose vertex is within reach of the triangle's box at p,
+ *     small_steps: the pairs whose vertex is within reach of the triangle's box and
+ *     diagonal slabs at p,
  *     from a candidate cache reused across substeps and steps while the cloth's motion
  *     relative to itself stays below its margin, the same pairs as a query every
  *     substep, solvers/pbd_contact.c);

@@ -115,32 +115,40 @@ static double tri_side(const double r[3], const tri_frame *t)
 
 /* small_steps' candidate cache (the idea of fms's self_cache, solvers/step_contact.h,
  * applied across substeps). A substep's self-contact pairs are the (v, t), v not in t,
- * whose vertex lies within reach = self_thickness + self_margin of the box of t at the
- * prediction p: gap(p_v, box(t)) <= reach, gap the Euclidean distance to the box. The
- * spatial hash with its box filter finds them all (and, with a rounding slack, a few
- * more); a query at reach + delta at positions pb finds every pair with
- * gap <= reach + delta there. Each coordinate of a gap is a difference between a
- * coordinate of v and one of a vertex of t (or 0), so since pb it changed by at most
- * hi_k - lo_k, the range of p[.][k] - pb[.][k] over the vertices: with
- * spread = max_k (hi_k - lo_k) / 2, a pair with gap <= reach now had gap <= reach +
- * 2 spread at pb. So the candidates of pb hold every pair of p while 2 spread < delta
- * (a common translation of the cloth counts nothing), and each substep takes, in the
- * candidates' order (by triangle, then vertex), those passing gap <= reach: the pairs
- * a query at reach would give, in its order. The tolerance covers the rounding of
- * the differences and the hash's slack. delta: CACHE_SUBSTEPS x the spread of this
- * substep's motion (p - x), at least CACHE_MIN x reach, at most the hash's cell (the
- * query's cost grows with its distance); self_cache false: a query every substep.
- * The constants from the 60 x 60 drape (bench --case drape_sphere_contact --size 60,
- * steps 6..45, CPU time): (8, 2) 16.5 ms per step with 55 searches in 900 substeps,
- * (16, 2) 17.8 (54 searches, 3.7x the candidates), (8, 1) 18.0 (107 searches), (8, 4)
- * 19.5 (27 searches, 6.8x the candidates). tests/test_pbd_contact.c checks every pair
- * of a search at each substep is among the candidates, and the run is that of
- * self_cache false bit for bit. Before issue 35 small_steps searched once per step at
- * a distance grown by the step's expected motion and kept the pairs within it (exact
- * point-triangle distances): a vertex faster than expected could be missed, and the
- * search with its distance tests was most of the step (12 of 14.6 ms on that drape). */
+ * whose vertex at the prediction p lies within reach = self_thickness + self_margin of
+ * the box of t (Euclidean distance to the box) and of each of its slabs along the
+ * diagonals x +- y, x +- z, y +- z (dop_near): every pair within reach of each other
+ * is one, and the far corner of a grid square, inside the box of the square's other
+ * triangle on a cloth along the axes, is not. The spatial hash with its box filter at
+ * reach + delta at positions pb finds every pair whose box gaps (per coordinate) are
+ * at most reach + delta there. Each gap is a difference between a coordinate of v and
+ * one of a vertex of t (or 0), so since pb it changed by at most hi_k - lo_k, the range
+ * of p[.][k] - pb[.][k] over the vertices; with spread = max_k (hi_k - lo_k) / 2 a
+ * box gap changed by at most 2 spread, and a diagonal's (the sum or difference of two
+ * coordinates) by at most 4 spread. So while 2 spread < delta (a common translation
+ * of the cloth counts nothing) the candidates of pb, the hash's pairs within
+ * sqrt(2) reach + 2 delta of each diagonal slab there, hold every pair of p; each
+ * substep takes, in the candidates' order (by triangle, then vertex), those passing
+ * dop_near: the pairs of a query at reach, in its order. The tolerances cover the
+ * rounding of the differences and sums and the hash's slack. delta: CACHE_SUBSTEPS x
+ * the spread of this substep's motion (p - x), at least CACHE_MIN x reach, at most the
+ * hash's cell (the query's cost grows with its distance); self_cache false: a query
+ * every substep. The constants from the 60 x 60 drape (bench --case
+ * drape_sphere_contact --size 60, CPU time per step, one thread): CACHE_MIN 1.25 4.9 ms,
+ * 1 5.0 ms, 1.5 and 2 8.6 ms: from sqrt(2) reach + 2 delta > the edge (17 mm, reach
+ * 4 mm) the far corners stay candidates, one per triangle, tested every substep
+ * (their side tests were 3 ms of the step). With the box alone (no diagonals),
+ * CACHE_SUBSTEPS 8 against 16 and CACHE_MIN 2 against 1 and 4 were measured over steps
+ * 6..45: (8, 2) 16.5 ms, (16, 2) 17.8, (8, 1) 18.0, (8, 4) 19.5. tests/test_pbd_contact.c
+ * checks every pair of a search at each substep is among the candidates, and the run
+ * is that of self_cache false bit for bit. Before issue 35 small_steps searched once
+ * per step at a distance grown by the step's expected motion and kept the pairs within
+ * it (exact point-triangle distances): a vertex faster than expected could be missed,
+ * and the search with its distance tests was most of the step (12 of 14.6 ms on that
+ * drape). */
+#define SQRT2 1.4142135623730951
 #define CACHE_SUBSTEPS 8.0
-#define CACHE_MIN 2.0
+#define CACHE_MIN 1.25
 
 /* max over k of half the range of a[i][k] - b[i][k]; *maxabs (if not NULL) the largest |a[i][k]| */
 static double motion_spread(const double (*a)[3], const double (*b)[3], int n, double *maxabs)
@@ -159,27 +167,67 @@ static double motion_spread(const double (*a)[3], const double (*b)[3], int n, d
     return r;
 }
 
-/* The axis-aligned box of triangle (a, b, c): lo, hi. */
-static void tri_box(const double a[3], const double b[3], const double c[3], double lo[3], double hi[3])
+/* A triangle's bounding slabs (an 18-DOP): [lo[d], hi[d]] the range of its vertices'
+ * coordinate along direction d: the axes x, y, z, then the unnormalised diagonals
+ * x + y, x - y, x + z, x - z, y + z, y - z; big, its largest |coordinate|. */
+typedef struct tri_dop { double lo[9], hi[9], big; } tri_dop;
+
+static void dop_coords(const double y[3], double c[9])
 {
-    for (int k = 0; k < 3; k++) {
-        lo[k] = a[k] < b[k] ? a[k] : b[k];
-        hi[k] = a[k] < b[k] ? b[k] : a[k];
-        if (c[k] < lo[k]) lo[k] = c[k];
-        if (c[k] > hi[k]) hi[k] = c[k];
-    }
+    c[0] = y[0];
+    c[1] = y[1];
+    c[2] = y[2];
+    c[3] = y[0] + y[1];
+    c[4] = y[0] - y[1];
+    c[5] = y[0] + y[2];
+    c[6] = y[0] - y[2];
+    c[7] = y[1] + y[2];
+    c[8] = y[1] - y[2];
 }
 
-/* Whether y is within r of the box [lo, hi] (Euclidean; each coordinate's gap first). */
-static int box_near(const double y[3], const double lo[3], const double hi[3], double r)
+static void tri_dop_set(tri_dop *t, const double a[3], const double b[3], const double c[3])
+{
+    double ca[9], cb[9], cc[9];
+    dop_coords(a, ca);
+    dop_coords(b, cb);
+    dop_coords(c, cc);
+    for (int d = 0; d < 9; d++) {
+        t->lo[d] = ca[d] < cb[d] ? ca[d] : cb[d];
+        t->hi[d] = ca[d] < cb[d] ? cb[d] : ca[d];
+        if (cc[d] < t->lo[d]) t->lo[d] = cc[d];
+        if (cc[d] > t->hi[d]) t->hi[d] = cc[d];
+    }
+    t->big = 0.0;
+    for (int k = 0; k < 3; k++) t->big = fmax(t->big, fmax(fabs(a[k]), fmax(fabs(b[k]), fabs(c[k]))));
+}
+
+/* Whether y is within rd of each of the triangle's diagonal slabs (in the diagonals'
+ * unnormalised coordinates), with a slack far above the rounding of the sums. */
+static int diag_near(const double y[3], const tri_dop *t, double rd)
+{
+    double c[9];
+    dop_coords(y, c);
+    double big = fmax(t->big, fmax(fabs(y[0]), fmax(fabs(y[1]), fabs(y[2]))));
+    rd += 16 * DBL_EPSILON * big;
+    for (int d = 3; d < 9; d++)
+        if (c[d] < t->lo[d] - rd || c[d] > t->hi[d] + rd) return 0;
+    return 1;
+}
+
+/* A substep's pair: y within r of the triangle's box (Euclidean; each coordinate's gap
+ * first) and within r of each diagonal slab (a diagonal's coordinate, x + y say, changes
+ * by at most sqrt(2) |y - q| between two points: every point within r of the triangle
+ * passes). The diagonals drop what the box alone keeps on a cloth along the axes: each
+ * triangle's box holds the far corner of its grid square. */
+static int dop_near(const double y[3], const tri_dop *t, double r)
 {
     double g2 = 0.0;
     for (int k = 0; k < 3; k++) {
-        double g = y[k] < lo[k] ? lo[k] - y[k] : y[k] > hi[k] ? y[k] - hi[k] : 0.0;
+        double g = y[k] < t->lo[k] ? t->lo[k] - y[k] : y[k] > t->hi[k] ? y[k] - t->hi[k] : 0.0;
         if (g > r) return 0;
         g2 += g * g;
     }
-    return g2 <= r * r;
+    return g2 <= r * r && diag_near(y, t, SQRT2 * r * (1.0 + 1e-9));
 }
 
 /* the candidates for prediction p (x: the substep's start), searched again when the
@@ -206,8 +254,25 @@ static int self_candidates(pbd_solver *s, const double (*x)[3], const double (*p
         s->cand = n;
         s->capcand = pl->n;
     }
-    if (pl->n) memcpy(s->cand, pl->p, (size_t)pl->n * sizeof *s->cand);
-    s->ncand = pl->n;
+    /* kept: the pairs that can pass dop_near(reach) while 2 spread < delta: each
+     * diagonal's gap changes by at most 4 spread (two coordinates' ranges) */
+    double rd = SQRT2 * reach * (1.0 + 1e-9) + 2.0 * delta * (1.0 + 1e-6);
+    tri_dop dop;
+    int last = -1;
+    long n = 0;
+    for (long k = 0; k < pl->n; k++) {
+        int v = pl->p[k][0], t = pl->p[k][1];
+        if (delta > 0) {
+            const int *f = s->mesh->f[t];
+            if (t != last) tri_dop_set(&dop, p[f[0]], p[f[1]], p[f[2]]);
+            last = t;
+            if (!diag_near(p[v], &dop, rd)) continue;
+        }
+        s->cand[n][0] = v;
+        s->cand[n][1] = t;
+        n++;
+    }
+    s->ncand = n;
     memcpy(s->pb, p, (size_t)nv * sizeof *s->pb);
     s->cache_delta = delta;
     s->cache_builds++;
@@ -237,18 +302,18 @@ int cb_pbd_self_constraints(pbd_solver *s, const cb_world *w, cb_error *err)
     }
     const int boxed = s->stepping != STEP_PAPER;
     tri_frame t0, t1; /* of triangle `framed` at x and p */
-    double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    tri_dop dop = {{0}, {0}, 0};
     int framed = -1, last = -1, pinned = 0;
     for (long k = 0; k < npairs; k++) {
         int v = cand[k][0], t = cand[k][1];
         const int *f = m->f[t];
         if (t != last) { /* the candidates come by triangle */
             pinned = s->w[f[0]] == 0 && s->w[f[1]] == 0 && s->w[f[2]] == 0;
-            if (boxed) tri_box(p[f[0]], p[f[1]], p[f[2]], lo, hi);
+            if (boxed) tri_dop_set(&dop, p[f[0]], p[f[1]], p[f[2]]);
             last = t;
         }
         if (pinned && s->w[v] == 0) continue;
-        if (boxed && !box_near(p[v], lo, hi, reach)) continue;
+        if (boxed && !dop_near(p[v], &dop, reach)) continue;
         if (t != framed) {
             tri_frame_set(&t0, x[f[0]], x[f[1]], x[f[2]]);
             tri_frame_set(&t1, p[f[0]], p[f[1]], p[f[2]]);

@@ -27,8 +27,36 @@ static int pair_cmp(const void *a, const void *b)
     return p[1] != q[1] ? (p[1] > q[1]) - (p[1] < q[1]) : (p[0] > q[0]) - (p[0] < q[0]);
 }
 
+/* A substep's pairs, as solvers/pbd_contact.c defines them and written here again: the
+ * vertex within r of the triangle's axis-aligned box (Euclidean distance) and of each of
+ * its slabs along the diagonals x +- y, x +- z, y +- z (distance along the unit
+ * diagonal). Every pair within r of each other passes. */
+static int near_pair(const double y[3], const double *a, const double *b, const double *c, double r)
+{
+    static const double dir[9][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 0}, {1, -1, 0},
+                                     {1, 0, 1}, {1, 0, -1}, {0, 1, 1}, {0, 1, -1}};
+    double g2 = 0.0;
+    for (int d = 0; d < 9; d++) {
+        double len = sqrt(dir[d][0] * dir[d][0] + dir[d][1] * dir[d][1] + dir[d][2] * dir[d][2]);
+        double cy = 0, lo = INFINITY, hi = -INFINITY;
+        const double *q[3] = {a, b, c};
+        for (int k = 0; k < 3; k++) cy += dir[d][k] * y[k] / len;
+        for (int j = 0; j < 3; j++) {
+            double cq = 0;
+            for (int k = 0; k < 3; k++) cq += dir[d][k] * q[j][k] / len;
+            lo = fmin(lo, cq);
+            hi = fmax(hi, cq);
+        }
+        double g = fmax(0.0, fmax(lo - cy, cy - hi));
+        if (d < 3) g2 += g * g;
+        else if (g > r) return 0;
+    }
+    return g2 <= r * r;
+}
+
 /* The check after each substep: a fresh search at the substep's prediction (the spatial
- * hash with its box filter, at the self-contact reach) against the cached candidates. */
+ * hash with its box filter, at the self-contact reach, then near_pair just inside the
+ * reach, so that rounding at the bound cannot decide) against the cached candidates. */
 typedef struct check {
     cb_spatial_hash *hash;
     int (*sorted)[2];
@@ -83,15 +111,19 @@ static void check_substep(void *ctx, const pbd_solver *s)
     }
     memcpy(c->sorted, s->cand, (size_t)s->ncand * sizeof *s->cand);
     qsort(c->sorted, (size_t)s->ncand, sizeof *c->sorted, pair_cmp);
+    long found = 0;
     for (long k = 0; k < fresh->n; k++) {
         int key[2] = {fresh->p[k][0], fresh->p[k][1]};
+        const int *t = s->mesh->f[key[1]];
+        if (!near_pair(p[key[0]], p[t[0]], p[t[1]], p[t[2]], reach * (1.0 - 1e-9))) continue;
+        found++;
         if (!bsearch(key, c->sorted, (size_t)s->ncand, sizeof *c->sorted, pair_cmp)) c->missing++;
         /* a vertex and a triangle far apart on the flat cloth: layers, not neighbours */
         const double *a = c->x0[key[0]], *b = c->x0[s->mesh->f[key[1]][0]];
         c->close_pairs += sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
                                (a[2] - b[2]) * (a[2] - b[2])) > 0.2;
     }
-    c->searched += fresh->n;
+    c->searched += found;
     /* the cache served this substep from an earlier search (positions pb differ from p) */
     double moved = spread(p, (const double (*)[3])s->pb, s->nv);
     if (moved > 0) {
