@@ -627,7 +627,13 @@ int cb_pbd_create(const cb_world *w, const cb_params *prm, int xpbd, void **self
         /* small_steps runs 20x the sweeps of a step, each of them a parallel region with
          * a barrier per colour: with one sweep per substep a colour of a 40 x 40 cloth is
          * too little work to share (2 threads on a loaded 2-core machine: 1.4 s per step
-         * instead of 38 ms), so it goes parallel at 16x the size only */
+         * instead of 38 ms), so it goes parallel at 16x the size only. Measured again for
+         * issue 35 (load 19 on the 2 cores; bench ms per step, its project stage, 2 threads,
+         * the threshold forced to 0 against serial): drape_sphere_contact 60 x 60 (21k
+         * constraints) 577 against 15 ms, hanging 90 x 90 (48k) 4010 against 81 ms,
+         * hanging 128 x 128 (97k, above the threshold) 4622 against 207 ms; loaded, the
+         * barriers lose at every size, so the threshold stays until a quiet machine says
+         * where 2 threads start to win (self contact and colliders are serial anyway) */
         int par_min = s->stepping == STEP_PAPER ? 4096 : 65536;
         s->parallel = !s->mesh_order && s->ns + s->nb + s->nt >= par_min;
         rc = colour_and_pack(s, w, &b, err);
