@@ -46,10 +46,15 @@
  *     `contact_offset` of the surface: C(p) = (p - q_c) . n_c >= 0 at that entry point;
  *     a segment already inside at x falls back to the closest surface point of p), and
  *     vertex-triangle self-collision constraints from the contact library's spatial hash
- *     (eq. 12-13: thickness h, the side the vertex came from at x; paper stepping: a
- *     hash query per substep; small_steps: one query per step at the first prediction,
- *     its distance grown by 2 x 1.25 x (v_max dt + |g| dt^2), the pairs within that
- *     distance kept and re-tested every substep);
+ *     (eq. 12-13: thickness h, the side the vertex came from at x; a pair is made when
+ *     the vertex's projection on the triangle's plane falls inside it at x or p and it
+ *     is less than reach = self_thickness + self_margin beyond the side it came from;
+ *     paper stepping: the pairs of the hash's cells, a query per substep;
+ *     small_steps: the pairs whose vertex is within reach of the triangle's box and
+ *     diagonal slabs at p,
+ *     from a candidate cache reused across substeps and steps while the cloth's motion
+ *     relative to itself stays below its margin, the same pairs as a query every
+ *     substep, solvers/pbd_contact.c);
  *   `iterations` Gauss-Seidel sweeps in a fixed order: stretch, bending and tet-volume
  *     constraints colour by colour, then collider, self-collision and pressure
  *     constraints; each constraint is projected with the paper's eq. 8-9 (mass-weighted,
@@ -145,9 +150,9 @@
  * once per substep (the paper's choice; substeps help fast motion), no two-way coupling
  * with colliders (they are kinematic). Small steps do not make a fine cloth converge:
  * the sweep count a given strain needs grows with the resolution (see above), and
- * max_substep is a fixed length, not adapted to the mesh or the impact speed. A vertex
- * that accelerates past the grown self-collision distance within one step can miss a
- * self contact in small_steps (the paper stepping queries every substep).
+ * max_substep is a fixed length, not adapted to the mesh or the impact speed. Self
+ * contact is discrete per substep: a vertex that goes more than reach through a
+ * triangle within one substep is not seen.
  *
  * Parameters (solvers.pbd / solvers.xpbd):
  *   stepping (small_steps|paper, small_steps), max_substep (s, 2.5e-4; small_steps only),
@@ -155,7 +160,8 @@
  *   small_steps the least number), damping (k_damping in [0,1], 0),
  *   drag (>= 0, 1/s, 0), contact_offset (m, default thickness/2), self_collision
  *   (bool, true for a triangle mesh, as the other solvers), self_thickness (m, default the cloth thickness), self_margin (m,
- *   default self_thickness: extra search distance), pressure (overpressure factor,
+ *   default self_thickness: extra search distance), self_cache (bool, true; small_steps:
+ *   the candidate cache, false: a spatial hash query every substep, the same contacts), pressure (overpressure factor,
  *   0 = off, needs a closed mesh), order (colour|mesh: `mesh` sweeps serially in mesh
  *   order without colouring — the paper's plain Gauss-Seidel, for comparison; no SIMD),
  *   simd (auto|avx2|off, auto: the widest the CPU has), parts (1..64, 2: mesh
@@ -580,9 +586,7 @@ static int xpbd_create(const cb_world *w, const cb_params *p, void **self, cb_er
     return cb_pbd_create(w, p, 1, self, err);
 }
 
-/* self_query: the candidate distance of a new spatial-hash query, 0 to reuse the last */
-static int substep(pbd_solver *s, cb_world *w, double t0, double h, double self_query, cb_step_info *info,
-                   cb_error *err)
+static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info *info, cb_error *err)
 {
     double t1 = t0 + h;
     int nv = w->nv;
@@ -614,7 +618,7 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, double self_
     if (w->ncolliders) cb_pbd_collider_constraints(s, w, t0, h);
     else s->ncc = 0;
     if (s->self_collision) {
-        int rc = cb_pbd_self_constraints(s, w, self_query, err);
+        int rc = cb_pbd_self_constraints(s, w, err);
         if (rc) return rc;
     }
     cb_lap_contact(&lap, "contact");
@@ -685,27 +689,10 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         s->nthr = omp_get_max_threads();
     }
 #endif
-    /* self-collision candidates: paper, a query per substep within self_h + self_margin;
-     * small_steps, one query per step (at the first substep's prediction), its
-     * distance grown by twice the farthest a vertex moves over the step (both ends of a
-     * pair move: the fastest speed now and gravity, with 25% for the speed changes the
-     * constraints make within the step) */
-    double reach = s->self_h + s->self_margin, grow = 0;
-    if (s->self_collision && s->stepping != STEP_PAPER && nsub > 1) {
-        double vmax = 0, g = cb_v3_norm(w->gravity);
-        for (int i = 0; i < w->nv; i++) vmax = fmax(vmax, cb_v3_norm(w->state.v[i]));
-        grow = 2.0 * 1.25 * (vmax * dt + g * dt * dt);
-    }
-    /* a long step would grow the query without bound (g dt^2: 6 m at dt = 0.5 s, and the
-     * hash visits every cell of that reach: minutes per query); beyond a few reaches a
-     * query per substep, each within the reach, costs less */
-    int per_substep = s->stepping == STEP_PAPER || grow > 4.0 * reach;
-    if (per_substep) grow = 0;
     for (int k = 0; k < nsub; k++) {
         if (k > 0 && cb_interrupt_requested()) /* a long dt: many small steps */
             return CB_FAIL(err, CB_ERR_INTERRUPTED, "%s: interrupted by a signal in substep %d of %d", name, k, nsub);
-        double query = per_substep || k == 0 ? reach + grow : 0.0;
-        int rc = substep(s, w, w->state.t + (double)k * h, h, query, info, err);
+        int rc = substep(s, w, w->state.t + (double)k * h, h, info, err);
         if (rc) return rc;
     }
     /* a non-finite state is reported by cb_solver_step */

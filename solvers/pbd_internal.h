@@ -80,7 +80,18 @@ typedef struct pbd_solver {
     /* self collision */
     cb_spatial_hash *hash;
     int nsc, capsc; self_con *sc;
-    long ncand, capcand; int (*cand)[2];    /* small_steps: the step's (vertex, triangle) candidates */
+    /* small_steps: the candidate cache (solvers/pbd_contact.c): the (vertex, triangle)
+     * pairs within reach + cache_delta of each other's box at positions pb, reused by every
+     * substep (and step) while the cloth's motion relative to itself since pb stays below
+     * half of cache_delta */
+    int self_cache;                         /* the parameter: 0 searches every substep */
+    long ncand, capcand; int (*cand)[2];
+    double (*pb)[3];
+    double cache_delta;                     /* 0: no valid cache */
+    long cache_builds, cache_substeps;      /* spatial hash queries; substeps served */
+    /* tests only: called after each substep's self-contact constraints (p: the prediction) */
+    void (*self_hook)(void *ctx, const struct pbd_solver *s);
+    void *self_hook_ctx;
     /* pressure */
     double v6rest;
     double (*grad)[3];
@@ -133,11 +144,11 @@ void cb_pbd_set_kprime(pbd_solver *s, int sweeps);
 int cb_pbd_substep_count(const pbd_solver *s, double dt);
 
 /* pbd_contact.c: the collider constraints of a substep [t0, t0 + h], the self-contact
- * constraints (a new spatial-hash query at distance `query`, 0: the last candidates),
- * the final collider pass at t1 (its count of vertices moved) and the contact
- * velocities (restitution and friction) at t1 after the substep of length h. */
+ * constraints of the substep's prediction s->p (paper: a spatial-hash query; small_steps:
+ * the candidate cache), the final collider pass at t1 (its count of vertices moved) and
+ * the contact velocities (restitution and friction) at t1 after the substep of length h. */
 void cb_pbd_collider_constraints(pbd_solver *s, const cb_world *w, double t0, double h);
-int cb_pbd_self_constraints(pbd_solver *s, const cb_world *w, double query, cb_error *err);
+int cb_pbd_self_constraints(pbd_solver *s, const cb_world *w, cb_error *err);
 int cb_pbd_final_collider_pass(pbd_solver *s, const cb_world *w, double t1);
 void cb_pbd_contact_velocities(pbd_solver *s, cb_world *w, double t1, double h);
 

@@ -153,6 +153,7 @@ void cb_pbd_destroy(void *self)
     free(s->cc);
     free(s->sc);
     free(s->cand);
+    free(s->pb);
     free(s->grad);
     free(s->jthr);
     cb_spatial_hash_free(&s->hash);
@@ -234,6 +235,10 @@ static int read_parameters(pbd_solver *s, const cb_world *w, const cb_params *pr
                                    "self-collision thickness (m; default the cloth thickness)", err);
     if (!rc) rc = cb_params_double(&q, "self_margin", s->self_h, 0.0, 1e3, &s->self_margin,
                                    "extra self-collision search distance (m; default self_thickness)", err);
+    if (!rc) rc = cb_params_bool(&q, "self_cache", 1, &s->self_cache,
+                                 "small_steps: reuse the self-contact candidates across substeps and steps while "
+                                 "the cloth's motion relative to itself stays below their margin (same contacts "
+                                 "either way; false: a search every substep)", err);
     if (!rc) rc = cb_params_double(&q, "pressure", 0.0, 0.0, 1e6, &s->pressure,
                                    "overpressure factor of a closed mesh (0: off)", err);
     if (!rc) rc = cb_params_choice(&q, "order", order_names, 0, &s->mesh_order,
@@ -587,10 +592,14 @@ static int contact_parts(pbd_solver *s, const cb_world *w, cb_error *err)
     if (s->self_collision) {
         if (m->nf == 0) rc = CB_FAIL(err, CB_ERR_INPUT, "%s: self_collision needs a triangle mesh", name);
         if (!rc) rc = cb_spatial_hash_create(1.0, &s->hash, err);
+        /* small_steps: the pairs within a distance of a triangle's box, by triangle then
+         * vertex, whatever the cell size (the candidate cache, pbd_contact.c) */
+        if (!rc && s->stepping != STEP_PAPER) cb_spatial_hash_set_box_filter(s->hash, 1);
         if (!rc) {
             s->capsc = 4 * nv;
             s->sc = cb_calloc((size_t)s->capsc, sizeof *s->sc);
-            if (!s->sc) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", name);
+            s->pb = cb_calloc((size_t)nv, sizeof *s->pb);
+            if (!s->sc || !s->pb) rc = CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", name);
         }
     }
     if (!rc && w->ncolliders) rc = cb_contact_probe_create(w, &s->probe, err);
@@ -618,7 +627,13 @@ int cb_pbd_create(const cb_world *w, const cb_params *prm, int xpbd, void **self
         /* small_steps runs 20x the sweeps of a step, each of them a parallel region with
          * a barrier per colour: with one sweep per substep a colour of a 40 x 40 cloth is
          * too little work to share (2 threads on a loaded 2-core machine: 1.4 s per step
-         * instead of 38 ms), so it goes parallel at 16x the size only */
+         * instead of 38 ms), so it goes parallel at 16x the size only. Measured again for
+         * issue 35 (load 19 on the 2 cores; bench ms per step, its project stage, 2 threads,
+         * the threshold forced to 0 against serial): drape_sphere_contact 60 x 60 (21k
+         * constraints) 577 against 15 ms, hanging 90 x 90 (48k) 4010 against 81 ms,
+         * hanging 128 x 128 (97k, above the threshold) 4622 against 207 ms; loaded, the
+         * barriers lose at every size, so the threshold stays until a quiet machine says
+         * where 2 threads start to win (self contact and colliders are serial anyway) */
         int par_min = s->stepping == STEP_PAPER ? 4096 : 65536;
         s->parallel = !s->mesh_order && s->ns + s->nb + s->nt >= par_min;
         rc = colour_and_pack(s, w, &b, err);
