@@ -134,9 +134,10 @@
  * roots two at a time.
  * Self contact reuses its candidate pairs while the cloth's relative motion stays
  * small (a common translation does not count), skips pairs whose distance lower bound
- * exceeds the thickness before the exact distance, and scans hash buckets stored with
- * their positions (step_contact.h: exactly the same pairs and results as a query every
- * step). Nothing is allocated per step. Create orders the springs and the matrix
+ * exceeds the thickness before the exact distance, and finds its candidates with a dense
+ * grid of cells over the cloth's box, a row of cells one range of vertices stored with
+ * their positions (step_contact.h: exactly the same pairs and results as the spatial hash
+ * every step; the swinging curtain rebuilds every step, the grid halves that query). Nothing is allocated per step. Create orders the springs and the matrix
  * entries with counting sorts (O(springs + vertices)), so prefactorization is mostly
  * CHOLMOD's analysis and first numeric factorization.
  *
