@@ -162,7 +162,7 @@ int cb_spatial_hash_query(cb_spatial_hash *h, const cb_mesh *m, const double (*x
     double cell = h->scale * (sum / (double)cnt);
     if (!(cell > 0.0) || !isfinite(cell)) cell = distance > 0.0 ? distance : 1.0;
     /* slack for rounding: the inflated box must contain every point within `distance` */
-    double slack = distance * 1e-12 + 8 * DBL_EPSILON * maxabs;
+    double slack = cb_spatial_hash_slack(distance, maxabs);
     if ((maxabs + distance + slack) / cell >= 1099511627776.0 /* 2^40 */)
         return CB_FAIL(err, CB_ERR_INPUT, "spatial hash: coordinates up to %g are too large for cells of %g",
                        maxabs, cell);
@@ -199,12 +199,8 @@ int cb_spatial_hash_query(cb_spatial_hash *h, const cb_mesh *m, const double (*x
         const int *f = m->f[t];
         int64_t lo[3], hi[3];
         double blo[3], bhi[3];
+        cb_spatial_hash_tri_box(x, f, r, blo, bhi);
         for (int k = 0; k < 3; k++) {
-            double a = x[f[0]][k], b = x[f[1]][k], c = x[f[2]][k];
-            double mn = a < b ? (a < c ? a : c) : (b < c ? b : c);
-            double mx = a > b ? (a > c ? a : c) : (b > c ? b : c);
-            blo[k] = mn - r;
-            bhi[k] = mx + r;
             lo[k] = cell_of(blo[k], cell);
             hi[k] = cell_of(bhi[k], cell);
         }

@@ -24,6 +24,8 @@
 #ifndef CB_SPATIAL_HASH_H
 #define CB_SPATIAL_HASH_H
 
+#include <float.h>
+
 #include "contact/bvh.h"   /* cb_pair_list */
 #include "core/error.h"
 #include "core/mesh.h"
@@ -47,6 +49,27 @@ int cb_spatial_hash_query(cb_spatial_hash *h, const cb_mesh *m, const double (*x
  * answer is then a function of the positions and the distance only, not of the cell
  * size, and still contains every pair within `distance`. */
 void cb_spatial_hash_set_box_filter(cb_spatial_hash *h, int on);
+
+/* The rounding slack a query adds to its distance, for coordinates up to maxabs (the
+ * inflated box must contain every point within the distance). */
+static inline double cb_spatial_hash_slack(double distance, double maxabs)
+{
+    return distance * 1e-12 + 8 * DBL_EPSILON * maxabs;
+}
+
+/* Triangle f's axis-aligned box at x inflated by r: [lo, hi] per coordinate, as a query
+ * computes it (a candidate of the box filter has lo <= x_v <= hi in every coordinate, r
+ * the distance plus the query's rounding slack). */
+static inline void cb_spatial_hash_tri_box(const double (*x)[3], const int f[3], double r, double lo[3], double hi[3])
+{
+    for (int k = 0; k < 3; k++) {
+        double a = x[f[0]][k], b = x[f[1]][k], c = x[f[2]][k];
+        double mn = a < b ? (a < c ? a : c) : (b < c ? b : c);
+        double mx = a > b ? (a > c ? a : c) : (b > c ? b : c);
+        lo[k] = mn - r;
+        hi[k] = mx + r;
+    }
+}
 
 /* The candidates of the last query, as (vertex, triangle), ordered by triangle. */
 const cb_pair_list *cb_spatial_hash_pairs(const cb_spatial_hash *h);

@@ -11,15 +11,20 @@
  *     triangle's bounding box is at most (1 + 1e-6) self_distance at the positions the
  *     contact stage starts from, ordered by triangle then vertex: a superset of the
  *     pairs in contact that does not depend on how it is found. They come from a
- *     candidate cache: the contact library's spatial hash (contact/spatial_hash.h, box
- *     filter on) within (1 + 1e-6) self_distance + delta, kept while, in every
+ *     candidate cache built from the box-filtered answer of the contact library's
+ *     spatial hash (contact/spatial_hash.h) within (1 + 1e-6) self_distance + delta:
+ *     found with a dense grid of cells over the cloth's bounding box while it has at
+ *     most 16 cells per vertex (plus 1024), no hashing and a row of cells one range of
+ *     vertices, the same pairs in the same order (tests/test_step_contact.c; half the
+ *     query's time on the 81 x 81 curtain), else by the hash itself; kept while, in every
  *     coordinate, the displacements of the vertices since the build span less than
  *     delta (max - min over the vertices: a common translation of the whole cloth
  *     does not count, only relative motion changes a box distance; then no pair can
  *     have entered the box distance without being cached: each step filters the cache
  *     with the exact box test). delta = 8 x half that span for the step at the build,
  *     at least 4 self_distance; 0 (a build every step) when that exceeds the mean
- *     edge length or the cache is off. Cached or not, the pairs are the same, in the
+ *     edge length (at rest when the grid made the last build, else at its positions) or
+ *     the cache is off. Cached or not, the pairs are the same, in the
  *     same order, so the results are identical (tests/test_fms.c). A pair is first
  *     rejected when a lower bound on its distance (cb_step_contact_far) exceeds the
  *     thickness (exact: it changes no result, and skips most of the distance
@@ -103,6 +108,8 @@ int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const doubl
 int cb_step_contact_far(const double p[3], const double a[3], const double b[3], const double q[3], double dist2);
 /* Spatial hash queries (cache builds) and candidate requests so far. */
 void cb_step_contact_cache_stats(const cb_step_contact *c, long *builds, long *queries);
+/* Of those builds, the ones the dense grid answered (the others: the hash). */
+long cb_step_contact_grid_builds(const cb_step_contact *c);
 
 /* 1 when this contact stage handles the cloth against itself (self_collision on and a
  * triangle mesh), else 0. */

@@ -14,6 +14,7 @@
 #include "experiments/harness/registry.h"
 #include "solvers/cholmod_util.h"
 #include "solvers/springs.h"
+#include "solvers/springs_local.h"
 #include "solvers/step_contact.h"
 
 /* scene (file or text) + world + solver: tests/cb_sim.h */
@@ -255,9 +256,93 @@ static void test_zero_length_spring(void)
     cb_sim_close(&s);
 }
 
+/* fms's local step (solvers/springs_local.h) at every width equals the one-spring-at-a-
+ * time pass bit for bit, and that pass equals the definition (long double) to round-off:
+ * spring counts that are no multiple of the width (the remainders), springs of zero
+ * length (their rest direction) inside vectors, rows repeated within and across vectors
+ * in both orders (springs sorted by their end a as fms sorts them, and shuffled), and
+ * the scratch row of pinned ends. */
+static void test_local_step_widths(void)
+{
+    enum { NV = 40, NMAX = 1001 };
+    static const int counts[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 11, 15, 16, 17, 23, 33, 100, NMAX};
+    int ia[NMAX], ib[NMAX], ua[NMAX], ub[NMAX];
+    double rest[NMAX], kh[NMAX], d0[NMAX][3], x[NV][3], b1[NV + 1][3], bw[NV + 1][3];
+    long double ref[NV + 1][3];
+    uint64_t rng = 0x5eed1234abcdULL;
+    int unk[NV], nf = 0;
+    for (int v = 0; v < NV; v++) unk[v] = v % 9 == 4 ? -1 : nf++; /* every 9th pinned: scratch row nf */
+    fprintf(stderr, "  this CPU: width %d\n", cb_springs_local_width());
+    int mismatches = 0, zero_len = 0;
+    double worst = 0.0;
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+        for (int sorted = 0; sorted < 2; sorted++) {
+            int ns = counts[c];
+            for (int v = 0; v < NV; v++)
+                for (int k = 0; k < 3; k++) x[v][k] = cb_test_uniform(&rng) - 0.5;
+            for (int i = 0; i < ns; i++) {
+                int a = (int)(cb_test_xorshift64(&rng) % NV), bb = (int)(cb_test_xorshift64(&rng) % (NV - 1));
+                bb += bb >= a;
+                ia[i] = a;
+                ib[i] = bb;
+                rest[i] = 0.01 + cb_test_uniform(&rng);
+                kh[i] = 1e-3 + cb_test_uniform(&rng);
+                for (int k = 0; k < 3; k++) d0[i][k] = cb_test_uniform(&rng) - 0.5;
+            }
+            if (sorted) /* by end a, as fms orders its springs (runs of one row) */
+                for (int i = 1; i < ns; i++)
+                    for (int j = i; j > 0 && ia[j - 1] > ia[j]; j--) {
+                        int t = ia[j]; ia[j] = ia[j - 1]; ia[j - 1] = t;
+                        t = ib[j]; ib[j] = ib[j - 1]; ib[j - 1] = t;
+                    }
+            for (int i = 0; i < ns; i++) {
+                ua[i] = unk[ia[i]] < 0 ? nf : unk[ia[i]];
+                ub[i] = unk[ib[i]] < 0 ? nf : unk[ib[i]];
+            }
+            /* zero-length springs: vertex 7 on vertex 3 */
+            for (int k = 0; k < 3; k++) x[7][k] = x[3][k];
+            for (int i = 0; i < ns; i++) zero_len += (ia[i] == 3 && ib[i] == 7) || (ia[i] == 7 && ib[i] == 3);
+            for (int r = 0; r <= nf; r++)
+                for (int k = 0; k < 3; k++) b1[r][k] = ref[r][k] = cb_test_uniform(&rng);
+            memcpy(bw, b1, sizeof b1);
+            cb_springs_local_rhs(1, (const double (*)[3])x, ns, ia, ib, ua, ub, rest, kh, (const double (*)[3])d0, b1);
+            for (int i = 0; i < ns; i++) {
+                long double e[3], l2 = 0;
+                for (int k = 0; k < 3; k++) {
+                    e[k] = (long double)x[ia[i]][k] - x[ib[i]][k];
+                    l2 += e[k] * e[k];
+                }
+                for (int k = 0; k < 3; k++) {
+                    long double f = kh[i] * (l2 > 0 ? rest[i] * e[k] / sqrtl(l2) : (long double)d0[i][k]);
+                    ref[ua[i]][k] += f;
+                    ref[ub[i]][k] -= f;
+                }
+            }
+            for (int r = 0; r < nf; r++) /* not the scratch row: its sums cancel */
+                for (int k = 0; k < 3; k++)
+                    worst = fmax(worst, fabs((double)(b1[r][k] - ref[r][k])) / (1.0 + fabs((double)ref[r][k])));
+            for (int width = 2; width <= 8; width *= 2) {
+                double bt[NV + 1][3];
+                memcpy(bt, bw, sizeof bt);
+                cb_springs_local_rhs(width, (const double (*)[3])x, ns, ia, ib, ua, ub, rest, kh,
+                                     (const double (*)[3])d0, bt);
+                if (memcmp(bt, b1, (size_t)(nf + 1) * sizeof bt[0])) {
+                    mismatches++;
+                    fprintf(stderr, "  width %d, %d springs (%s): not the scalar pass's bits\n", width, ns,
+                            sorted ? "sorted" : "shuffled");
+                }
+            }
+        }
+    fprintf(stderr, "  %d zero-length springs; scalar pass against long double: %.2e relative\n", zero_len, worst);
+    CU_ASSERT(zero_len > 0);
+    CU_ASSERT_EQUAL(mismatches, 0);
+    CU_ASSERT(worst < 1e-13);
+}
+
 CB_TEST_MAIN("springs",
              CB_TEST(test_springs_pattern),
              CB_TEST(test_classic_spring_counts),
              CB_TEST(test_bend_spring_matches_hinge_at_right_angle),
              CB_TEST(test_springs_energy_matches_sum),
-             CB_TEST(test_zero_length_spring))
+             CB_TEST(test_zero_length_spring),
+             CB_TEST(test_local_step_widths))

@@ -6,6 +6,7 @@
 
 #include "contact/colliders.h"
 #include "contact/distance.h"
+#include "contact/spatial_hash.h"
 #include "experiments/harness/metrics.h"
 #include "core/scene.h"
 #include "core/solver.h"
@@ -28,11 +29,9 @@ typedef struct contact_twin {
     cb_error e;
 } contact_twin;
 
-static int twin_open(contact_twin *T, int n, double size, double dist, int seed, double amplitude)
+/* The two contact stages on the worlds T->wa, T->wb (the same cloth), crumpled. */
+static int twin_start(contact_twin *T, double dist, int seed, double amplitude)
 {
-    memset(T, 0, sizeof *T);
-    T->wa = cb_sim_grid_world(n, n, size, size, &T->sa);
-    T->wb = cb_sim_grid_world(n, n, size, size, &T->sb);
     if (!T->wa || !T->wb) return -1;
     cb_step_contact_def def = {.collider_offset = 0.0, .self_collision = 1, .self_distance = dist,
                                .self_friction = 0.3, .self_iterations = 2, .self_cache = 1};
@@ -48,6 +47,34 @@ static int twin_open(contact_twin *T, int n, double size, double dist, int seed,
     T->oracle = cb_calloc((size_t)nv * (size_t)T->wa->mesh->nf, sizeof *T->oracle);
     T->r2 = (1 + 1e-6) * (1 + 1e-6) * dist * dist;
     return T->x0 && T->oracle ? 0 : -1;
+}
+
+static int twin_open(contact_twin *T, int n, double size, double dist, int seed, double amplitude)
+{
+    memset(T, 0, sizeof *T);
+    T->wa = cb_sim_grid_world(n, n, size, size, &T->sa);
+    T->wb = cb_sim_grid_world(n, n, size, size, &T->sb);
+    return twin_start(T, dist, seed, amplitude);
+}
+
+/* The same on a cloth of two n x n pieces (side 1 m) 300 m apart. */
+static int twin_open_apart(contact_twin *T, int n, double dist, int seed, double amplitude)
+{
+    memset(T, 0, sizeof *T);
+    char text[512];
+    snprintf(text, sizeof text,
+             "name: apart\nduration: 1\ndt: 0.01\ncloth:\n  bend: 1.0e-3\n  pieces:\n"
+             "    - {grid: {nx: %d, ny: %d, size: [1, 1], origin: [0, 0, 0]}}\n"
+             "    - {grid: {nx: %d, ny: %d, size: [1, 1], origin: [0, 0, 0]}, translation: [300, 300, 300]}\n",
+             n, n, n, n);
+    if (cb_scene_load_string(text, "apart.yaml", ".", NULL, 0, &T->sa, &T->e) ||
+        cb_world_create(T->sa, &T->wa, &T->e) ||
+        cb_scene_load_string(text, "apart.yaml", ".", NULL, 0, &T->sb, &T->e) ||
+        cb_world_create(T->sb, &T->wb, &T->e)) {
+        fprintf(stderr, "  %s\n", T->e.message);
+        return -1;
+    }
+    return twin_start(T, dist, seed, amplitude);
 }
 
 static void twin_close(contact_twin *T)
@@ -371,7 +398,78 @@ static void test_contact_collider_keeps_layers(void)
     }
 }
 
+/* The candidates of a build come from a dense grid of cells over the cloth's bounding
+ * box, or from the spatial hash when that box is too large for it (step_contact.h): the
+ * same pairs as before the grid. A crumpled cloth moving at random, with contacts,
+ * uncached (a build every request): every step's pairs equal the hash's answer as the
+ * stage took it before (cb_spatial_hash_query with the box filter at the same distance,
+ * then the box-distance test, in its order) and the brute-force set, and the contact
+ * stage gives the same bits as the cached one. On one cloth the grid answers every build;
+ * on a cloth of two pieces 300 m apart (too large a box) the hash answers every one. */
+static void test_contact_grid_equals_hash(void)
+{
+    for (int apart = 0; apart < 2; apart++) {
+        contact_twin T;
+        CU_ASSERT_FATAL((apart ? twin_open_apart(&T, 16, 0.01, 5, 0.15) : twin_open(&T, 24, 1.0, 0.006, 5, 0.15)) ==
+                        0);
+        const cb_mesh *m = T.wa->mesh;
+        const int nv = T.wa->nv;
+        cb_spatial_hash *hash = NULL;
+        CU_ASSERT_FATAL(cb_spatial_hash_create(1.0, &hash, &T.e) == CB_OK);
+        cb_spatial_hash_set_box_filter(hash, 1);
+        int (*old)[2] = cb_calloc((size_t)nv * (size_t)m->nf, sizeof *old);
+        CU_ASSERT_FATAL(old != NULL);
+        uint64_t rng = 777;
+        long mismatches = 0, contacts = 0, npairs = 0;
+        for (int step = 0; step < 20; step++) {
+            memcpy(T.x0, T.wa->state.x, (size_t)nv * sizeof *T.x0);
+            for (int i = 0; i < nv; i++)
+                for (int k = 0; k < 3; k++) {
+                    T.wa->state.x[i][k] += 1e-3 * (2 * cb_test_uniform(&rng) - 1);
+                    T.wa->state.v[i][k] = 2 * cb_test_uniform(&rng) - 1;
+                }
+            twin_sync(&T);
+            const double (*x)[3] = (const double (*)[3])T.wb->state.x;
+            const cb_pair_list *pb = NULL;
+            CU_ASSERT_FATAL(cb_step_contact_candidates(T.cb, m, x, (const double (*)[3])T.x0, &pb, &T.e) == CB_OK);
+            CU_ASSERT_FATAL(cb_spatial_hash_query(hash, m, x, sqrt(T.r2), &T.e) == CB_OK);
+            const cb_pair_list *ph = cb_spatial_hash_pairs(hash);
+            long nold = 0;
+            for (long i = 0; i < ph->n; i++) { /* the box-distance test the stage applies */
+                const int v = ph->p[i][0], *f = m->f[ph->p[i][1]];
+                double g2 = 0;
+                for (int k = 0; k < 3; k++) {
+                    double lo = fmin(x[f[0]][k], fmin(x[f[1]][k], x[f[2]][k]));
+                    double hi = fmax(x[f[0]][k], fmax(x[f[1]][k], x[f[2]][k]));
+                    double g = x[v][k] < lo ? lo - x[v][k] : x[v][k] > hi ? x[v][k] - hi : 0.0;
+                    g2 += g * g;
+                }
+                if (g2 <= T.r2) memcpy(old[nold++], ph->p[i], sizeof old[0]);
+            }
+            long no = twin_oracle(&T);
+            npairs += no;
+            mismatches += pb->n != nold || memcmp(pb->p, old, (size_t)nold * sizeof old[0]);
+            mismatches += twin_mismatch(&T, pb, no);
+            int na = 0;
+            mismatches += twin_apply(&T, &na);
+            contacts += na;
+        }
+        long builds, queries, grid = cb_step_contact_grid_builds(T.cb);
+        cb_step_contact_cache_stats(T.cb, &builds, &queries);
+        fprintf(stderr, "  %s: %ld pairs, %ld contacts over 20 steps; %ld builds, %ld by the grid; %ld mismatches\n",
+                apart ? "two pieces 300 m apart" : "one cloth", npairs, contacts, builds, grid, mismatches);
+        CU_ASSERT(contacts > 0);
+        CU_ASSERT_EQUAL(builds, queries);
+        CU_ASSERT_EQUAL(grid, apart ? 0 : builds);
+        CU_ASSERT_EQUAL(mismatches, 0);
+        free(old);
+        cb_spatial_hash_free(&hash);
+        twin_close(&T);
+    }
+}
+
 CB_TEST_MAIN("step_contact",
              CB_TEST(test_contact_cache_exact),
              CB_TEST(test_contact_rigid_cache_and_far_bound),
-             CB_TEST(test_contact_collider_keeps_layers))
+             CB_TEST(test_contact_collider_keeps_layers),
+             CB_TEST(test_contact_grid_equals_hash))
