@@ -34,7 +34,7 @@ double cb_acm_box_exit(const double (*dirs)[3], const double *len, int ndir, con
 }
 
 double cb_acm_collider_certificate(const cb_collider *col, double t, const double x[3],
-                                   const double v[3], double guard, double horizon, double slack)
+                                   const double v[3], double vnorm, double guard, double horizon, double slack)
 {
     double vc[3], vr[3];
     double d = cb_collider_distance(col, t, x);
@@ -43,14 +43,25 @@ double cb_acm_collider_certificate(const cb_collider *col, double t, const doubl
     double ax = fabs(x[0]), ay = fabs(x[1]), az = fabs(x[2]);
     double amax = ax >= ay ? ax : ay;
     amax = amax >= az ? amax : az;
-    double scale = amax + horizon * (cb_v3_norm(v) + slack);
+    double scale = amax + horizon * (vnorm + slack);
     double room = d - guard - 1e-10 * scale;
     if (!(room > 0)) return 0.0;
-    cb_collider_velocity(col, t, x, vc); /* rotating mesh, spinning sphere: per point */
-    cb_v3_sub(vr, v, vc);
+    const double *cv = col->velocity, *om = col->angular_velocity;
+    double vrnorm;
+    if (col->type != CB_COLLIDER_MESH && cv[0] == 0.0 && cv[1] == 0.0 && cv[2] == 0.0 && om[0] == 0.0 &&
+        om[1] == 0.0 && om[2] == 0.0) {
+        /* a resting analytic collider: its velocity is 0, v - 0 is v bitwise (also for
+           -0), so |v - v_c| is the caller's |v| */
+        cb_v3_copy(vr, v);
+        vrnorm = vnorm;
+    } else {
+        cb_collider_velocity(col, t, x, vc); /* rotating mesh, spinning sphere: per point */
+        cb_v3_sub(vr, v, vc);
+        vrnorm = col->type == CB_COLLIDER_PLANE ? 0.0 : cb_v3_norm(vr);
+    }
     double rate;
     if (col->type == CB_COLLIDER_PLANE) rate = -cb_v3_dot(vr, col->normal) + slack;
-    else rate = cb_v3_norm(vr) + slack;
+    else rate = vrnorm + slack;
     if (!(rate > 0)) return horizon;
     double r = room / rate;
     return r < horizon ? r : horizon;

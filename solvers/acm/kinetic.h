@@ -36,10 +36,12 @@
 double cb_acm_box_exit(const double (*dirs)[3], const double *len, int ndir, const double c[3], double rho,
                        const double x[3], const double v[3], double slack);
 
-/* Vertex at x (time t) with velocity v (+- slack) against collider col. Returns s in
- * [0, horizon]: the distance stays >= guard on [t, t + s]; 0 if it is already below guard. */
+/* Vertex at x (time t) with velocity v (+- slack) against collider col; vnorm is |v|
+ * (cb_v3_norm(v): acm keeps it with the reference velocity, for the vertex's certificates
+ * against every collider). Returns s in [0, horizon]: the distance stays >= guard on
+ * [t, t + s]; 0 if it is already below guard. */
 double cb_acm_collider_certificate(const cb_collider *col, double t, const double x[3],
-                                   const double v[3], double guard, double horizon, double slack);
+                                   const double v[3], double vnorm, double guard, double horizon, double slack);
 
 /* Separating-slab certificate with slack of a vertex-triangle pair (edge_edge = 0: x[0]
  * the vertex, x[1..3] the triangle) or an edge-edge pair (edge_edge = 1: x[0..1] and

@@ -29,11 +29,6 @@ void cb_acm_queue_release(cb_acm_queue *q)
     memset(q, 0, sizeof *q);
 }
 
-static inline int less(const cb_acm_qentry *a, const cb_acm_qentry *b)
-{
-    return a->t < b->t || (a->t == b->t && a->key < b->key);
-}
-
 /* A 4-ary heap: children of i are 4i+1 .. 4i+4. Half the depth of a binary heap, and a
  * node's four children share one or two cache lines, so a sift touches fewer lines.
  * The order (time, key) is total (keys are unique among queued ids), so the pop order
@@ -43,7 +38,7 @@ static void sift_up(cb_acm_queue *q, int i)
     cb_acm_qentry e = q->heap[i];
     while (i > 0) {
         int parent = (i - 1) >> 2;
-        if (!less(&e, &q->heap[parent])) break;
+        if (!cb_acm_qentry_less(&e, &q->heap[parent])) break;
         q->heap[i] = q->heap[parent];
         q->slot[q->heap[i].id].pos = i;
         i = parent;
@@ -61,8 +56,8 @@ static void sift_down(cb_acm_queue *q, int i)
         if (c >= n) break;
         int end = c + 4 < n ? c + 4 : n, m = c;
         for (int k = c + 1; k < end; k++)
-            if (less(&q->heap[k], &q->heap[m])) m = k;
-        if (!less(&q->heap[m], &e)) break;
+            if (cb_acm_qentry_less(&q->heap[k], &q->heap[m])) m = k;
+        if (!cb_acm_qentry_less(&q->heap[m], &e)) break;
         q->heap[i] = q->heap[m];
         q->slot[q->heap[i].id].pos = i;
         i = m;
@@ -88,7 +83,7 @@ void cb_acm_queue_set(cb_acm_queue *q, int id, double t, uint64_t key)
     /* a renewal that gives the same time (common: a certificate capped by the
        horizon, a box exit that did not move) leaves the heap as it is */
     if (q->heap[i].t == t && q->heap[i].key == key) return;
-    int up = less(&e, &q->heap[i]);
+    int up = cb_acm_qentry_less(&e, &q->heap[i]);
     q->heap[i] = e;
     if (up) sift_up(q, i);
     else sift_down(q, i);
@@ -104,7 +99,7 @@ void cb_acm_queue_remove(cb_acm_queue *q, int id)
     cb_acm_qentry e = q->heap[last];
     q->heap[i] = e;
     q->slot[e.id].pos = i;
-    if (i > 0 && less(&e, &q->heap[(i - 1) >> 2])) sift_up(q, i);
+    if (i > 0 && cb_acm_qentry_less(&e, &q->heap[(i - 1) >> 2])) sift_up(q, i);
     else sift_down(q, i);
 }
 

@@ -16,6 +16,7 @@
 #ifndef CB_ACM_QUEUE_H
 #define CB_ACM_QUEUE_H
 
+#include <math.h>
 #include <stdint.h>
 
 typedef struct cb_acm_qentry {
@@ -40,6 +41,22 @@ typedef struct cb_acm_queue {
 static inline uint64_t cb_acm_qkey(int rank, long index)
 {
     return ((uint64_t)rank << 40) | (uint64_t)index;
+}
+
+/* The heap's order: time, then key (unique among queued ids). */
+static inline int cb_acm_qentry_less(const cb_acm_qentry *a, const cb_acm_qentry *b)
+{
+    return a->t < b->t || (a->t == b->t && a->key < b->key);
+}
+
+/* The entry that comes right after the top (the least of the root's children), or
+ * (inf, max, -1) when the top is alone. */
+static inline cb_acm_qentry cb_acm_queue_second(const cb_acm_queue *q)
+{
+    cb_acm_qentry best = {INFINITY, UINT64_MAX, -1};
+    for (int c = 1; c <= 4 && c < q->n; c++)
+        if (cb_acm_qentry_less(&q->heap[c], &best)) best = q->heap[c];
+    return best;
 }
 
 /* Room for ids 0..cap-1 (grows, keeps content). 0 or CB_ERR_NOMEM. */
