@@ -22,7 +22,9 @@ enum {
     CB_ERR_NOMEM = -3,       /* an allocation failed */
     CB_ERR_NUMERIC = -4,     /* numerical failure: NaN/Inf, divergence, not positive definite */
     CB_ERR_INTERRUPTED = -5, /* SIGINT/SIGTERM */
-    CB_ERR_INTERNAL = -6,    /* a library (HDF5, CHOLMOD, ...) failed unexpectedly */
+    CB_ERR_INTERNAL = -6,    /* a library (HDF5, CHOLMOD, ...) failed unexpectedly, or a
+                                solver's iteration failed without the state diverging (ipc:
+                                a Newton step that does not converge): the run's `error` */
     CB_WARN = 1              /* completed, with a warning in the message */
 };
 

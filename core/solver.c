@@ -30,6 +30,7 @@ void cb_step_info_reset(cb_step_info *info)
     info->contact_depth_corrected = NAN;
     info->contact_vertices_corrected = -1;
     info->contact_work = NAN;
+    info->min_separation = NAN;
 }
 
 void cb_step_info_stage(cb_step_info *info, const char *name, double seconds, int contact)

@@ -83,13 +83,17 @@ typedef struct cb_step_info {
     double contact_depth_corrected; /* deepest collider penetration it moved a vertex out of (m) */
     int contact_vertices_corrected; /* vertices it changed */
     double contact_work;      /* change of the shared model's energy across it (J) */
+    double min_separation;    /* the smallest distance between non-adjacent primitives of the
+                                 cloth (vertex-triangle, edge-edge) at the step's end as the
+                                 method measured it (m); NaN where it does not (ipc: its
+                                 self pairs within thickness + dhat; NaN when none is) */
     int nstages;
     int stages_dropped;       /* stages beyond CB_MAX_STAGES: cb_solver_step fails */
     cb_stage_time stage[CB_MAX_STAGES];
 } cb_step_info;
 
-/* Reset to "nothing known": zero counts, NaN energies and residual, zero impulse,
- * events -1, contact probe fields NaN / -1. */
+/* Reset to "nothing known": zero counts, NaN energies, residual and min_separation, zero
+ * impulse, events -1, contact probe fields NaN / -1. */
 void cb_step_info_reset(cb_step_info *info);
 /* Add seconds to the named stage (created on first use); contact: 1 for contact work. */
 void cb_step_info_stage(cb_step_info *info, const char *name, double seconds, int contact);

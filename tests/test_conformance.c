@@ -61,8 +61,12 @@ static int tight_settings(const cb_solver_class *cls, char *buf, size_t size, co
 {
     /* a truncated Newton solve leaves a net residual force: sum(grad) = dP - J - m g dt
      * exactly (1e-7 kg m/s here at newton's default tolerance 1e-4, reported per step as
-     * the residual); converged, the balance shows whether the impulse is accounted for */
-    if (cls->flags & CB_SOLVER_TOLERANCE) {
+     * the residual); converged, the balance shows whether the impulse is accounted for.
+     * Not ipc: its step removes the net residual from the velocities (solvers/ipc.c,
+     * momentum_balance: the balance then shows the accounting at any tolerance), and its
+     * Newton, linear in contact, stalls near 3e-9 m/s here and ends the step with an error
+     * rather than reach 1e-11 */
+    if ((cls->flags & CB_SOLVER_TOLERANCE) && strcmp(cls->name, "ipc")) {
         snprintf(buf, size, "solvers.%s.tolerance=1e-11", cls->name);
         sets[0] = buf;
         return 1;

@@ -8,6 +8,7 @@
 #include "cb_test.h"
 #include "cb_sim.h"
 
+#include <hdf5.h>
 #include <math.h>
 
 #include "contact/barrier.h"
@@ -15,6 +16,30 @@
 #include "contact/distance.h"
 #include "contact/selfcheck.h"
 #include "core/vec3.h"
+#include "experiments/harness/audit.h"
+
+/* The series `name` of the run file at path (NULL when it cannot be read); *n its rows. */
+static double *read_series(const char *path, const char *name, long *n)
+{
+    char ds[128];
+    snprintf(ds, sizeof ds, "/series/%s", name);
+    *n = 0;
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return NULL;
+    hid_t d = H5Dopen(f, ds, H5P_DEFAULT);
+    double *buf = NULL;
+    if (d >= 0) {
+        hid_t sp = H5Dget_space(d);
+        hsize_t dims[1] = {0};
+        H5Sget_simple_extent_dims(sp, dims, NULL);
+        buf = calloc(dims[0] + 1, sizeof *buf);
+        if (buf && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0) *n = (long)dims[0];
+        H5Sclose(sp);
+        H5Dclose(d);
+    }
+    H5Fclose(f);
+    return buf;
+}
 
 static double urand(unsigned *seed)
 {
@@ -235,10 +260,11 @@ static void test_equals_newton(void)
  * triangle from the sphere; the cloth does reach them. */
 static void test_drape_outside(void)
 {
+    /* sphere_edges converges linearly (solvers/ipc.c): up to ~140 iterations a step here */
     const char *sets[] = {"cloth.grid.nx=8", "cloth.grid.ny=8", "cloth.grid.origin=[-0.5,-0.5,0.85]",
-                          "solvers.ipc.sphere_edges=true"};
+                          "solvers.ipc.sphere_edges=true", "solvers.ipc.max_iterations=400"};
     cb_sim r;
-    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", "data/scenes/drape_sphere.yaml", NULL, NULL, sets, 4), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", "data/scenes/drape_sphere.yaml", NULL, NULL, sets, 5), CB_OK);
     double xi = 0.5 * r.w->thickness, least = INFINITY, least_tri = INFINITY;
     const cb_collider *sph = &r.w->colliders[0];
     CU_ASSERT_EQUAL_FATAL(sph->type, CB_COLLIDER_SPHERE);
@@ -366,6 +392,189 @@ static void test_incline_friction(void)
     CU_ASSERT(fabs(stick) < 0.01);
 }
 
+
+/* Steps r `steps` times under the continuous audit (experiments/harness/audit.h): the
+ * crossings of every step summed (self pairs, vertices, edges and triangles into a
+ * collider); the smallest signed distance of a vertex from a collider after any step into
+ * *least; the sum of the steps' external_work into *work. -1 when a step fails. */
+static long audited(cb_sim *r, int steps, double *least, double *work)
+{
+    cb_audit *a = NULL;
+    cb_error e;
+    if (cb_audit_create(r->w, &a, &e)) return -1;
+    long total = 0;
+    *least = INFINITY;
+    *work = 0.0;
+    for (int n = 0; n < steps; n++) {
+        cb_audit_begin(a, r->w);
+        if (cb_sim_step(r)) {
+            cb_audit_free(&a);
+            return -1;
+        }
+        long self = 0, col = 0, edges = 0, faces = 0;
+        if (cb_audit_end(a, r->w, &self, &col, &e)) {
+            cb_audit_free(&a);
+            return -1;
+        }
+        cb_audit_collider_primitives(a, &edges, &faces);
+        total += self + col + edges + faces;
+        *work += r->info.external_work;
+        for (int i = 0; i < r->w->nv; i++)
+            if (!r->w->pinned[i])
+                *least = fmin(*least, cb_world_collider_distance(r->w, r->w->state.t, r->w->state.x[i], NULL, NULL, NULL));
+    }
+    cb_audit_free(&a);
+    return total;
+}
+
+/* A frictionless plane rising at u = 1 m/s into a free cloth at rest (no gravity; the
+ * test_health scene): ipc advances the plane with the cloth inside each step. No vertex
+ * crosses it or comes closer than thickness/2 after any step, the plane carries the cloth
+ * (P_z > 0.9 M u), and the work reported is the plane's impulse times its velocity,
+ * W = P . u, to 1e-9 M u^2 (the momentum balance made exact, solvers/ipc.c). Before
+ * moving colliders, ipc refused the scene. */
+static void test_moving_plane(void)
+{
+    const char *scene = "name: plane_push\nduration: 0.03\ndt: 0.001\ngravity: [0, 0, 0]\n"
+                        "cloth:\n  grid: {nx: 8, ny: 8, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.006]}\n"
+                        "  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+                        "colliders:\n  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1], friction: 0, "
+                        "restitution: 0, velocity: [0, 0, 1]}\n";
+    cb_sim r;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0), CB_OK);
+    double least, work, M = 0.0, P[3] = {0, 0, 0};
+    long crossings = audited(&r, 30, &least, &work);
+    for (int i = 0; i < r.w->nv; i++) {
+        M += r.w->mass[i];
+        cb_v3_axpy(P, r.w->mass[i], r.w->state.v[i]);
+    }
+    fprintf(stderr, "  moving plane: %ld crossings, least distance %.4e m (kept %.4e m), W %.12g J, P.u %.12g J\n",
+            crossings, least, 0.5 * r.w->thickness, work, P[2]);
+    CU_ASSERT_EQUAL(crossings, 0);
+    CU_ASSERT(least >= 0.5 * r.w->thickness - 1e-12);
+    CU_ASSERT(P[2] > 0.9 * M);
+    CU_ASSERT(fabs(work - P[2]) <= 1e-9 * M);
+    cb_sim_close(&r);
+}
+
+/* A sphere crossing a hanging curtain at 2 m/s while spinning at 10 rad/s (friction 0.3),
+ * with sphere_edges (the cloth's edges and triangles kept off the sphere too): it pushes
+ * the curtain ahead of it. No crossing of the sphere or of the cloth itself during any
+ * step (the audit: vertices, edges, triangles), no vertex closer than thickness/2 to the
+ * sphere, no intersecting pair at the end. Before moving colliders, ipc refused it. */
+static void test_moving_sphere(void)
+{
+    const char *scene = "name: curtain\nduration: 0.1\ndt: 0.002\n"
+                        "cloth:\n  grid: {nx: 8, ny: 8, size: [0.4, 0.4], origin: [-0.2, 0.0, 0.1], plane: xz}\n"
+                        "  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+                        "  pins: [{select: top}]\n"
+                        "colliders:\n  - {type: sphere, center: [0.02, -0.11, 0.3], radius: 0.08, friction: 0.3, "
+                        "velocity: [0, 2, 0], angular_velocity: [0, 0, 10]}\n";
+    cb_sim r;
+    const char *sets[] = {"solvers.ipc.sphere_edges=true", "solvers.ipc.max_iterations=400"};
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", sets, 2), CB_OK);
+    double least, work;
+    long crossings = audited(&r, 50, &least, &work), count = -1;
+    cb_error e;
+    CU_ASSERT(cb_self_intersections(r.w->mesh, (const double (*)[3])r.w->state.x, &count, &e) >= 0);
+    double ymean = 0.0;
+    for (int i = 0; i < r.w->nv; i++) ymean += r.w->state.x[i][1] / r.w->nv;
+    fprintf(stderr, "  moving sphere: %ld crossings, least distance %.4e m, %ld intersecting pairs, W %.4g J, "
+            "mean y %.4f m\n", crossings, least, count, work, ymean);
+    CU_ASSERT_EQUAL(crossings, 0);
+    CU_ASSERT_EQUAL(count, 0);
+    CU_ASSERT(least >= 0.5 * r.w->thickness - 1e-12);
+    CU_ASSERT(ymean > 0.02); /* the sphere pushed the curtain */
+    CU_ASSERT(work > 0.0);
+    cb_sim_close(&r);
+}
+
+/* A Newton solve that does not converge within max_iterations ends the step with the
+ * reason (CB_ERR_INTERNAL: the solver failed, the state did not diverge), not a silent
+ * stop at the cap (before: the step ended ok after max_iterations); the program ends the
+ * run `error` (exit 1) with that reason. A cloth
+ * squeezed between the floor and a plane coming down at 1 m/s cannot make room: the step
+ * ends with the reason (here: the plane cannot reach its pose at the step's end), not an
+ * endless loop. */
+static void test_newton_limits(void)
+{
+    const char *sets[] = {"cloth.grid.nx=5", "cloth.grid.ny=5", "solvers.ipc.max_iterations=1"};
+    cb_sim r;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", "data/scenes/drape_sphere.yaml", NULL, NULL, sets, 3), CB_OK);
+    CU_ASSERT_EQUAL(cb_sim_step(&r), CB_ERR_INTERNAL); /* a solver failure: status `error` */
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "did not converge in max_iterations = 1"));
+    cb_sim_close(&r);
+    char out[8192];
+    int st = cb_test_clothbench(out, sizeof out, 1, "run data/scenes/drape_sphere.yaml -s ipc -q --no-frames -o %s "
+                                "--set cloth.grid.nx=5 --set cloth.grid.ny=5 --set solvers.ipc.max_iterations=1",
+                                cb_test_tmp_path("ipc_limit.h5"));
+    CU_ASSERT_EQUAL(st, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "run error: step 1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "did not converge in max_iterations = 1"));
+    const char *squeeze = "name: squeeze\nduration: 0.03\ndt: 0.001\ngravity: [0, 0, 0]\n"
+                          "cloth:\n  grid: {nx: 5, ny: 5, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.005]}\n"
+                          "  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+                          "colliders:\n  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1]}\n"
+                          "  - {type: plane, point: [0, 0, 0.01], normal: [0, 0, -1], velocity: [0, 0, -1]}\n";
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, squeeze, ".", NULL, 0), CB_OK);
+    int rc = 0, n = 0;
+    for (; n < 30 && !rc; n++) rc = cb_sim_step(&r);
+    fprintf(stderr, "  squeeze: step %d: %s\n", n, r.e.message);
+    CU_ASSERT_EQUAL(rc, CB_ERR_INTERNAL);
+    CU_ASSERT(n <= 10); /* the gap (5 mm less 2 x 1 mm kept) closes in 3 ms */
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "colliders"));
+    cb_sim_close(&r);
+}
+
+/* The min_separation the step reports (cb_step_info, the run file's series on every row)
+ * is the smallest distance between non-adjacent primitives of the cloth, exactly as
+ * contact/selfcheck.h measures it, whenever that is within the barrier's range
+ * (thickness + dhat), and NaN when nothing is that close (two sheets thrown together). */
+static void test_min_separation(void)
+{
+    const char *scene = "name: two\nduration: 0.1\ndt: 0.005\ngravity: [0, 0, -9.81]\n"
+                        "cloth:\n  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+                        "  pieces:\n"
+                        "    - {grid: {nx: 6, ny: 6, size: [0.5, 0.5], origin: [-0.25, -0.25, 0.0]}, pins: [{select: corners}]}\n"
+                        "    - {grid: {nx: 6, ny: 6, size: [0.4, 0.4], origin: [-0.2, -0.2, 0.0]}, translation: [0.01, 0.02, 0.01], velocity: [0, 0, -1.0]}\n";
+    cb_sim r;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0), CB_OK);
+    double range = 2.0 * r.w->thickness; /* thickness + dhat (its default, the thickness) */
+    int near = 0, far = 0;
+    for (int n = 0; n < 12; n++) {
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&r), CB_OK);
+        double d = NAN;
+        cb_error e;
+        CU_ASSERT(cb_min_separation(r.w->mesh, (const double (*)[3])r.w->state.x, &d, &e) >= 0);
+        if (d < range) {
+            near++;
+            CU_ASSERT(fabs(r.info.min_separation - d) <= 1e-12 * range);
+        } else {
+            far++;
+            CU_ASSERT(isnan(r.info.min_separation));
+        }
+    }
+    CU_ASSERT(near > 0 && far > 0);
+    double thickness = r.w->thickness;
+    cb_sim_close(&r);
+    /* the run file: the series holds it on rows without the expensive metrics */
+    cb_test_write_tmp("ipc_two.yaml", scene);
+    char out[4096];
+    CU_ASSERT_EQUAL(cb_test_clothbench(out, sizeof out, 1, "run %s -s ipc -q --no-frames -o %s --set duration=0.06",
+                                       cb_test_tmp_path("ipc_two.yaml"), cb_test_tmp_path("ipc_two.h5")), 0);
+    long rows = 0, shown = 0;
+    double *ms = read_series(cb_test_tmp_path("ipc_two.h5"), "min_separation", &rows);
+    double *si = read_series(cb_test_tmp_path("ipc_two.h5"), "self_intersections", &rows);
+    for (long i = 0; ms && si && i < rows; i++) {
+        if (!isnan(si[i])) continue; /* a row of the expensive metrics: exact, whatever its value */
+        shown += isfinite(ms[i]);
+        if (isfinite(ms[i])) CU_ASSERT(ms[i] >= thickness && ms[i] < range);
+    }
+    CU_ASSERT(rows > 10 && shown > 0);
+    free(ms);
+    free(si);
+}
+
 CB_TEST_MAIN("ipc",
              CB_TEST(test_barrier_scalar),
              CB_TEST(test_distance_pieces),
@@ -374,4 +583,8 @@ CB_TEST_MAIN("ipc",
              CB_TEST(test_drape_outside),
              CB_TEST(test_two_sheets),
              CB_TEST(test_incline_friction),
-             CB_TEST(test_refuses_infeasible_start))
+             CB_TEST(test_refuses_infeasible_start),
+             CB_TEST(test_moving_plane),
+             CB_TEST(test_moving_sphere),
+             CB_TEST(test_newton_limits),
+             CB_TEST(test_min_separation))

@@ -38,7 +38,7 @@ const cb_metric_desc cb_metric_table[] = {
     M(contact_vertices_corrected, 1, "1", "vertices the solver's contact stage changed this step; NaN: no such stage"),
     M(contact_work, 1, "J", "change of kinetic + gravity + stretch + bend energy across the solver's contact stage this step; NaN: no such stage"),
     M(self_intersections, 1, "1", "edge-triangle pairs without a shared vertex that intersect (exact)"),
-    M(min_separation, 1, "m", "smallest distance between non-adjacent primitives"),
+    M(min_separation, 1, "m", "smallest distance between non-adjacent primitives: exact on the rows of the expensive metrics; on the other rows the method's own value of the step where it measures one (cb_step_info.min_separation: ipc, over its self pairs within thickness + dhat), else NaN"),
     M(crossings_in_step, 1, "1", "continuous audit: self_crossings_in_step + collider_crossings_in_step + collider_edge_crossings_in_step + collider_face_crossings_in_step; NaN without the audit"),
     M(self_crossings_in_step, 1, "1", "continuous audit: vertex-triangle and edge-edge pairs of the cloth whose distance reached 0 on their paths during the steps since the previous row; NaN without the audit"),
     M(collider_crossings_in_step, 1, "1", "continuous audit: vertices whose path went inside a collider (mesh colliders: or touched its surface) during the steps since the previous row; NaN without the audit"),
@@ -201,7 +201,7 @@ void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt, 
         info && info->contact_vertices_corrected >= 0 ? (double)info->contact_vertices_corrected : NAN;
     m->contact_work = info ? info->contact_work : NAN;
     m->self_intersections = NAN;
-    m->min_separation = NAN;
+    m->min_separation = info ? info->min_separation : NAN;
     m->crossings_in_step = m->self_crossings_in_step = m->collider_crossings_in_step = NAN;
     m->collider_edge_crossings_in_step = m->collider_face_crossings_in_step = NAN;
     m->max_strain = cb_model_max_strain(&w->model, x);

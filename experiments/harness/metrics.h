@@ -40,7 +40,8 @@ typedef struct cb_metric_desc {
 extern const cb_metric_desc cb_metric_table[];
 extern const int cb_metric_count;
 
-/* Everything but the expensive metrics (self_intersections, min_separation: NaN).
+/* Everything but the expensive metrics (self_intersections NaN; min_separation the method's
+ * own, info->min_separation, NaN where it has none).
  * info may be NULL (then the solver fields are NaN); wall_step_s is the step's time. */
 void cb_metrics_compute(const cb_world *w, const cb_step_info *info, double dt,
                         double wall_step_s, cb_metrics *m);

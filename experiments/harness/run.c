@@ -312,10 +312,12 @@ static int run_open(run_state *r, cb_error *err)
     if (expensive_every > 0)
         snprintf(note, sizeof note,
                  "self_intersections and min_separation are computed on every %d-th frame step "
-                 "(every %ld-th step) and are NaN on other rows", expensive_every,
+                 "(every %ld-th step) and are NaN on other rows (min_separation there: the method's "
+                 "own value where it measures one, ipc)", expensive_every,
                  (long)expensive_every * r->per_frame);
     else
-        snprintf(note, sizeof note, "self_intersections and min_separation are not computed (NaN)");
+        snprintf(note, sizeof note, "self_intersections and min_separation are not computed (NaN; "
+                 "min_separation: the method's own value where it measures one, ipc)");
 
     r->res->started = 1;
     if (def->output) {
