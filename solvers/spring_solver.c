@@ -212,6 +212,11 @@ void cb_spring_solver_assemble(cb_spring_solver *s, const cb_world *w, const dou
             for (int q = 0; q < 9; q++) A[ss->spring_pos[9 * i + q]] = 0.0;
     for (int q = 0; q < 54 * ss->bend.n; q++)
         if (ss->hinge_pos[q] >= 0) A[ss->hinge_pos[q]] = 0.0;
+    /* the extra pairs' blocks are zeroed with the others, before any term is added: an
+     * extra pair the springs or hinges also couple shares their position in A, and
+     * zeroing it afterwards wiped their coupling (test_newton: extra_pairs_keep_model) */
+    for (int q = 0; q < 9 * ss->nextra; q++)
+        if (ss->extra_pos[q] >= 0) A[ss->extra_pos[q]] = 0.0;
     for (int i = 0; i < sp->n; i++) {
         int a = sp->ij[i][0], b = sp->ij[i][1], ua = ss->unk[a], ub = ss->unk[b];
         double e[3];
@@ -237,8 +242,6 @@ void cb_spring_solver_assemble(cb_spring_solver *s, const cb_world *w, const dou
             for (int q = 0; q < 9; q++) A[ss->spring_pos[9 * i + q]] -= K[q / 3][q % 3];
     }
     for (int i = 0; i < ss->bend.n; i++) add_hinge(ss, i, x, h2, A);
-    for (int q = 0; q < 9 * ss->nextra; q++)
-        if (ss->extra_pos[q] >= 0) A[ss->extra_pos[q]] = 0.0;
 }
 
 double cb_spring_solver_objective(const cb_spring_solver *s, const cb_world *w, const double (*dx)[3],

@@ -122,7 +122,8 @@ int cb_spring_solver_system(cb_spring_solver *s, const int (*extra)[2], int next
 /* The values of the system of a 3 x 3 block solver (bs = 3) at x: M + h^2 (the springs'
  * Hessians with their transverse part clamped at 0 + the hinges' Hessians, projected per
  * hinge) + hdiag[u] on the diagonal block of unknown u (hdiag may be NULL); the extra
- * pairs' blocks zeroed (the caller adds them). newton.c's header says why the clamp. */
+ * pairs' blocks hold only the springs' and hinges' share there (the caller adds its
+ * own). newton.c's header says why the clamp. */
 void cb_spring_solver_assemble(cb_spring_solver *s, const cb_world *w, const double (*x)[3], double h,
                                const double (*hdiag)[3][3]);
 

@@ -194,6 +194,65 @@ static double penalty_term(const cb_spring_solver *ss, const cb_world *w, const 
     return cb_spring_contact_penalty(ss, w, 0.0, x, grad, hess);
 }
 
+/* The extra pairs of cb_spring_solver_system (ipc's contact couplings) may name vertex
+ * pairs the springs and hinges already couple (a point-triangle pair whose vertex is a
+ * hinge's far vertex of one of the triangle's): cb_spring_solver_assemble zeroed the extra
+ * blocks after the springs and hinges were added, wiping their coupling there (a matrix
+ * no longer the model's Hessian, positive definite or not: ipc's linear convergence in
+ * dense self contact). Every pair of a 4 x 4 grid as an extra pair must leave the
+ * assembled values as without extras. */
+static void test_extra_pairs_keep_model(void)
+{
+    const char *text = "name: c\nduration: 1\ndt: 0.01\n"
+                       "cloth:\n  grid: {nx: 4, ny: 4, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.0]}\n"
+                       "  pins: []\n";
+    cb_sim r;
+    cb_spring_solver ss;
+    CU_ASSERT_EQUAL_FATAL(open_frame(&r, text, &ss), CB_OK);
+    cb_world *w = r.w;
+    int nv = w->nv;
+    double (*x)[3] = calloc((size_t)nv, sizeof *x);
+    srand(5);
+    for (int i = 0; i < nv; i++) /* a crumpled state: every hinge bent, springs stretched */
+        for (int k = 0; k < 3; k++) x[i][k] = w->state.x[i][k] + 0.02 * (rand() / (double)RAND_MAX - 0.5);
+    const double h = 0.01;
+    /* every vertex pair of the grid */
+    int np = 0, (*pairs)[2] = calloc((size_t)nv * nv, sizeof *pairs);
+    for (int a = 0; a < nv; a++)
+        for (int b = a + 1; b < nv; b++) {
+            pairs[np][0] = a;
+            pairs[np][1] = b;
+            np++;
+        }
+    /* the springs' and hinges' blocks, read at their own positions, with every vertex
+     * pair an extra pair and with none (the extra blocks are the caller's: zero there) */
+    int nq = 9 * ss.sp.n + 54 * ss.bend.n;
+    double *vals[2] = {calloc((size_t)nq, sizeof(double)), calloc((size_t)nq, sizeof(double))};
+    for (int pass = 0; pass < 2; pass++) {
+        cb_error e;
+        CU_ASSERT_EQUAL_FATAL(cb_spring_solver_system(&ss, pass ? NULL : (const int (*)[2])pairs, pass ? 0 : np,
+                                                      "test", &e), CB_OK);
+        cb_spring_solver_assemble(&ss, w, (const double (*)[3])x, h, NULL);
+        const double *A = cb_chol_values(ss.chol);
+        for (int q = 0; q < nq; q++) vals[pass][q] = ss.spring_pos[q] >= 0 ? A[ss.spring_pos[q]] : 0.0;
+    }
+    double worst = 0.0, big = 0.0;
+    for (int q = 0; q < nq; q++) {
+        worst = fmax(worst, fabs(vals[0][q] - vals[1][q]));
+        big = fmax(big, fabs(vals[1][q]));
+    }
+    fprintf(stderr, "  spring and hinge blocks with every pair an extra: max difference %.3e (max |entry| %.3e)\n",
+            worst, big);
+    CU_ASSERT(big > 0);
+    CU_ASSERT(worst <= 1e-12 * big);
+    free(vals[0]);
+    free(vals[1]);
+    free(pairs);
+    free(x);
+    cb_spring_solver_release(&ss);
+    cb_sim_close(&r);
+}
+
 /* The friction test's step: h = 0.01 s ending at t1 = 0.01 s. */
 static double friction_term(const cb_spring_solver *ss, const cb_world *w, const double (*x)[3], double (*grad)[3],
                             double (*hess)[3][3])
@@ -381,4 +440,5 @@ CB_TEST_MAIN("newton",
              CB_TEST(test_contact_penalty_fd),
              CB_TEST(test_friction_fd),
              CB_TEST(test_modified_newton_reuses_factor),
-             CB_TEST(test_parameters_checked))
+             CB_TEST(test_parameters_checked),
+             CB_TEST(test_extra_pairs_keep_model))
