@@ -21,11 +21,13 @@
  * the collider, xi = thickness / 2: the project's contact distances, README "Contact
  * distances"), and with `sphere_edges` every edge and triangle against every sphere
  * collider (d their distance from the center minus the radius; a plane's distance from a
- * primitive is least at a vertex, so the vertices' pairs cover it). sphere_edges is off
- * by default: with it, Newton converges only linearly in contact (~0.93 per iteration on
- * tests/test_conformance.c's drop, where a resting vertex's pair is duplicated by its six
- * edges' and six triangles' and each is projected to PSD on its own), so a tight solve
- * does not reach its tolerance in 100 iterations; not investigated further. The Newton iteration starts at x_n
+ * primitive is least at a vertex, so the vertices' pairs cover it). sphere_edges is on
+ * by default (without it the sphere cuts edges and triangles between their vertices: 989
+ * edge crossings in the audit of the 20 x 20 drape over 0.5 s). It once converged only
+ * linearly (~0.93 per iteration, 122 iterations a step on that drape): an edge's pair
+ * couples the edge's two vertices, which a spring couples too, and the assembly zeroed
+ * the pair's block after the spring had added to it (cb_spring_solver_assemble, fixed:
+ * 8.9 iterations a step, 6.4 against 5.3 CPU-s without sphere_edges). The Newton iteration starts at x_n
  * (intersection-free), not at y:
  *   1. broad phase: the cloth's BVH (contact/bvh.h) refitted at x with margin
  *      (xi + dhat)/2 gives the candidate pairs; the active set is those within xi + dhat;
@@ -118,7 +120,7 @@
  *
  * What it does not do (yet): friction of the cloth with itself (IPC's lagged friction on
  * the self pairs' tangent bases), restitution, mesh colliders (as triangles), edges and
- * triangles of the cloth against planes (not needed), spheres (by default: sphere_edges
+ * triangles of the cloth against planes (not needed), spheres (sphere_edges off: see
  * above), boxes and capsules (their vertices only: a collider can cut between two
  * vertices; 1.2 mm into the sphere at 20 x 20 on the drape), the motion of scripted pins
  * inside the CCD, strain limiting. The class does not claim CB_SOLVER_COLLIDER_FRICTION although it has collider
@@ -131,8 +133,9 @@
  * friction_velocity's default; at 1e-3 the first Newton step of a patch starting to slide,
  * shortened by the static friction's stiffness to below eps_v h, passed the test and the
  * patch never slid, tests/test_ipc.c's incline), max_iterations
- * (>= 1, default 100), self_collision (bool, default true), mollifier (bool, default
- * true), sphere_edges (bool, default false), friction_velocity (eps_v, m/s, default 1e-3), damping, bending (shells |
+ * (>= 1, default 500: the 16 x 16 drop of tests/test_determinism.c, with sphere_edges,
+ * takes up to 139 on a few steps, 10-20 on most), self_collision (bool, default true), mollifier (bool, default
+ * true), sphere_edges (bool, default true), friction_velocity (eps_v, m/s, default 1e-3), damping, bending (shells |
  * quadratic | springs, default shells), factor, threads (as newton's).
  */
 #include <math.h>
@@ -699,14 +702,14 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
                                    "barrier stiffness (0: adaptive, IPC's supplement)", err);
     if (!rc) rc = cb_params_double(&q, "tolerance", 1e-4, 1e-300, 1e3, &s->tolerance,
                                    "stop when the Newton increment's largest entry / dt falls below this (m/s)", err);
-    if (!rc) rc = cb_params_int(&q, "max_iterations", 100, 1, 1000000, &s->max_iterations,
+    if (!rc) rc = cb_params_int(&q, "max_iterations", 500, 1, 1000000, &s->max_iterations,
                                 "Newton iterations per step at most", err);
     if (!rc) rc = cb_params_bool(&q, "self_collision", 1, &s->self_collision,
                                  "barrier between the cloth and itself", err);
     if (!rc) rc = cb_params_bool(&q, "mollifier", 1, &s->mollifier,
                                  "IPC's mollifier on nearly parallel edge-edge pairs", err);
-    if (!rc) rc = cb_params_bool(&q, "sphere_edges", 0, &s->sphere_edges,
-                                 "barrier also on the cloth's edges and triangles against spheres (converges slowly)", err);
+    if (!rc) rc = cb_params_bool(&q, "sphere_edges", 1, &s->sphere_edges,
+                                 "barrier also on the cloth's edges and triangles against spheres", err);
     if (!rc) rc = cb_params_double(&q, "friction_velocity", 1e-3, 1e-12, 1e3, &ss->friction_velocity,
                                    "eps_v (m/s): collider friction is static below this sliding speed", err);
     if (!rc) rc = cb_params_double(&q, "damping", 0.0, 0.0, 1.0, &ss->damping,
@@ -962,7 +965,8 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
 /* The lagged normal forces of the collider friction (IPC sec. 5): for every free vertex
  * in a collider's barrier range at x, the largest barrier force on it, kappa |b'(s) 2 phi| / h^2
  * (g is h^2 times an energy), its collider and that collider's normal, into the spring
- * solver's fn, fcol, fnrm (cb_spring_friction reads them). The active set of x gathered. */
+ * solver's fn, fcol, fnrm (cb_spring_friction reads them), plus the shares of the edges'
+ * and triangles' pairs against a sphere. The active set of x gathered. */
 static void friction_lag(ipc_solver *s, const cb_world *w, const double (*x)[3], double h, double t)
 {
     cb_spring_solver *ss = &s->ss;
@@ -984,6 +988,46 @@ static void friction_lag(ipc_solver *s, const cb_world *w, const double (*x)[3],
         ss->fn[i] = f;
         ss->fcol[i] = q->b;
         cb_v3_copy(ss->fnrm[i], n);
+    }
+    /* an edge's or triangle's pair against a sphere (sphere_edges) carries part of the
+     * load a resting cloth puts on it: its normal force, split over its vertices by the
+     * barycentric weights of its closest point to the center, is added to theirs on the
+     * same sphere (without it the friction saw only the vertices' pairs, a fraction of
+     * the load: test_gauntlet's spinning sphere dragged the sheet with 1e-3 of the
+     * co-rotation) */
+    for (long k = 0; k < s->npairs; k++) {
+        const ipc_pair *q = &s->pairs[k];
+        if (q->kind != PAIR_ESPH && q->kind != PAIR_TSPH) continue;
+        const cb_collider *col = &w->colliders[q->b];
+        int v[4], nv = pair_verts(w->mesh, q, v);
+        double ctr[3], wts[3] = {0, 0, 0}, tt = 0.0;
+        sphere_center(col, t, ctr);
+        double d2 = nv == 2 ? cb_point_segment_distance2(ctr, x[v[0]], x[v[1]], &tt, NULL)
+                            : cb_point_triangle_distance2(ctr, x[v[0]], x[v[1]], x[v[2]], wts, NULL);
+        if (nv == 2) {
+            wts[0] = 1.0 - tt;
+            wts[1] = tt;
+        }
+        double phi = sqrt(d2) - col->radius;
+        if (!(phi > s->xi_col)) continue;
+        double db, sv = phi * phi - s->xi_col * s->xi_col;
+        cb_barrier(sv, s->shat_col, &db, NULL);
+        double f = s->kappa * fabs(2.0 * phi * db) / (h * h);
+        for (int a = 0; a < nv; a++) {
+            int i = v[a];
+            if (ss->unk[i] < 0 || !(wts[a] * f > 0)) continue;
+            if (ss->fcol[i] == q->b) {
+                ss->fn[i] += wts[a] * f;
+                continue;
+            }
+            if (!(wts[a] * f > ss->fn[i])) continue; /* another collider's load is larger */
+            double vphi, n[3];
+            collider_s(s, col, t, x[i], &vphi, n);
+            if (!(ss->fn[i] > 0)) ss->nfric++;
+            ss->fn[i] = wts[a] * f;
+            ss->fcol[i] = q->b;
+            cb_v3_copy(ss->fnrm[i], n);
+        }
     }
 }
 
