@@ -443,7 +443,7 @@ static void test_moving_plane(void)
                         "restitution: 0, velocity: [0, 0, 1]}\n";
     cb_sim r;
     CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0), CB_OK);
-    double least, work, M = 0.0, P[3] = {0, 0, 0};
+    double least = INFINITY, work = 0.0, M = 0.0, P[3] = {0, 0, 0};
     long crossings = audited(&r, 30, &least, &work);
     for (int i = 0; i < r.w->nv; i++) {
         M += r.w->mass[i];
@@ -473,7 +473,7 @@ static void test_moving_sphere(void)
                         "velocity: [0, 2, 0], angular_velocity: [0, 0, 10]}\n";
     cb_sim r;
     CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0), CB_OK);
-    double least, work;
+    double least = INFINITY, work = 0.0; /* set by audited (-O3 cannot see it on its early returns) */
     long crossings = audited(&r, 50, &least, &work), count = -1;
     cb_error e;
     CU_ASSERT(cb_self_intersections(r.w->mesh, (const double (*)[3])r.w->state.x, &count, &e) >= 0);
