@@ -9,29 +9,36 @@
 
 #define NV 12
 
-/* A value with its gradient and Hessian over the 12 coordinates. */
+/* A value with its gradient and Hessian over the 12 coordinates. hs = 0: the Hessian is
+ * not carried (left unset: an evaluation that needs no Hessian skips its 144 entries per
+ * operation; the value and gradient are computed by the same operations either way, so
+ * they are bitwise the same). Every jet of one evaluation has the same hs. */
 typedef struct jet {
     double v, g[NV], H[NV][NV];
+    int hs;
 } jet;
 
-static void jet_const(jet *o, double v)
+static void jet_const(jet *o, double v, int hs)
 {
-    memset(o, 0, sizeof *o);
+    if (hs) memset(o, 0, sizeof *o);
+    else memset(o->g, 0, sizeof o->g);
     o->v = v;
+    o->hs = hs;
 }
 
-static void jet_var(jet *o, double v, int k)
+static void jet_var(jet *o, double v, int k, int hs)
 {
-    jet_const(o, v);
+    jet_const(o, v, hs);
     o->g[k] = 1.0;
 }
 
 static void jet_lin(jet *o, double ca, const jet *a, double cb, const jet *b)
 {
     o->v = ca * a->v + cb * b->v;
+    o->hs = a->hs;
     for (int i = 0; i < NV; i++) {
         o->g[i] = ca * a->g[i] + cb * b->g[i];
-        for (int j = 0; j < NV; j++) o->H[i][j] = ca * a->H[i][j] + cb * b->H[i][j];
+        for (int j = 0; j < NV && o->hs; j++) o->H[i][j] = ca * a->H[i][j] + cb * b->H[i][j];
     }
 }
 
@@ -39,9 +46,10 @@ static void jet_mul(jet *o, const jet *a, const jet *b)
 {
     jet r;
     r.v = a->v * b->v;
+    r.hs = a->hs;
     for (int i = 0; i < NV; i++) {
         r.g[i] = a->g[i] * b->v + b->g[i] * a->v;
-        for (int j = 0; j < NV; j++)
+        for (int j = 0; j < NV && r.hs; j++)
             r.H[i][j] = a->H[i][j] * b->v + b->H[i][j] * a->v + a->g[i] * b->g[j] + b->g[i] * a->g[j];
     }
     *o = r;
@@ -52,9 +60,10 @@ static void jet_chain(jet *o, const jet *a, double f, double df, double d2f)
 {
     jet r;
     r.v = f;
+    r.hs = a->hs;
     for (int i = 0; i < NV; i++) {
         r.g[i] = df * a->g[i];
-        for (int j = 0; j < NV; j++) r.H[i][j] = df * a->H[i][j] + d2f * a->g[i] * a->g[j];
+        for (int j = 0; j < NV && r.hs; j++) r.H[i][j] = df * a->H[i][j] + d2f * a->g[i] * a->g[j];
     }
     *o = r;
 }
@@ -72,9 +81,9 @@ typedef struct jv3 {
     jet c[3];
 } jv3;
 
-static void jv3_point(jv3 *o, const double p[3], int slot)
+static void jv3_point(jv3 *o, const double p[3], int slot, int hs)
 {
-    for (int k = 0; k < 3; k++) jet_var(&o->c[k], p[k], 3 * slot + k);
+    for (int k = 0; k < 3; k++) jet_var(&o->c[k], p[k], 3 * slot + k, hs);
 }
 
 static void jv3_sub(jv3 *o, const jv3 *a, const jv3 *b)
@@ -141,7 +150,7 @@ static void d2_point_plane(jet *o, const jv3 *p, const jv3 *a, const jv3 *n)
 static void jet_out(const jet *j, double g[12], double H[12][12])
 {
     if (g) memcpy(g, j->g, sizeof j->g);
-    if (H) memcpy(H, j->H, sizeof j->H);
+    if (H && j->hs) memcpy(H, j->H, sizeof j->H);
 }
 
 /* the value of o, its derivatives into g and H and the piece k into *kind (each may be NULL) */
@@ -153,13 +162,14 @@ static double jet_result(const jet *o, int k, double g[12], double H[12][12], in
 }
 
 /* the squared distance piece of a point-triangle pair as a jet */
-static void pt_jet(jet *o, const double p[3], const double a[3], const double b[3], const double c[3], int *kind)
+static void pt_jet(jet *o, const double p[3], const double a[3], const double b[3], const double c[3], int *kind,
+                   int hs)
 {
     double bary[3];
     cb_point_triangle_distance2(p, a, b, c, bary, NULL);
     jv3 P[4];
     const double *pts[4] = {p, a, b, c};
-    for (int s = 0; s < 4; s++) jv3_point(&P[s], pts[s], s);
+    for (int s = 0; s < 4; s++) jv3_point(&P[s], pts[s], s, hs);
     int zero = 0, nz = -1, z = -1;
     for (int k = 0; k < 3; k++) {
         if (bary[k] <= 0.0) {
@@ -186,13 +196,14 @@ static void pt_jet(jet *o, const double p[3], const double a[3], const double b[
 }
 
 /* the squared distance piece of an edge-edge pair as a jet */
-static void ee_jet(jet *o, const double p0[3], const double p1[3], const double q0[3], const double q1[3], int *kind)
+static void ee_jet(jet *o, const double p0[3], const double p1[3], const double q0[3], const double q1[3], int *kind,
+                   int hs)
 {
     double s, t;
     cb_edge_edge_distance2(p0, p1, q0, q1, &s, &t, NULL, NULL);
     jv3 P[4];
     const double *pts[4] = {p0, p1, q0, q1};
-    for (int k = 0; k < 4; k++) jv3_point(&P[k], pts[k], k);
+    for (int k = 0; k < 4; k++) jv3_point(&P[k], pts[k], k, hs);
     int se = s <= 0.0 || s >= 1.0, te = t <= 0.0 || t >= 1.0;
     int ps = s >= 1.0 ? 1 : 0, qt = t >= 1.0 ? 3 : 2;
     if (se && te) {
@@ -219,7 +230,7 @@ double cb_pt_distance2_d(const double p[3], const double a[3], const double b[3]
 {
     jet o;
     int k;
-    pt_jet(&o, p, a, b, c, &k);
+    pt_jet(&o, p, a, b, c, &k, H != NULL);
     return jet_result(&o, k, g, H, kind);
 }
 
@@ -228,7 +239,7 @@ double cb_ee_distance2_d(const double p0[3], const double p1[3], const double q0
 {
     jet o;
     int k;
-    ee_jet(&o, p0, p1, q0, q1, &k);
+    ee_jet(&o, p0, p1, q0, q1, &k, H != NULL);
     return jet_result(&o, k, g, H, kind);
 }
 
@@ -248,18 +259,18 @@ double cb_barrier_shat(double xi, double dhat) { return dhat * dhat + 2.0 * xi *
 
 /* the mollifier as a jet */
 static void mollifier_jet(jet *o, const double p0[3], const double p1[3], const double q0[3], const double q1[3],
-                          double eps_x)
+                          double eps_x, int hs)
 {
     jv3 P[4], e1, e2, n;
     const double *pts[4] = {p0, p1, q0, q1};
-    for (int k = 0; k < 4; k++) jv3_point(&P[k], pts[k], k);
+    for (int k = 0; k < 4; k++) jv3_point(&P[k], pts[k], k, hs);
     jv3_sub(&e1, &P[1], &P[0]);
     jv3_sub(&e2, &P[3], &P[2]);
     jv3_cross(&n, &e1, &e2);
     jet c;
     jv3_dot(&c, &n, &n);
     double u = c.v / eps_x;
-    if (u >= 1.0) jet_const(o, 1.0);
+    if (u >= 1.0) jet_const(o, 1.0, hs);
     else jet_chain(o, &c, (2.0 - u) * u, (2.0 - 2.0 * u) / eps_x, -2.0 / (eps_x * eps_x));
 }
 
@@ -267,7 +278,7 @@ double cb_ee_mollifier_d(const double p0[3], const double p1[3], const double q0
                          double eps_x, double g[12], double H[12][12])
 {
     jet o;
-    mollifier_jet(&o, p0, p1, q0, q1, eps_x);
+    mollifier_jet(&o, p0, p1, q0, q1, eps_x, H != NULL);
     jet_out(&o, g, H);
     return o.v;
 }
@@ -277,8 +288,9 @@ double cb_pair_barrier(int ee, const double p0[3], const double p1[3], const dou
 {
     jet d;
     int kind;
-    if (ee) ee_jet(&d, p0, p1, q0, q1, &kind);
-    else pt_jet(&d, p0, p1, q0, q1, &kind);
+    int hs = H != NULL;
+    if (ee) ee_jet(&d, p0, p1, q0, q1, &kind, hs);
+    else pt_jet(&d, p0, p1, q0, q1, &kind, hs);
     if (d2) *d2 = d.v;
     double db, d2b, s = d.v - xi * xi;
     double b = cb_barrier(s, shat, &db, &d2b);
@@ -286,7 +298,7 @@ double cb_pair_barrier(int ee, const double p0[3], const double p1[3], const dou
     jet_chain(&o, &d, b, db, d2b); /* d/dx b(d2 - xi^2) = b' grad d2 */
     if (ee && eps_x > 0 && isfinite(b) && b > 0) {
         jet m;
-        mollifier_jet(&m, p0, p1, q0, q1, eps_x);
+        mollifier_jet(&m, p0, p1, q0, q1, eps_x, hs);
         jet_mul(&o, &o, &m);
     }
     jet_out(&o, g, H);
@@ -298,11 +310,12 @@ double cb_sphere_barrier(int n, const double a[3], const double b[3], const doub
 {
     jet d;
     jv3 P[4];
+    int hs = H != NULL;
     const double *pts[4] = {center, a, b, n == 3 ? c : b};
-    for (int k = 0; k < 4; k++) jv3_point(&P[k], pts[k], k);
+    for (int k = 0; k < 4; k++) jv3_point(&P[k], pts[k], k, hs);
     if (n == 3) {
         int kind;
-        pt_jet(&d, center, a, b, c, &kind);
+        pt_jet(&d, center, a, b, c, &kind, hs);
     } else {
         double t;
         cb_point_segment_distance2(center, a, b, &t, NULL);
@@ -314,7 +327,7 @@ double cb_sphere_barrier(int n, const double a[3], const double b[3], const doub
     if (phi) *phi = f;
     jet o;
     if (!(f > xi) || !(sq > 0)) {
-        jet_const(&o, INFINITY);
+        jet_const(&o, INFINITY, hs);
     } else {
         /* s(q) = (sqrt q - r)^2 - xi^2: s' = f / sqrt q, s'' = r / (2 q^1.5) */
         jet sj;

@@ -111,6 +111,15 @@
  * projection's reduction: 55.7 CPU-s, 139 ms per step, assembly 82%. At 60 x 60 with the
  * cloth starting 5 mm above the sphere, steps 2-40 (in contact from about step 7, then 8-14
  * iterations per step): 627 CPU-ms per step (1936 before).
+ * The cost grows with the active set, and a flat sheet has its own pairs once its edge
+ * length falls below xi + dhat (the nearest primitives that share no vertex are about
+ * an edge / sqrt 2 apart): `clothbench bench --case hanging` (thickness 2 mm, dhat 2 mm,
+ * 1 m) has none at 128 x 128 (edge 7.9 mm) and about 45 per vertex at 256 x 256 (edge
+ * 3.9 mm), each with a 12 x 12 Hessian and its PSD projection per iteration: the step
+ * 2.05 s at 128 x 128, 122 s at 256 x 256. The gradient-only and value-only passes
+ * (kappa's balance, the line search's objective, the step's impulse) carry no Hessian
+ * (contact/barrier.h), and the pattern's check is a lookup per coupling in the sorted
+ * pattern's rows (no sort while the pattern holds).
  *
  * Bad input: a scene whose initial state has a self pair or a vertex against a collider
  * at or closer than its xi is refused at create with the pair and its distance
@@ -171,6 +180,7 @@ typedef struct ipc_solver {
     long npairs, cappairs;
     int (*vp)[2];          /* the vertex pairs of the system's pattern, sorted */
     long nvp, capvp;
+    long *vp_row;          /* [nv + 1] vp[vp_row[i] .. vp_row[i + 1] - 1] are the pairs (i, .) */
     int (*want)[2];        /* scratch for the next pattern */
     long nwant, capwant;
     double *rest_l2;       /* [ne] squared rest length of each edge (the mollifier's eps_x) */
@@ -196,6 +206,7 @@ static void ipc_destroy(void *self)
     free(s->vp);
     free(s->want);
     free(s->rest_l2);
+    free(s->vp_row);
     free(s->xt);
     free(s->dxt);
     free(s->p);
@@ -362,6 +373,20 @@ static void describe(const ipc_solver *s, const ipc_pair *q, double d, char *buf
                  q->kind == PAIR_COL ? "vertex" : q->kind == PAIR_ESPH ? "edge" : "triangle", q->a, d, q->b, s->xi_col);
 }
 
+/* The index in s->vp of the vertex pair (lo, hi), lo < hi, or -1 (a binary search in lo's
+ * row of the sorted pattern). */
+static long find_vp(const ipc_solver *s, int lo, int hi)
+{
+    long l = s->vp_row[lo], r = s->vp_row[lo + 1] - 1;
+    while (l <= r) {
+        long mid = (l + r) / 2;
+        if (s->vp[mid][1] == hi) return mid;
+        if (s->vp[mid][1] < hi) l = mid + 1;
+        else r = mid - 1;
+    }
+    return -1;
+}
+
 /* kappa sum b over the active set at x; adds kappa grad B to grad (may be NULL); with
  * A non-NULL adds kappa P(hess b) of every pair into the system's values. */
 /* The work over a step of length h of a pair's external impulses, -(1/h) kappa g on its
@@ -477,18 +502,7 @@ static double barrier(ipc_solver *s, const cb_world *w, const double (*x)[3], do
                 int ua = ss->unk[v[a]], ub = ss->unk[v[bb]];
                 if (ua < 0 || ub < 0 || ua <= ub) continue; /* the block with row a > column b */
                 int lo = v[a] < v[bb] ? v[a] : v[bb], hi = v[a] < v[bb] ? v[bb] : v[a];
-                long l = 0, r = s->nvp - 1, at = -1;
-                while (l <= r) {
-                    long mid = (l + r) / 2;
-                    int c = s->vp[mid][0] != lo ? (s->vp[mid][0] < lo ? -1 : 1)
-                                                : (s->vp[mid][1] != hi ? (s->vp[mid][1] < hi ? -1 : 1) : 0);
-                    if (!c) {
-                        at = mid;
-                        break;
-                    }
-                    if (c < 0) l = mid + 1;
-                    else r = mid - 1;
-                }
+                long at = find_vp(s, lo, hi);
                 CB_ASSERT(at >= 0);
                 const int *pos = ss->extra_pos + 9 * at;
                 for (int r2 = 0; r2 < 3; r2++)
@@ -504,9 +518,20 @@ static int cmp_pair(const void *a, const void *b)
     return p[0] != q[0] ? (p[0] < q[0] ? -1 : 1) : (p[1] != q[1] ? (p[1] < q[1] ? -1 : 1) : 0);
 }
 
-/* Make the system's pattern hold every vertex pair of the active pairs (both ends free): rebuild it with the union of the old and the new pairs when one is missing. */
+/* Make the system's pattern hold every vertex pair of the active pairs (both ends free):
+ * rebuild it with the union of the old and the new pairs when one is missing. The check
+ * is a lookup per coupling in the pattern's rows (no sort: the pattern usually holds). */
 static int update_pattern(ipc_solver *s, const cb_world *w, cb_error *err)
 {
+    int missing = 0;
+    for (long k = 0; k < s->npairs && !missing; k++) {
+        int v[4], nv = pair_verts(w->mesh, &s->pairs[k], v);
+        for (int a = 0; a < nv && !missing; a++)
+            for (int b = a + 1; b < nv && !missing; b++)
+                if (s->ss.unk[v[a]] >= 0 && s->ss.unk[v[b]] >= 0)
+                    missing = find_vp(s, v[a] < v[b] ? v[a] : v[b], v[a] < v[b] ? v[b] : v[a]) < 0;
+    }
+    if (!missing) return CB_OK;
     s->nwant = 0;
     for (long k = 0; k < s->npairs; k++) {
         int v[4], nv = pair_verts(w->mesh, &s->pairs[k], v);
@@ -520,14 +545,6 @@ static int update_pattern(ipc_solver *s, const cb_world *w, cb_error *err)
                 s->nwant++;
             }
     }
-    if (s->nwant == 0) return CB_OK; /* nothing to couple (and no array to sort) */
-    qsort(s->want, (size_t)s->nwant, sizeof *s->want, cmp_pair);
-    int missing = 0;
-    for (long i = 0, j = 0; i < s->nwant && !missing; i++) {
-        while (j < s->nvp && cmp_pair(s->vp[j], s->want[i]) < 0) j++;
-        if (j >= s->nvp || cmp_pair(s->vp[j], s->want[i])) missing = 1;
-    }
-    if (!missing) return CB_OK;
     /* the union, sorted and unique (the old pairs stay: a pattern that only grows is
      * analysed once per new coupling) */
     if (grow((void **)&s->want, &s->capwant, s->nwant + s->nvp, sizeof *s->want))
@@ -546,6 +563,10 @@ static int update_pattern(ipc_solver *s, const cb_world *w, cb_error *err)
         return CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for the contact pattern");
     memcpy(s->vp, s->want, (size_t)u * sizeof *s->vp);
     s->nvp = u;
+    for (int i = 0, j = 0; i <= w->nv; i++) {
+        while (j < u && s->vp[j][0] < i) j++;
+        s->vp_row[i] = j;
+    }
     return cb_spring_solver_system(&s->ss, (const int (*)[2])s->vp, (int)u, "ipc: the Hessian M + h^2 H + kappa B", err);
 }
 
@@ -750,7 +771,10 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->hc = cb_calloc((size_t)nv + 1, sizeof *s->hc);
     s->rest_l2 = cb_calloc((size_t)m->ne + 1, sizeof *s->rest_l2);
     s->mix = s->moving ? cb_calloc((size_t)nv, sizeof *s->mix) : NULL;
-    rc = s->xt && s->dxt && s->p && s->hc && s->rest_l2 && (s->mix || !s->moving) ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %d vertices", nv);
+    s->vp_row = cb_calloc((size_t)nv + 1, sizeof *s->vp_row); /* zero: the pattern has no pair yet */
+    rc = s->xt && s->dxt && s->p && s->hc && s->rest_l2 && s->vp_row && (s->mix || !s->moving)
+             ? CB_OK
+             : CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %d vertices", nv);
     if (!rc && s->self_collision && m->nf > 1) {
         rc = cb_bvh_create(m, CB_BV_AABB, &s->bvh, err);
         if (!rc) rc = cb_bvh_build(s->bvh, (const double (*)[3])w->state.x, 0.0, err);

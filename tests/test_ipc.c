@@ -222,6 +222,39 @@ static void test_barrier_fd(void)
     CU_ASSERT(eh < 1e-5);
 }
 
+/* Without a Hessian asked for (H NULL) the pair functions skip its work (contact/barrier.c:
+ * ipc's gradient-only and value-only passes); value and gradient must be bitwise those of
+ * the call with the Hessian, on every distance piece, with the mollifier acting and
+ * against a sphere. */
+static void test_gradient_only_same(void)
+{
+    unsigned seed = 11;
+    int pt_kinds[3] = {0, 0, 0}, ee_kinds[4] = {0, 0, 0, 0};
+    for (int rep = 0; rep < 400; rep++) {
+        double x[12], g1[12], g2[12], H[12][12];
+        for (int k = 0; k < 12; k++) x[k] = urand(&seed);
+        int ee = rep % 2, kind;
+        if (ee) cb_ee_distance2_d(x, x + 3, x + 6, x + 9, NULL, NULL, &kind), ee_kinds[kind]++;
+        else cb_pt_distance2_d(x, x + 3, x + 6, x + 9, NULL, NULL, &kind), pt_kinds[kind]++;
+        /* xi 0 and dhat 2 (the pairs are within 1.8): every pair in range; eps_x 10: the
+         * mollifier acts on every edge-edge pair */
+        double shat = cb_barrier_shat(0.0, 2.0), b1, b2;
+        b1 = cb_pair_barrier(ee, x, x + 3, x + 6, x + 9, 0.0, shat, 10.0, g1, H, NULL);
+        b2 = cb_pair_barrier(ee, x, x + 3, x + 6, x + 9, 0.0, shat, 10.0, g2, NULL, NULL);
+        CU_ASSERT(b1 > 0 && memcmp(&b1, &b2, sizeof b1) == 0 && memcmp(g1, g2, sizeof g1) == 0);
+        b1 = cb_ee_mollifier_d(x, x + 3, x + 6, x + 9, 10.0, g1, H);
+        b2 = cb_ee_mollifier_d(x, x + 3, x + 6, x + 9, 10.0, g2, NULL);
+        CU_ASSERT(b1 < 1.0 && memcmp(&b1, &b2, sizeof b1) == 0 && memcmp(g1, g2, sizeof g1) == 0);
+        /* the sphere (radius 0.5) 1 m away along z from the edge or triangle */
+        double ctr[3] = {x[0], x[1], x[2] - 1.6};
+        b1 = cb_sphere_barrier(ee ? 2 : 3, x + 3, x + 6, x + 9, ctr, 0.5, 0.0, shat, g1, H, NULL);
+        b2 = cb_sphere_barrier(ee ? 2 : 3, x + 3, x + 6, x + 9, ctr, 0.5, 0.0, shat, g2, NULL, NULL);
+        CU_ASSERT(memcmp(&b1, &b2, sizeof b1) == 0 && memcmp(g1, g2, sizeof g1) == 0);
+    }
+    for (int k = 0; k < 3; k++) CU_ASSERT(pt_kinds[k] > 0);
+    CU_ASSERT(ee_kinds[0] > 0 && ee_kinds[1] > 0 && ee_kinds[3] > 0); /* point-point, point-line, interior */
+}
+
 /* Without contact (a hanging cloth, no colliders, no close pairs: ipc reports no active
  * pair in any step) the barrier is empty and ipc solves newton's implicit Euler: the same
  * positions to the solvers' tolerance. ipc stops when its last Newton increment is below
@@ -579,6 +612,7 @@ CB_TEST_MAIN("ipc",
              CB_TEST(test_barrier_scalar),
              CB_TEST(test_distance_pieces),
              CB_TEST(test_barrier_fd),
+             CB_TEST(test_gradient_only_same),
              CB_TEST(test_equals_newton),
              CB_TEST(test_drape_outside),
              CB_TEST(test_two_sheets),
