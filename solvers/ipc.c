@@ -196,7 +196,9 @@ typedef struct ipc_solver {
     cb_bvh_result *res;
     ipc_mesh_col *mc;      /* [nmc] the static mesh colliders */
     int nmc;
-    cb_bvh_result *mres;   /* the cloth-collider candidates */
+    cb_bvh_result *mres;   /* the cloth-collider candidates of the tree query */
+    ipc_pair *cand;        /* those as pairs (mesh_candidates) */
+    long ncand, capcand;
     ipc_pair *pairs;       /* the active set */
     long npairs, cappairs;
     int (*vp)[2];          /* the vertex pairs of the system's pattern, sorted */
@@ -228,6 +230,7 @@ static void ipc_destroy(void *self)
     }
     free(s->mc);
     cb_bvh_result_free(&s->mres);
+    free(s->cand);
     free(s->pairs);
     free(s->vp);
     free(s->want);
@@ -374,6 +377,22 @@ static double collider_s(const ipc_solver *s, const cb_collider *c, double t, co
     return *phi > s->xi_col ? *phi * *phi - s->xi_col * s->xi_col : -1.0;
 }
 
+/* The candidate pairs of the cloth's tree (as last refitted) against mesh collider k's
+ * into s->cand (MVT, MEE, MTV). 0 or an error. */
+static int mesh_candidates(ipc_solver *s, int k, cb_error *err)
+{
+    int rc = cb_bvh_pair_query(s->bvh, s->mc[k].bvh, CB_BVH_VT | CB_BVH_TV | CB_BVH_EE, s->mres, err);
+    if (rc) return rc;
+    s->ncand = 0;
+    for (int kind = PAIR_MVT; kind <= PAIR_MTV; kind++) {
+        const cb_pair_list *l = kind == PAIR_MVT ? &s->mres->vt : kind == PAIR_MEE ? &s->mres->ee : &s->mres->tv;
+        if (grow((void **)&s->cand, &s->capcand, s->ncand + l->n + 1, sizeof *s->cand))
+            return CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %ld mesh collider candidates", s->ncand + l->n);
+        for (long i = 0; i < l->n; i++) s->cand[s->ncand++] = (ipc_pair){kind, l->p[i][0], l->p[i][1], k};
+    }
+    return CB_OK;
+}
+
 /* Append pair q (its s and distance d) to the active set, keeping the smallest s and the
  * first infeasible pair (s <= 0). 0 or CB_ERR_NOMEM (err filled). */
 static int add_pair(ipc_solver *s, const ipc_pair *q, double sv, double d, ipc_pair *bad, double *bad_d,
@@ -410,18 +429,15 @@ static int gather(ipc_solver *s, const cb_world *w, const double (*x)[3], double
     /* the mesh colliders' triangles: the cloth's tree (margin (xi_self + dhat) / 2) against
      * the collider's (margin the rest of xi_col + dhat) */
     for (int k = 0; k < s->nmc && s->bvh; k++) {
-        int rc = cb_bvh_pair_query(s->bvh, s->mc[k].bvh, CB_BVH_VT | CB_BVH_TV | CB_BVH_EE, s->mres, err);
+        int rc = mesh_candidates(s, k, err);
         if (rc) return rc;
-        for (int kind = PAIR_MVT; kind <= PAIR_MTV; kind++) {
-            const cb_pair_list *l = kind == PAIR_MVT ? &s->mres->vt : kind == PAIR_MEE ? &s->mres->ee : &s->mres->tv;
-            for (long i = 0; i < l->n; i++) {
-                ipc_pair q = {kind, l->p[i][0], l->p[i][1], k};
-                int v[4], nv = pair_verts(m, &q, v), free_end = 0;
-                for (int a = 0; a < nv; a++) free_end |= s->ss.unk[v[a]] >= 0;
-                if (!free_end) continue;
-                double d2 = mesh_pair_d2(s, m, &q, x), sv = d2 - s->xi_col * s->xi_col;
-                if (sv < s->shat_col && add_pair(s, &q, sv, sqrt(d2), bad, bad_d, err)) return CB_ERR_NOMEM;
-            }
+        for (long i = 0; i < s->ncand; i++) {
+            const ipc_pair *q = &s->cand[i];
+            int v[4], nv = pair_verts(m, q, v), free_end = 0;
+            for (int a = 0; a < nv; a++) free_end |= s->ss.unk[v[a]] >= 0;
+            if (!free_end) continue;
+            double d2 = mesh_pair_d2(s, m, q, x), sv = d2 - s->xi_col * s->xi_col;
+            if (sv < s->shat_col && add_pair(s, q, sv, sqrt(d2), bad, bad_d, err)) return CB_ERR_NOMEM;
         }
     }
     if (s->self_collision && s->bvh) {
@@ -753,22 +769,19 @@ static int ccd_step(ipc_solver *s, const cb_world *w, const double (*x)[3], doub
     }
     cb_ccd_opts om = cb_default_ccd_opts();
     for (int k = 0; k < s->nmc && s->bvh; k++) {
-        int rc = cb_bvh_pair_query(s->bvh, s->mc[k].bvh, CB_BVH_VT | CB_BVH_TV | CB_BVH_EE, s->mres, err);
+        int rc = mesh_candidates(s, k, err);
         if (rc) return rc;
-        for (int kind = PAIR_MVT; kind <= PAIR_MTV; kind++) {
-            const cb_pair_list *l = kind == PAIR_MVT ? &s->mres->vt : kind == PAIR_MEE ? &s->mres->ee : &s->mres->tv;
-            for (long i = 0; i < l->n; i++) {
-                ipc_pair q = {kind, l->p[i][0], l->p[i][1], k};
-                const double *p0[4], *p1[4];
-                int v[4];
-                double eps, toi = 1.0;
-                int ee = mesh_pair(s, m, &q, x, p0, v, &eps);
-                mesh_pair(s, m, &q, x1, p1, v, &eps);
-                om.eta = s->xi_col + 0.1 * (sqrt(mesh_pair_d2(s, m, &q, x)) - s->xi_col);
-                int hit = ee ? cb_ccd_edge_edge(p0[0], p1[0], p0[1], p1[1], p0[2], p1[2], p0[3], p1[3], &om, &toi)
-                             : cb_ccd_vertex_triangle(p0[0], p1[0], p0[1], p1[1], p0[2], p1[2], p0[3], p1[3], &om, &toi);
-                if (hit && toi < a) a = toi;
-            }
+        for (long i = 0; i < s->ncand; i++) {
+            const ipc_pair *q = &s->cand[i];
+            const double *p0[4], *p1[4];
+            int v[4];
+            double eps, toi = 1.0;
+            int ee = mesh_pair(s, m, q, x, p0, v, &eps);
+            mesh_pair(s, m, q, x1, p1, v, &eps);
+            om.eta = s->xi_col + 0.1 * (sqrt(mesh_pair_d2(s, m, q, x)) - s->xi_col);
+            int hit = ee ? cb_ccd_edge_edge(p0[0], p1[0], p0[1], p1[1], p0[2], p1[2], p0[3], p1[3], &om, &toi)
+                         : cb_ccd_vertex_triangle(p0[0], p1[0], p0[1], p1[1], p0[2], p1[2], p0[3], p1[3], &om, &toi);
+            if (hit && toi < a) a = toi;
         }
     }
     const cb_mesh *mm = w->mesh;
