@@ -121,6 +121,12 @@
  * projection's reduction: 55.7 CPU-s, 139 ms per step, assembly 82%. At 60 x 60 with the
  * cloth starting 5 mm above the sphere, steps 2-40 (in contact from about step 7, then 8-14
  * iterations per step): 627 CPU-ms per step (1936 before).
+ * The gauntlet funnel (data/scenes/gauntlet/funnel.yaml, a closed 512-triangle mesh
+ * collider) with both sheets at 11 x 11 (centre pins [60]) over 0.3 s, --audit: 0
+ * crossings (self, vertex, edge, face), 38 CPU-ms per step, 4.6 Newton iterations per
+ * step (9 at most). At its full size it runs to t = 0.752 s with 0 crossings (511 CPU-ms
+ * per step), then a step starts infeasible: a pinned centre vertex, pulled down, was moved
+ * into the other sheet (the pins' motion is not in the CCD, below).
  *
  * Bad input: a scene whose initial state has a self pair or a vertex against a collider
  * at or closer than its xi is refused at create with the pair and its distance
