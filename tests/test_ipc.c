@@ -522,6 +522,95 @@ static void test_moving_sphere(void)
     cb_sim_close(&r);
 }
 
+/* A closed tetrahedron (a triangle-mesh collider, its apex up) written to the test's
+ * temporary directory; its path into path. 0 or -1. */
+static int write_tetra(char *path, size_t n)
+{
+    snprintf(path, n, "%s/ipc_tetra.obj", getenv("CB_TEST_TMP") ? getenv("CB_TEST_TMP") : ".");
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fprintf(f, "v -0.15 -0.1 0\nv 0.15 -0.1 0\nv 0 0.17 0\nv 0.013 0.021 0.2\n"
+               "f 1 3 2\nf 1 2 4\nf 2 3 4\nf 3 1 4\n");
+    return fclose(f) ? -1 : 0;
+}
+
+/* A cloth dropped 1 cm onto the apex of a static tetrahedron mesh collider drapes over its
+ * apex and edges: under the continuous audit no crossing (self pairs; vertices, edges and
+ * triangles into the collider) in any step, and after every step every cloth vertex, edge
+ * and triangle at least thickness/2 from the mesh (the vertices against its triangles, the
+ * edges against its edges, its vertices against the triangles: the three pair kinds; the
+ * apex would poke through a cloth triangle without the last). Before, ipc refused mesh
+ * colliders. A moving mesh collider is refused with the reason. */
+static void test_mesh_collider(void)
+{
+    char obj[1024], scene[2048];
+    CU_ASSERT_EQUAL_FATAL(write_tetra(obj, sizeof obj), 0);
+    snprintf(scene, sizeof scene,
+             "name: tetra_drop\nduration: 0.2\ndt: 0.005\ngravity: [0, 0, -9.81]\n"
+             "cloth:\n  grid: {nx: 8, ny: 8, size: [0.4, 0.4], origin: [-0.2, -0.2, 0.21]}\n"
+             "  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+             "colliders:\n  - {type: mesh, file: %s, friction: 0.3}\n", obj);
+    cb_sim r;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0), CB_OK);
+    cb_audit *a = NULL;
+    cb_error e;
+    CU_ASSERT_EQUAL_FATAL(cb_audit_create(r.w, &a, &e), 0);
+    cb_mesh *tet = NULL;
+    CU_ASSERT_FATAL(cb_mesh_read_obj(obj, &tet, &e) == 0);
+    long crossings = 0;
+    double least_v = INFINITY, least_e = INFINITY, least_t = INFINITY, lowest = INFINITY;
+    const cb_mesh *m = r.w->mesh;
+    for (int n = 0; n < 40; n++) {
+        cb_audit_begin(a, r.w);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&r), CB_OK);
+        long self = 0, col = 0, edges = 0, faces = 0;
+        CU_ASSERT_EQUAL_FATAL(cb_audit_end(a, r.w, &self, &col, &e), 0);
+        cb_audit_collider_primitives(a, &edges, &faces);
+        crossings += self + col + edges + faces;
+        const double (*x)[3] = (const double (*)[3])r.w->state.x;
+        const double (*y)[3] = (const double (*)[3])tet->x;
+        for (int i = 0; i < m->nv; i++) {
+            lowest = fmin(lowest, x[i][2]);
+            for (int t = 0; t < tet->nf; t++) {
+                const int *f = tet->f[t];
+                least_v = fmin(least_v, sqrt(cb_point_triangle_distance2(x[i], y[f[0]], y[f[1]], y[f[2]], NULL, NULL)));
+            }
+        }
+        for (int k = 0; k < m->ne; k++)
+            for (int l = 0; l < tet->ne; l++)
+                least_e = fmin(least_e, sqrt(cb_edge_edge_distance2(x[m->e[k][0]], x[m->e[k][1]], y[tet->e[l][0]],
+                                                                   y[tet->e[l][1]], NULL, NULL, NULL, NULL)));
+        for (int t = 0; t < m->nf; t++)
+            for (int j = 0; j < tet->nv; j++) {
+                const int *f = m->f[t];
+                least_t = fmin(least_t, sqrt(cb_point_triangle_distance2(y[j], x[f[0]], x[f[1]], x[f[2]], NULL, NULL)));
+            }
+    }
+    double xi = 0.5 * r.w->thickness;
+    fprintf(stderr, "  tetrahedron mesh: %ld crossings; least distance: vertices %.4e, edges %.4e, its vertices "
+            "from the triangles %.4e m (kept %.4e m); lowest cloth vertex z %.4f m\n", crossings, least_v, least_e,
+            least_t, xi, lowest);
+    CU_ASSERT_EQUAL(crossings, 0);
+    CU_ASSERT(least_v >= xi - 1e-12);
+    CU_ASSERT(least_e >= xi - 1e-12);
+    CU_ASSERT(least_t >= xi - 1e-12);
+    CU_ASSERT(least_t < xi + 2e-3); /* the apex held the cloth up: in the barrier's range */
+    CU_ASSERT(lowest < 0.15);      /* and the cloth draped over the edges */
+    cb_audit_free(&a);
+    cb_mesh_free(&tet);
+    cb_sim_close(&r);
+    /* a moving mesh: refused with the reason */
+    snprintf(scene, sizeof scene,
+             "name: tetra_moving\nduration: 0.2\ndt: 0.005\ngravity: [0, 0, -9.81]\n"
+             "cloth:\n  grid: {nx: 4, ny: 4, size: [0.4, 0.4], origin: [-0.2, -0.2, 0.21]}\n"
+             "  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+             "colliders:\n  - {type: mesh, file: %s, velocity: [0, 0, 0.1]}\n", obj);
+    CU_ASSERT_EQUAL(cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0), CB_ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "moving triangle mesh"));
+    CU_ASSERT_PTR_NULL(strstr(r.e.message, "does not support mesh colliders"));
+    cb_sim_close(&r);
+}
+
 /* A Newton solve that does not converge within max_iterations ends the step with the
  * reason (CB_ERR_INTERNAL: the solver failed, the state did not diverge), not a silent
  * stop at the cap (before: the step ended ok after max_iterations); the program ends the
@@ -620,5 +709,6 @@ CB_TEST_MAIN("ipc",
              CB_TEST(test_refuses_infeasible_start),
              CB_TEST(test_moving_plane),
              CB_TEST(test_moving_sphere),
+             CB_TEST(test_mesh_collider),
              CB_TEST(test_newton_limits),
              CB_TEST(test_min_separation))
