@@ -225,7 +225,8 @@ void cb_spring_solver_assemble(cb_spring_solver *s, const cb_world *w, const dou
         double K[3][3];
         if (l > 0) {
             cb_v3_scale(e, e, 1.0 / l);
-            double tr = fmax(0.0, 1.0 - sp->rest[i] / l);
+            double tr = 1.0 - sp->rest[i] / l;
+            if (!ss->spring_exact) tr = fmax(0.0, tr);
             for (int r = 0; r < 3; r++)
                 for (int c = 0; c < 3; c++)
                     K[r][c] = h2 * sp->k[i] * ((1.0 - tr) * e[r] * e[c] + (r == c ? tr : 0.0));

@@ -84,6 +84,8 @@ typedef struct cb_spring_solver {
     int *fcol;             /* [nv] that collider (-1: none) */
     int nfric;             /* vertices with fn > 0 */
     int lagged;            /* 1 once fn was computed (after the first solve of the run) */
+    int spring_exact;      /* 1: cb_spring_solver_assemble keeps the springs' transverse part
+                            * unclamped (the exact, possibly indefinite, Hessian); 0: clamped */
     int threads;           /* `threads` of the CHOLMOD calls (cb_chol_set_threads) */
 } cb_spring_solver;
 
@@ -120,8 +122,8 @@ void cb_spring_solver_release(cb_spring_solver *s);
 int cb_spring_solver_system(cb_spring_solver *s, const int (*extra)[2], int nextra, const char *what, cb_error *err);
 
 /* The values of the system of a 3 x 3 block solver (bs = 3) at x: M + h^2 (the springs'
- * Hessians with their transverse part clamped at 0 + the hinges' Hessians, projected per
- * hinge) + hdiag[u] on the diagonal block of unknown u (hdiag may be NULL); the extra
+ * Hessians with their transverse part clamped at 0, or exact with s->spring_exact, + the
+ * hinges' Hessians, projected per hinge) + hdiag[u] on the diagonal block of unknown u (hdiag may be NULL); the extra
  * pairs' blocks hold only the springs' and hinges' share there (the caller adds its
  * own). newton.c's header says why the clamp. */
 void cb_spring_solver_assemble(cb_spring_solver *s, const cb_world *w, const double (*x)[3], double h,

@@ -90,8 +90,12 @@ static const row table[] = {
      * triangles kept off the sphere, once the assembly stopped wiping the springs' blocks
      * under the edge pairs'): another barrier, so other results, reviewed; with it the
      * friction takes the edges' and triangles' share of the load (0x14eee84ce389b509 with
-     * the vertices' share only, which left a sheet on a spinning sphere nearly undragged) */
-    {"ipc", {NULL}, 16, {1, 1}, 0x0e60a84dfdb7b7f1ULL, 0},
+     * the vertices' share only, which left a sheet on a spinning sphere nearly undragged);
+     * 0x0e60a84dfdb7b7f1 until the springs' exact Hessian in ipc's Newton iterations (the
+     * clamped one where H is not positive definite): the same minimiser to the tolerance
+     * (over the 50 steps the energies agree to 1.2e-6 J, the smallest self separation to
+     * 7e-8 m), reached in 238 iterations instead of 759, the worst step 17 instead of 150 */
+    {"ipc", {NULL}, 16, {1, 1}, 0x34515ac69f0a7889ULL, 0},
     {"avgforce", {NULL}, 16, {1, 1}, 0x887d6841240f08d7ULL, 0},
     /* acm: was 0x3fed7d49d5504434 until its step ran to t + dt while the harness set the
      * time to (n + 1) dt (a last-bit mismatch that left path knots past the step's end);
