@@ -352,15 +352,21 @@ static void test_drop_converges(void)
     cb_sim_close(&r);
 }
 
+/* Two sheets 1 cm apart, the upper one thrown down at the lower one at 1 m/s (the lower
+ * pinned at its corners). */
+static const char *const two_sheets_scene =
+    "name: two\nduration: 0.1\ndt: 0.005\ngravity: [0, 0, -9.81]\n"
+    "cloth:\n  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+    "  pieces:\n"
+    "    - {grid: {nx: 6, ny: 6, size: [0.5, 0.5], origin: [-0.25, -0.25, 0.0]}, pins: [{select: corners}]}\n"
+    "    - {grid: {nx: 6, ny: 6, size: [0.4, 0.4], origin: [-0.2, -0.2, 0.0]}, translation: [0.01, 0.02, 0.01], "
+    "velocity: [0, 0, -1.0]}\n";
+
 /* Two sheets 1 cm apart, the upper one thrown down at the lower: no intersecting pair
  * and no pair closer than the thickness after any step. */
 static void test_two_sheets(void)
 {
-    const char *scene = "name: two\nduration: 0.1\ndt: 0.005\ngravity: [0, 0, -9.81]\n"
-                        "cloth:\n  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
-                        "  pieces:\n"
-                        "    - {grid: {nx: 6, ny: 6, size: [0.5, 0.5], origin: [-0.25, -0.25, 0.0]}, pins: [{select: corners}]}\n"
-                        "    - {grid: {nx: 6, ny: 6, size: [0.4, 0.4], origin: [-0.2, -0.2, 0.0]}, translation: [0.01, 0.02, 0.01], velocity: [0, 0, -1.0]}\n";
+    const char *scene = two_sheets_scene;
     cb_sim r;
     CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0), CB_OK);
     double least = INFINITY;
@@ -683,11 +689,7 @@ static void test_newton_limits(void)
  * (thickness + dhat), and NaN when nothing is that close (two sheets thrown together). */
 static void test_min_separation(void)
 {
-    const char *scene = "name: two\nduration: 0.1\ndt: 0.005\ngravity: [0, 0, -9.81]\n"
-                        "cloth:\n  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
-                        "  pieces:\n"
-                        "    - {grid: {nx: 6, ny: 6, size: [0.5, 0.5], origin: [-0.25, -0.25, 0.0]}, pins: [{select: corners}]}\n"
-                        "    - {grid: {nx: 6, ny: 6, size: [0.4, 0.4], origin: [-0.2, -0.2, 0.0]}, translation: [0.01, 0.02, 0.01], velocity: [0, 0, -1.0]}\n";
+    const char *scene = two_sheets_scene;
     cb_sim r;
     CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0), CB_OK);
     double range = 2.0 * r.w->thickness; /* thickness + dhat (its default, the thickness) */
