@@ -320,13 +320,18 @@ static void sphere_center(const cb_collider *c, double t, double ctr[3])
     for (int k = 0; k < 3; k++) ctr[k] = c->center[k] + c->velocity[k] * t;
 }
 
-/* Distance minus radius of the edge or triangle (n = 2, 3 vertices v) at x from sphere c. */
-static double sphere_phi(const cb_collider *c, double t, int n, const int *v, const double (*x)[3])
+/* Distance minus radius of the edge or triangle (n = 2, 3 vertices v) at x from sphere c;
+ * with wts, the barycentric weights of its point closest to the center (n of them). */
+static double sphere_phi(const cb_collider *c, double t, int n, const int *v, const double (*x)[3], double *wts)
 {
-    double ctr[3];
+    double ctr[3], tt = 0.0;
     sphere_center(c, t, ctr);
-    double d2 = n == 2 ? cb_point_segment_distance2(ctr, x[v[0]], x[v[1]], NULL, NULL)
-                       : cb_point_triangle_distance2(ctr, x[v[0]], x[v[1]], x[v[2]], NULL, NULL);
+    double d2 = n == 2 ? cb_point_segment_distance2(ctr, x[v[0]], x[v[1]], wts ? &tt : NULL, NULL)
+                       : cb_point_triangle_distance2(ctr, x[v[0]], x[v[1]], x[v[2]], wts, NULL);
+    if (wts && n == 2) {
+        wts[0] = 1.0 - tt;
+        wts[1] = tt;
+    }
     return sqrt(d2) - c->radius;
 }
 
@@ -501,7 +506,7 @@ static int gather(ipc_solver *s, const cb_world *w, const double (*x)[3], double
                 int v[4], nv = pair_verts(m, &q, v), free_end = 0;
                 for (int k = 0; k < nv; k++) free_end |= s->ss.unk[v[k]] >= 0;
                 if (!free_end) continue;
-                double phi = sphere_phi(col, t, nv, v, x);
+                double phi = sphere_phi(col, t, nv, v, x, NULL);
                 double sv = phi > s->xi_col ? phi * phi - s->xi_col * s->xi_col : -1.0;
                 if (sv < s->shat_col && add_pair(s, &q, sv, phi, bad, bad_d, err)) return CB_ERR_NOMEM;
             }
@@ -744,7 +749,7 @@ static double prim_gap(const ipc_solver *s, const cb_collider *col, double t, do
     int idx[3] = {0, 1, 2};
     for (int k = 0; k < nv; k++)
         for (int d = 0; d < 3; d++) y[k][d] = x[v[k]][d] + tc * s->p[v[k]][d];
-    double phi = nv == 1 ? cb_collider_query(col, t, y[0], NULL, NULL) : sphere_phi(col, t, nv, idx, (const double (*)[3])y);
+    double phi = nv == 1 ? cb_collider_query(col, t, y[0], NULL, NULL) : sphere_phi(col, t, nv, idx, (const double (*)[3])y, NULL);
     return phi - s->xi_col;
 }
 
@@ -1253,15 +1258,7 @@ static void friction_lag(ipc_solver *s, const cb_world *w, const double (*x)[3],
         if (q->kind != PAIR_ESPH && q->kind != PAIR_TSPH) continue;
         const cb_collider *col = &w->colliders[q->b];
         int v[4], nv = pair_verts(w->mesh, q, v);
-        double ctr[3], wts[3] = {0, 0, 0}, tt = 0.0;
-        sphere_center(col, t, ctr);
-        double d2 = nv == 2 ? cb_point_segment_distance2(ctr, x[v[0]], x[v[1]], &tt, NULL)
-                            : cb_point_triangle_distance2(ctr, x[v[0]], x[v[1]], x[v[2]], wts, NULL);
-        if (nv == 2) {
-            wts[0] = 1.0 - tt;
-            wts[1] = tt;
-        }
-        double phi = sqrt(d2) - col->radius;
+        double wts[3] = {0, 0, 0}, phi = sphere_phi(col, t, nv, v, x, wts);
         if (!(phi > s->xi_col)) continue;
         double db, sv = phi * phi - s->xi_col * s->xi_col;
         cb_barrier(sv, s->shat_col, &db, NULL);
