@@ -213,8 +213,9 @@ def open_run(path, allow_unfinished=False):
         f.close()
         raise RunError("%s: not a clothbench run file (no solver attribute or /series/time)" % path)
     try:
+        rows = readable_rows(f)
         for name in f["series"]:
-            check_series(f, name, path)
+            check_series(f, name, path, rows)
     except RunError:
         f.close()
         raise
@@ -260,11 +261,13 @@ def readable_rows(f):
     return rows
 
 
-def check_series(f, name, path=None):
+def check_series(f, name, path=None, rows=None):
     """/series/<name> of f; RunError unless it holds numbers, one row per readable row
-    (readable_rows) or more. Readers index every series by the time column's rows: a shorter
-    one (a damaged file) would be read past its end or give a wrong-length column."""
-    d, rows = f["series"][name], readable_rows(f)
+    (readable_rows, or `rows` when the caller has it) or more. Readers index every series by
+    the time column's rows: a shorter one (a damaged file) would be read past its end or
+    give a wrong-length column."""
+    d = f["series"][name]
+    rows = readable_rows(f) if rows is None else rows
     where = "%s: /series/%s" % (path or f.filename, name)
     if d.dtype.kind not in "fiu":
         raise RunError("%s does not hold numbers (a damaged run file)" % where)
@@ -280,7 +283,7 @@ def series(f, name):
     import numpy as np
     rows = readable_rows(f)
     if name in f["series"]:
-        return check_series(f, name)[:rows]
+        return check_series(f, name, rows=rows)[:rows]
     return np.full(rows, np.nan)
 
 
