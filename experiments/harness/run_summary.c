@@ -18,6 +18,18 @@
 /* A count an older run file did not record (NaN) as none, for sums. */
 static double zero_nan(double v) { return isnan(v) ? 0.0 : v; }
 
+/* The rank of dataset d (-1 when its space cannot be read) and, for ranks 1 to 3, its
+ * extent into dims. */
+static int dataset_extent(hid_t d, hsize_t dims[3])
+{
+    dims[0] = dims[1] = dims[2] = 0;
+    hid_t sp = H5Dget_space(d);
+    int nd = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+    if (nd >= 1 && nd <= 3) H5Sget_simple_extent_dims(sp, dims, NULL);
+    if (sp >= 0) H5Sclose(sp);
+    return nd;
+}
+
 static int read_series(hid_t file, const char *path, const char *name, int width, long rows, double **out,
                        long *got, cb_error *err)
 {
@@ -28,11 +40,10 @@ static int read_series(hid_t file, const char *path, const char *name, int width
     if (H5Lexists(file, "/series", H5P_DEFAULT) <= 0 || H5Lexists(file, ds, H5P_DEFAULT) <= 0) return 0;
     hid_t d = H5Dopen(file, ds, H5P_DEFAULT);
     if (d < 0) return CB_FAIL(err, CB_ERR_INPUT, "%s: %s cannot be opened (a damaged run file)", path, ds);
-    hid_t sp = H5Dget_space(d), ty = H5Dget_type(d);
+    hid_t ty = H5Dget_type(d);
     H5T_class_t cls = ty >= 0 ? H5Tget_class(ty) : H5T_NO_CLASS;
-    hsize_t dims[3] = {0, 0, 0};
-    int nd = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
-    if (nd >= 1 && nd <= 3) H5Sget_simple_extent_dims(sp, dims, NULL);
+    hsize_t dims[3];
+    int nd = dataset_extent(d, dims);
     int rc = CB_ERR_INPUT;
     if (cls != H5T_FLOAT && cls != H5T_INTEGER)
         CB_FAIL(err, CB_ERR_INPUT, "%s: %s does not hold numbers (a damaged run file)", path, ds);
@@ -57,7 +68,6 @@ static int read_series(hid_t file, const char *path, const char *name, int width
         }
     }
     if (ty >= 0) H5Tclose(ty);
-    if (sp >= 0) H5Sclose(sp);
     H5Dclose(d);
     return rc;
 }
@@ -70,11 +80,8 @@ static long series_rows(hid_t file, const char *name)
     if (H5Lexists(file, ds, H5P_DEFAULT) <= 0) return -1;
     hid_t d = H5Dopen(file, ds, H5P_DEFAULT);
     if (d < 0) return -1;
-    hid_t sp = H5Dget_space(d);
-    hsize_t dims[3] = {0, 0, 0};
-    int nd = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
-    if (nd >= 1 && nd <= 3) H5Sget_simple_extent_dims(sp, dims, NULL);
-    if (sp >= 0) H5Sclose(sp);
+    hsize_t dims[3];
+    int nd = dataset_extent(d, dims);
     H5Dclose(d);
     return nd >= 1 && nd <= 3 ? (long)dims[0] : -1;
 }
@@ -181,12 +188,11 @@ int cb_run_summary_read(const char *path, cb_run_summary *s, cb_error *err)
     s->steps = dt && dt[n - 1] > 0 ? lround(t[n - 1] / dt[n - 1]) : n - 1;
     if (H5Lexists(f, "/frames/time", H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen(f, "/frames/time", H5P_DEFAULT);
-        hid_t sp = H5Dget_space(d);
-        hsize_t dims[1] = {0};
-        H5Sget_simple_extent_dims(sp, dims, NULL);
-        s->frames = (long)dims[0];
-        H5Sclose(sp);
-        H5Dclose(d);
+        hsize_t dims[3];
+        if (d >= 0) {
+            s->frames = dataset_extent(d, dims) >= 1 ? (long)dims[0] : 0;
+            H5Dclose(d);
+        }
     }
     s->energy_start = E ? E[0] : NAN;
     s->energy_end = E ? E[n - 1] : NAN;
