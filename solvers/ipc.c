@@ -113,7 +113,7 @@
  * lagged pair's couplings while its barrier pair is inactive). A scripted pin's share of
  * a self pair's friction impulse is external work (its pin velocity). With self_friction 0
  * the results are bitwise those without it. Its cost (2026-11-26,
- * data/scenes/tangle/two_sheets_sphere.yaml, --audit, debug build, load ~23): 926 Newton
+ * data/scenes/tangle/two_sheets_sphere.yaml, --audit, debugoptimized build, load ~23): 926 Newton
  * iterations over the 250 steps against 801 with self_friction 0, 1.96 against 1.56 CPU-s;
  * no crossing either way.
  * The velocity is v = (x - x_n)/h ((1 - damping) v_n + (x - y)/h); no contact stage after the
