@@ -458,6 +458,22 @@ static double friction_f0(double y, double eps, double *f1_y, double *df1)
     return y * y / eps - y * y * y / (3.0 * eps * eps) + eps / 3.0;
 }
 
+double cb_friction_slip(double ml, double eps, const double n[3], const double u[3], double g[3], double M[3][3])
+{
+    double y = cb_v3_norm(u), f1_y, df1;
+    double e = ml * friction_f0(y, eps, &f1_y, &df1);
+    if (g)
+        for (int a = 0; a < 3; a++) g[a] = ml * f1_y * u[a];
+    if (M)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                double P = (a == b ? 1.0 : 0.0) - n[a] * n[b];
+                double uu = y > 0 ? u[a] * u[b] / (y * y) : 0.0;
+                M[a][b] = ml * (df1 * uu + f1_y * (P - uu));
+            }
+    return e;
+}
+
 double cb_spring_friction(const cb_spring_solver *s, const cb_world *w, double h, double t1, const double (*x)[3],
                           double (*grad)[3], double (*hess)[3][3], double hsum[3][3])
 {
@@ -477,17 +493,10 @@ double cb_spring_friction(const cb_spring_solver *s, const cb_world *w, double h
         cb_v3_sub(r, x[i], s->x0[i]);
         cb_v3_axpy(r, -h, vc);
         cb_v3_axpy(r, -cb_v3_dot(r, n), n); /* u: the tangential slip */
-        double y = cb_v3_norm(r), f1_y, df1;
-        e += ml * friction_f0(y, eps, &f1_y, &df1);
-        if (grad) cb_v3_axpy(grad[i], ml * f1_y, r);
+        double gi[3], H[3][3];
+        e += cb_friction_slip(ml, eps, n, r, gi, hess || hsum ? H : NULL);
+        if (grad) cb_v3_add(grad[i], grad[i], gi);
         if (!hess && !hsum) continue;
-        double H[3][3];
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++) {
-                double P = (a == b ? 1.0 : 0.0) - n[a] * n[b];
-                double uu = y > 0 ? r[a] * r[b] / (y * y) : 0.0;
-                H[a][b] = ml * (df1 * uu + f1_y * (P - uu));
-            }
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++) {
                 if (hess) hess[u][a][b] += H[a][b];

@@ -221,6 +221,11 @@ double cb_spring_contact_penalty(const cb_spring_solver *s, const cb_world *w, d
  * contact): f_i, n_i and the collider from the solve's x at t1 (0 with contact: projection). */
 double cb_spring_friction(const cb_spring_solver *s, const cb_world *w, double h, double t1, const double (*x)[3],
                           double (*grad)[3], double (*hess)[3][3], double hsum[3][3]);
+/* The term mu Lambda f0(|u|) above of one tangential slip u (u . n = 0, n the unit
+ * normal) with ml = mu Lambda and eps: its value; g (may be NULL) gets its gradient
+ * ml f1(y) u / y, M (may be NULL) its Hessian block (PSD). cb_spring_friction and ipc's
+ * pair friction (solvers/ipc_friction.h) take their terms from it. */
+double cb_friction_slip(double ml, double eps, const double n[3], const double u[3], double g[3], double M[3][3]);
 void cb_spring_friction_lag(cb_spring_solver *s, const cb_world *w, double h, double t1, const double (*x)[3]);
 
 #endif

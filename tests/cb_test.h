@@ -283,6 +283,48 @@ static inline cb_mesh *cb_test_soup(int nf, int shared, double spread, uint64_t 
     return m;
 }
 
+/* A function of 12 coordinates (four points) with its gradient and Hessian (g, H may be
+ * NULL). */
+typedef double (*cb_test_fn12)(const double x[12], double g[12], double H[12][12], void *ctx);
+
+/* Central differences of f's value against its gradient and of its gradient against
+ * its Hessian at x, step `step`, over the coordinates of the points not in `fixed` (bit
+ * a: point a held); the worst errors relative to the largest entry into *eg, *eh. */
+static inline void cb_test_fd12(cb_test_fn12 f, const double x[12], void *ctx, double step, unsigned fixed,
+                                double *eg, double *eh)
+{
+    double g[12], H[12][12], gp[12], gm[12], xp[12];
+    f(x, g, H, ctx);
+    double gmax = 0.0, hmax = 0.0;
+    for (int i = 0; i < 12; i++) {
+        gmax = fmax(gmax, fabs(g[i]));
+        for (int j = 0; j < 12; j++) hmax = fmax(hmax, fabs(H[i][j]));
+    }
+    *eg = *eh = 0.0;
+    for (int i = 0; i < 12; i++) {
+        if (fixed >> (i / 3) & 1) continue;
+        memcpy(xp, x, sizeof xp);
+        xp[i] = x[i] + step;
+        double fp = f(xp, gp, NULL, ctx);
+        xp[i] = x[i] - step;
+        double fm = f(xp, gm, NULL, ctx);
+        if (gmax > 0) *eg = fmax(*eg, fabs((fp - fm) / (2 * step) - g[i]) / gmax);
+        for (int j = 0; j < 12; j++)
+            if (!(fixed >> (j / 3) & 1)) *eh = fmax(*eh, fabs((gp[j] - gm[j]) / (2 * step) - H[j][i]) / hmax);
+    }
+}
+
+/* The rotation matrix of the quaternion (qw, qx, qy, qz), normalised first (not 0). */
+static inline void cb_test_quat_rotation(double qw, double qx, double qy, double qz, double R[3][3])
+{
+    double n = sqrt(qw * qw + qx * qx + qy * qy + qz * qz);
+    qw /= n, qx /= n, qy /= n, qz /= n;
+    double r[3][3] = {{1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw)},
+                      {2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw)},
+                      {2 * (qx * qz - qy * qw), 2 * (qy * qz + qx * qw), 1 - 2 * (qx * qx + qy * qy)}};
+    memcpy(R, r, sizeof r);
+}
+
 static inline int cb_test_run(const char *suite, const cb_test_entry *tests, int n)
 {
     if (CU_initialize_registry() != CUE_SUCCESS) return 2;

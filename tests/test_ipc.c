@@ -47,7 +47,7 @@ static double urand(unsigned *seed)
     return ((*seed >> 8) & 0xffffff) / (double)0x1000000;
 }
 
-typedef double (*pair_fn)(const double x[12], double g[12], double H[12][12], void *ctx);
+typedef cb_test_fn12 pair_fn;
 
 typedef struct fd_ctx {
     int ee;
@@ -80,23 +80,7 @@ static double mollifier_fn(const double x[12], double g[12], double H[12][12], v
  * the worst error relative to the largest entry. */
 static void fd_check(pair_fn f, const double x[12], void *ctx, double hstep, double *eg, double *eh)
 {
-    double g[12], H[12][12], gp[12], gm[12], xp[12];
-    f(x, g, H, ctx);
-    double gmax = 0.0, hmax = 0.0;
-    for (int i = 0; i < 12; i++) {
-        gmax = fmax(gmax, fabs(g[i]));
-        for (int j = 0; j < 12; j++) hmax = fmax(hmax, fabs(H[i][j]));
-    }
-    *eg = *eh = 0.0;
-    for (int i = 0; i < 12; i++) {
-        memcpy(xp, x, sizeof xp);
-        xp[i] = x[i] + hstep;
-        double fp = f(xp, gp, NULL, ctx);
-        xp[i] = x[i] - hstep;
-        double fm = f(xp, gm, NULL, ctx);
-        *eg = fmax(*eg, fabs((fp - fm) / (2 * hstep) - g[i]) / gmax);
-        for (int j = 0; j < 12; j++) *eh = fmax(*eh, fabs((gp[j] - gm[j]) / (2 * hstep) - H[j][i]) / hmax);
-    }
+    cb_test_fd12(f, x, ctx, hstep, 0, eg, eh);
 }
 
 /* A random pair whose distance is `target`: a point above a triangle's interior (PT) or
@@ -115,11 +99,8 @@ static void random_pair(unsigned *seed, int ee, double target, double x[12])
     }
     /* a rotation from a random unit quaternion */
     double qw = urand(seed) - 0.5, qx = urand(seed) - 0.5, qy = urand(seed) - 0.5, qz = urand(seed) - 0.5;
-    double n = sqrt(qw * qw + qx * qx + qy * qy + qz * qz);
-    qw /= n, qx /= n, qy /= n, qz /= n;
-    double R[3][3] = {{1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw)},
-                      {2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw)},
-                      {2 * (qx * qz - qy * qw), 2 * (qy * qz + qx * qw), 1 - 2 * (qx * qx + qy * qy)}};
+    double R[3][3];
+    cb_test_quat_rotation(qw, qx, qy, qz, R);
     for (int p = 0; p < 4; p++)
         for (int r = 0; r < 3; r++) x[3 * p + r] = R[r][0] * loc[p][0] + R[r][1] * loc[p][1] + R[r][2] * loc[p][2];
 }
