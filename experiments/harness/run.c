@@ -443,8 +443,8 @@ static int run_step(run_state *r, long step, cb_error *err)
     int frame_step = ((step + 1) % r->per_frame == 0) || step + 1 == r->nsteps;
     if (frame_step && bad < 0 && !breaches && def->frame_hook) {
         int h = def->frame_hook(def->frame_ctx, world, step + 1, r->msg, sizeof r->msg, err);
-        if (h < 0) {
-            r->final_status = "error";
+        if (h < 0) { /* the hook's own failure is the run's error; a signal inside it, an interruption */
+            r->final_status = h == CB_ERR_INTERRUPTED ? "interrupted" : "error";
             snprintf(r->msg, sizeof r->msg, "%.1000s", err ? err->message : "the frame hook failed");
             return h;
         }

@@ -37,7 +37,8 @@ typedef struct cb_run_def {
      * aside), before that row and frame are written, with the world and the steps done.
      * 0: go on; > 0: the run ends there with status "ok" and its message from why[size]
      * (that step's row and frame are not written: the file ends at the frame before); < 0:
-     * an error (err set) that ends the run with status "error". `clothbench reference`
+     * an error (err set) that ends the run with status "error" ("interrupted" for
+     * CB_ERR_INTERRUPTED: the hook polls the interrupt flag in its loops). `clothbench reference`
      * advances its check beside the reference with it (experiments/reference.h). */
     int (*frame_hook)(void *ctx, const cb_world *w, long steps, char *why, size_t size, cb_error *err);
     void *frame_ctx;
