@@ -826,7 +826,7 @@ static int cmd_reference(int argc, char **argv)
     }
     cb_run_install_signal_handlers();
     double D = NAN;
-    int e = cb_reference_make(&d, stdout, &D, &err);
+    int e = cb_reference_make(&d, stdout, &D, NULL, &err);
     if (e) {
         print_error(&err);
         rc = e == CB_ERR_INPUT ? 2 : 1;

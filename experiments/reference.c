@@ -198,7 +198,7 @@ static double series_max(const char *path, const char *name)
     return worst;
 }
 
-int cb_reference_make(const cb_reference_def *d, FILE *out, double *difference, cb_error *err)
+int cb_reference_make(const cb_reference_def *d, FILE *out, double *difference, double *window_end, cb_error *err)
 {
     if (!d || !d->scene_path || !d->output || d->refine < 1 || d->method < CB_REFERENCE_AUTO ||
         d->method > CB_REFERENCE_IPC || d->max_check < 0 || isnan(d->max_check))
@@ -256,6 +256,7 @@ int cb_reference_make(const cb_reference_def *d, FILE *out, double *difference, 
     double D = c.nf ? c.D : NAN, window = c.window;
     int cut = !isnan(c.t_over);
     if (difference) *difference = cut && !c.nf ? c.d_over : D;
+    if (window_end) *window_end = cut ? c.window : INFINITY;
     if (!c.nf) { /* no frame after the start within the bound (or none at all) */
         cb_runlog_remove(d->output);
         if (!cut)
@@ -346,8 +347,8 @@ int cb_reference_for_experiment(const cb_experiment *e, FILE *out, cb_error *err
     }
     cb_reference_def d = {e->scenes[0], tmp, e->reference_refine > 0 ? e->reference_refine : CB_REFERENCE_REFINE,
                           sets, nsets, 1, e->reference_method, e->reference_max_check};
-    double D = NAN;
-    rc = cb_reference_make(&d, NULL, &D, err);
+    double D = NAN, W = NAN;
+    rc = cb_reference_make(&d, NULL, &D, &W, err);
     if (!rc && rename(tmp, e->reference))
         rc = CB_FAIL(err, CB_ERR_IO, "%s: cannot rename %s to it: %s", e->reference, tmp, strerror(errno));
     /* what is left under the temporary name: its sidecar (it names the temporary file),
@@ -355,6 +356,10 @@ int cb_reference_for_experiment(const cb_experiment *e, FILE *out, cb_error *err
     cb_runlog_remove(tmp);
     free(tmp);
     free(sets);
-    if (!rc && out) fprintf(out, "sweep %s: reference made; the same at half its step differs by %.3g m\n", e->name, D);
+    if (!rc && out) {
+        fprintf(out, "sweep %s: reference made; the same at half its step differs by %.3g m", e->name, D);
+        if (isfinite(W)) fprintf(out, " up to t = %.6g s, its window (position_error is NaN after it)", W);
+        fprintf(out, "\n");
+    }
     return rc;
 }

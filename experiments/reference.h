@@ -61,8 +61,9 @@ typedef struct cb_reference_def {
 
 /* Writes the reference (its window) and its check; prints the check to out. *difference
  * gets D (m); when the reference is refused (CB_ERR_INPUT, nothing left at d->output), the
- * difference at its first frame. */
-int cb_reference_make(const cb_reference_def *d, FILE *out, double *difference, cb_error *err);
+ * difference at its first frame. *window_end (may be NULL) gets the last frame time when the
+ * check ended the reference early, INFINITY when it held to the end. */
+int cb_reference_make(const cb_reference_def *d, FILE *out, double *difference, double *window_end, cb_error *err);
 
 struct cb_experiment;
 /* An experiment's `reference:` made when it is missing (or not a finished reference), so

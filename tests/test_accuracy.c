@@ -446,7 +446,8 @@ static void test_contact_reference_window(void)
 /* An experiment says how its missing reference is made, as clothbench reference's options:
  * reference_method, reference_refine and reference_max_check reach it (a bound of 1e-9 m
  * refuses the drape's reference at its first frame, the sweep's message naming its
- * refinement and that bound); a bad value, or the keys without `reference`, are refused. */
+ * refinement and that bound); a reference that ends early (the drape's 0.45 s at dt / 4)
+ * is made and its window named; a bad value, or the keys without `reference`, are refused. */
 static void test_sweep_reference_keys(void)
 {
     char dir[1024], yaml[2048];
@@ -460,6 +461,13 @@ static void test_sweep_reference_keys(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "--method ipc --refine 8 --max-check 1e-09"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "ipc at dt = scene dt / 8"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "above the bound 1e-09 m"));
+    /* the drape's 0.45 s at dt / 4: a reference with a window, which the sweep names */
+    snprintf(yaml, sizeof yaml, "name: refwin\nscenes: [data/scenes/drape_sphere.yaml]\nsolvers: [fms]\n"
+             "set: {duration: 0.45, cloth.grid.nx: 6, cloth.grid.ny: 6}\nreference: %s/win.h5\n"
+             "reference_refine: 4\n", dir);
+    e = cb_test_write_tmp("refwin.yaml", yaml);
+    CU_ASSERT_EQUAL(cb("sweep %s -o %s/win", e, dir), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "its window (position_error is NaN after it)"));
     snprintf(yaml, sizeof yaml, "%sreference: %s/ref.h5\nreference_method: rk4\n", head, dir);
     e = cb_test_write_tmp("refkeys.yaml", yaml);
     CU_ASSERT_EQUAL(cb("sweep %s -o %s", e, dir), 2);
