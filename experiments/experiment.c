@@ -479,6 +479,39 @@ int cb_experiment_load(const char *path, const char *output, const char *const *
         rc = CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
         goto done;
     }
+    /* how the sweep makes a missing reference: clothbench reference's --method, --refine
+     * and --max-check */
+    const cb_yaml *rm = cb_keys_ask(keys, root, "reference_method");
+    if (rm) {
+        static const char *const methods[] = {"auto", "verlet", "ipc"};
+        e->reference_method = -1;
+        for (int k = 0; k < 3 && rm->kind == CB_YAML_SCALAR && rm->scalar; k++)
+            if (!strcmp(rm->scalar, methods[k])) e->reference_method = k;
+        if (e->reference_method < 0) {
+            rc = CB_FAIL(err, CB_ERR_INPUT, "%s: reference_method: expected auto, verlet or ipc, got %s",
+                         cb_yaml_where(rm, path, w, sizeof w), rm->scalar ? rm->scalar : "?");
+            goto done;
+        }
+    }
+    const cb_yaml *rq = cb_keys_ask(keys, root, "reference_refine");
+    if (rq && (rc = cb_yaml_int(rq, path, "reference_refine", &e->reference_refine, err))) goto done;
+    if (rq && e->reference_refine < 1) {
+        rc = CB_FAIL(err, CB_ERR_INPUT, "%s: reference_refine: expected a whole number >= 1, got %s",
+                     cb_yaml_where(rq, path, w, sizeof w), rq->scalar ? rq->scalar : "?");
+        goto done;
+    }
+    const cb_yaml *rb = cb_keys_ask(keys, root, "reference_max_check");
+    if (rb && (rc = cb_yaml_double(rb, path, "reference_max_check", &e->reference_max_check, err))) goto done;
+    if (rb && !(e->reference_max_check > 0 && isfinite(e->reference_max_check))) {
+        rc = CB_FAIL(err, CB_ERR_INPUT, "%s: reference_max_check: expected a distance > 0 in metres, got %s",
+                     cb_yaml_where(rb, path, w, sizeof w), rb->scalar ? rb->scalar : "?");
+        goto done;
+    }
+    if ((rm || rq || rb) && !rf) {
+        rc = CB_FAIL(err, CB_ERR_INPUT, "%s: reference_method, reference_refine and reference_max_check say how the "
+                     "sweep makes its reference: they need reference: PATH", path);
+        goto done;
+    }
     /* expect_diverged: true: a run that ends diverged is this experiment's result (a
      * stability map), finished like an ok one: not run again on resumption, not a
      * failure of the sweep's exit status */

@@ -745,8 +745,9 @@ static const option reference_options[] = {
     [REF_DT] = {NULL, "--dt", "DT", "dt_ref = DT (must divide the scene's dt)", OPT_STR, 0},
     [REF_METHOD] = {NULL, "--method", "M", "auto (default: ipc with colliders, else verlet), verlet or ipc\n"
                                            "(ipc also for self contact without colliders)", OPT_STR, 0},
-    [REF_MAX_CHECK] = {NULL, "--max-check", "D", "refuse the reference when it and the same at half its step\n"
-                                                 "differ by more than D m (default 1e-3)", OPT_STR, 0},
+    [REF_MAX_CHECK] = {NULL, "--max-check", "D", "end the reference at the first frame where it and the same at\n"
+                                                 "half its step differ by more than D m (default 1e-3): its\n"
+                                                 "window; refused when that is its first frame", OPT_STR, 0},
     [REF_OUTPUT] = {"-o", "--output", "REF.h5", "the reference (default runs/<scene>-reference.h5)", OPT_STR, 0},
     [REF_SET] = {NULL, "--set", "KEY.PATH=VALUE", "override a scene value (repeatable)", OPT_LIST, 0},
     [REF_QUIET] = {"-q", "--quiet", NULL, "no progress, no summary", OPT_FLAG, 0},
@@ -825,7 +826,7 @@ static int cmd_reference(int argc, char **argv)
     }
     cb_run_install_signal_handlers();
     double D = NAN;
-    int e = cb_reference_make(&d, stdout, &D, &err);
+    int e = cb_reference_make(&d, stdout, &D, NULL, &err);
     if (e) {
         print_error(&err);
         rc = e == CB_ERR_INPUT ? 2 : 1;
@@ -1028,11 +1029,11 @@ static const command commands[] = {
     {"reference", "reference SCENE [options]", "a converged trajectory to measure runs against",
      "usage: clothbench reference SCENE [options]\n"
      "  a converged trajectory (velocity Verlet without colliders, ipc with them; damping 0,\n"
-     "  at the scene's dt / refine), checked against the same at half that step and refused\n"
-     "  when they differ by more than --max-check; runs measure their position_error and\n"
-     "  energy_error against it with run --reference\n",
+     "  at the scene's dt / refine), checked against the same at half that step at every frame\n"
+     "  and kept up to the last frame where they differ by at most --max-check (its window);\n"
+     "  runs measure their position_error and energy_error against it with run --reference\n",
      OPTS(reference_options), "exit status: 0 written, 1 a run failed, 2 bad input or refused (the check above its\n"
-     "bound, colliders with --method verlet)\n",
+     "bound at the first frame, colliders with --method verlet)\n",
      cmd_reference},
     {"submit", "submit EXPERIMENT.yaml --slurm [options]", "a sweep as a Slurm job array plus a merge job",
      "usage: clothbench submit EXPERIMENT.yaml --slurm [options]\n"

@@ -10,8 +10,10 @@
 
 #include "contact/colliders.h"
 #include "core/scene.h"
+#include "core/solver.h"
 #include "core/world.h"
 #include "experiments/harness/reference.h"
+#include "experiments/harness/registry.h"
 #include "experiments/harness/run.h"
 #include "experiments/harness/runlog.h"
 #include "experiments/sweep.h"
@@ -47,27 +49,126 @@ typedef struct ref_method {
     char frame_rate[64];     /* "" or "frame_rate=..." */
 } ref_method;
 
-/* One run of the method at dt into path. */
-static int method_run(const cb_reference_def *d, const ref_method *m, double dt, const char *path, cb_error *err)
+/* The overrides of a run of the method at dt: the caller's, dt, the method's and the frame
+ * rate's; *sets (freed by the caller) holds *n of them, dtbuf[64] the dt's text. */
+static int method_sets(const cb_reference_def *d, const ref_method *m, double dt, char dtbuf[64], const char ***sets,
+                       int *n, cb_error *err)
 {
-    const char **sets = cb_calloc((size_t)d->nsets + 6, sizeof *sets);
-    if (!sets) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
-    char setdt[64];
-    snprintf(setdt, sizeof setdt, "dt=%.17g", dt);
-    int n = 0;
-    for (int i = 0; i < d->nsets; i++) sets[n++] = d->sets[i];
-    sets[n++] = setdt;
-    for (int i = 0; i < m->nsets; i++) sets[n++] = m->sets[i];
-    if (m->frame_rate[0]) sets[n++] = m->frame_rate;
+    *sets = cb_calloc((size_t)d->nsets + 6, sizeof **sets);
+    if (!*sets) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
+    snprintf(dtbuf, 64, "dt=%.17g", dt);
+    *n = 0;
+    for (int i = 0; i < d->nsets; i++) (*sets)[(*n)++] = d->sets[i];
+    (*sets)[(*n)++] = dtbuf;
+    for (int i = 0; i < m->nsets; i++) (*sets)[(*n)++] = m->sets[i];
+    if (m->frame_rate[0]) (*sets)[(*n)++] = m->frame_rate;
+    return CB_OK;
+}
+
+/* The check: the same method at half the reference's step, without a run file, advanced
+ * beside the reference by the run loop's frame hook to each of its frame times and
+ * compared there (mass-weighted RMS distance). The window ends at the last frame within
+ * the bound: at the first frame beyond it the hook ends the reference, whose file then
+ * holds the frames of the window only. */
+typedef struct ref_check {
+    cb_scene *scene;
+    cb_world *world;
+    const cb_solver_class *cls;
+    void *solver;
+    long steps;           /* the check's steps done */
+    double bound;
+    double D;             /* the largest difference over the window's frames */
+    int nf;               /* frames compared within the window (t = 0 aside) */
+    double window;        /* the last frame time within the bound */
+    double t_over, d_over;/* the first frame beyond it and its difference (NaN: none) */
+} ref_check;
+
+static void check_free(ref_check *c)
+{
+    if (c->solver) c->cls->destroy(c->solver);
+    c->solver = NULL;
+    cb_world_free(&c->world);
+    cb_scene_free(&c->scene);
+}
+
+static int check_create(const cb_reference_def *d, const ref_method *m, double h, double bound, ref_check *c,
+                        cb_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->bound = bound;
+    c->t_over = c->d_over = NAN;
+    const char **sets = NULL;
+    char dtbuf[64];
+    int n = 0, rc = method_sets(d, m, 0.5 * h, dtbuf, &sets, &n, err);
+    if (!rc) rc = cb_scene_load(d->scene_path, sets, n, &c->scene, err);
+    free(sets);
+    if (!rc) rc = cb_world_create(c->scene, &c->world, err);
+    if (!rc) {
+        c->cls = cb_solver_find(m->solver);
+        cb_params p = cb_scene_params(c->scene, m->solver);
+        rc = c->cls->create(c->world, &p, &c->solver, err);
+    }
+    if (rc) {
+        cb_error_prefix(err, "the check at dt_ref / 2: ");
+        check_free(c);
+        return rc;
+    }
+    cb_world_apply_pins(c->world, 0.0);
+    return CB_OK;
+}
+
+/* cb_run_def.frame_hook: the check to the reference's frame (2 steps per step of the
+ * reference), their difference there; ends the reference at the first frame beyond the
+ * bound. */
+static int check_frame(void *ctx, const cb_world *w, long steps, char *why, size_t size, cb_error *err)
+{
+    ref_check *c = ctx;
+    while (c->steps < 2 * steps) {
+        if (cb_interrupt_requested())
+            return CB_FAIL(err, CB_ERR_INTERRUPTED, "the check at dt_ref / 2: interrupted at t = %g s",
+                           c->world->state.t);
+        cb_step_info info;
+        int rc = cb_solver_step(c->cls, c->solver, c->world, c->steps, c->scene->dt, &info, err);
+        if (rc) {
+            cb_error_prefix(err, "the check at dt_ref / 2, step %ld: ", c->steps + 1);
+            return rc;
+        }
+        c->steps++;
+    }
+    double dist = cb_mass_rms_distance((const double (*)[3])w->state.x, (const double (*)[3])c->world->state.x,
+                                       w->mass, w->nv);
+    if (dist <= c->bound) {
+        c->D = c->nf ? fmax(c->D, dist) : dist;
+        c->nf++;
+        c->window = w->state.t;
+        return 0;
+    }
+    c->t_over = w->state.t;
+    c->d_over = isnan(dist) ? INFINITY : dist;
+    snprintf(why, size, "ended at t = %.6g s by the reference's check: the same at half the step differs by %.3g m "
+             "there, above its bound %.3g m; the reference's window is 0 to %.6g s", c->t_over, dist, c->bound,
+             c->window);
+    return 1;
+}
+
+/* The reference at dt into d->output, its check beside it (c). */
+static int method_run(const cb_reference_def *d, const ref_method *m, double dt, ref_check *c, cb_error *err)
+{
+    const char **sets = NULL;
+    char dtbuf[64];
+    int n = 0, rc = method_sets(d, m, dt, dtbuf, &sets, &n, err);
+    if (rc) return rc;
     cb_run_def def = cb_default_run_def();
     def.scene_path = d->scene_path;
     def.solver = m->solver;
-    def.output = path;
+    def.output = d->output;
     def.sets = sets;
     def.nsets = n;
     def.progress = !d->quiet;
+    def.frame_hook = check_frame;
+    def.frame_ctx = c;
     cb_run_result res;
-    int rc = cb_run(&def, &res, err);
+    rc = cb_run(&def, &res, err);
     free(sets);
     return rc;
 }
@@ -97,7 +198,7 @@ static double series_max(const char *path, const char *name)
     return worst;
 }
 
-int cb_reference_make(const cb_reference_def *d, FILE *out, double *difference, cb_error *err)
+int cb_reference_make(const cb_reference_def *d, FILE *out, double *difference, double *window_end, cb_error *err)
 {
     if (!d || !d->scene_path || !d->output || d->refine < 1 || d->method < CB_REFERENCE_AUTO ||
         d->method > CB_REFERENCE_IPC || d->max_check < 0 || isnan(d->max_check))
@@ -147,61 +248,51 @@ int cb_reference_make(const cb_reference_def *d, FILE *out, double *difference, 
         m.sets[2] = "solvers.explicit.substeps=1";
         m.nsets = 3;
     }
-    size_t n = strlen(d->output);
-    char *check = cb_malloc(n + 16);
-    if (!check) return CB_FAIL(err, CB_ERR_NOMEM, "out of memory");
-    snprintf(check, n + 16, "%s.check.h5", d->output);
-    if ((rc = method_run(d, &m, h, d->output, err)) || (rc = method_run(d, &m, 0.5 * h, check, err))) {
-        free(check);
-        return rc;
-    }
-    /* the check run's frames against the reference's */
-    cb_reference *ref = NULL;
-    hid_t f = H5Fopen(d->output, H5F_ACC_RDONLY, H5P_DEFAULT);
-    hsize_t dims[3] = {0, 0, 0};
-    if (f >= 0) {
-        hid_t ds = H5Dopen2(f, "/frames/positions", H5P_DEFAULT), sp = H5Dget_space(ds);
-        H5Sget_simple_extent_dims(sp, dims, NULL);
-        H5Sclose(sp);
-        H5Dclose(ds);
-        H5Fclose(f);
-    }
-    double D = NAN;
-    int nf = 0;
-    rc = cb_reference_open(d->output, (int)dims[1], &ref, err);
-    if (!rc) rc = cb_reference_compare_file(ref, check, &D, &nf, err);
-    cb_reference_free(&ref);
-    cb_runlog_remove(check);
-    free(check);
+    ref_check c;
+    if ((rc = check_create(d, &m, h, bound, &c, err))) return rc;
+    rc = method_run(d, &m, h, &c, err);
+    check_free(&c);
     if (rc) return rc;
-    if (difference) *difference = D;
-    if (!(D <= bound)) { /* NaN too: no frame to compare */
+    double D = c.nf ? c.D : NAN, window = c.window;
+    int cut = !isnan(c.t_over);
+    if (difference) *difference = cut && !c.nf ? c.d_over : D;
+    if (window_end) *window_end = cut ? c.window : INFINITY;
+    if (!c.nf) { /* no frame after the start within the bound (or none at all) */
         cb_runlog_remove(d->output);
+        if (!cut)
+            return CB_FAIL(err, CB_ERR_INPUT, "%s: refused: no frame after the start to check the reference at; no "
+                           "reference written to %s", d->scene_path, d->output);
         return CB_FAIL(err, CB_ERR_INPUT, "%s: refused: %s at dt = scene dt / %d and the same at half that step differ "
-                       "by %.3g m (largest mass-weighted RMS over %d frames), above the bound %.3g m (--max-check): "
-                       "the trajectory has not converged in dt (contact can make it chaotic); a larger --refine, a "
-                       "shorter duration or another --max-check; no reference written to %s",
-                       d->scene_path, m.solver, refine, D, nf, bound, d->output);
+                       "by %.3g m (mass-weighted RMS) at t = %.6g s, its first frame, above the bound %.3g m "
+                       "(--max-check): the trajectory has not converged in dt even there; a larger --refine or another "
+                       "--max-check; no reference written to %s",
+                       d->scene_path, m.solver, refine, c.d_over, c.t_over, bound, d->output);
     }
-    char method[384], sdt[64], txt[512];
+    char method[384], sdt[64], txt[768], win[256] = "";
+    if (cut)
+        snprintf(win, sizeof win, "; the reference ends at t = %.6g s, its window: at %.6g s the two differ by %.3g m "
+                 "(above the bound: the trajectory is not converged in dt after that; runs have position_error and "
+                 "energy_error up to t = %.6g s only)", window, c.t_over, c.d_over, window);
     if (ipc) {
         double res = series_max(d->output, "residual");
         snprintf(method, sizeof method, "ipc (implicit Euler with IPC's log barrier on the shared model, damping 0, "
                  "Newton to |p|_inf / h < %.3g m/s) at dt = scene dt / %d", CB_REFERENCE_IPC_TOLERANCE, refine);
         snprintf(txt, sizeof txt, "the same at dt / 2 differs by %.3g m (largest mass-weighted RMS over %d frames, "
                  "bound %.3g m); for a first-order method the reference's own error is about %.3g m; largest Newton "
-                 "increment at the end of a step %.3g m/s", D, nf, bound, 2.0 * D, res);
+                 "increment at the end of a step %.3g m/s%s", D, c.nf, bound, 2.0 * D, res, win);
     } else {
         snprintf(method, sizeof method, "velocity Verlet (explicit solver, scheme verlet, damping 0, one substep) at "
                  "dt = scene dt / %d (the stability limit 2 / omega_max is %.3g s)", refine, h_stable);
         snprintf(txt, sizeof txt, "the same at dt / 2 differs by %.3g m (largest mass-weighted RMS over %d frames, "
-                 "bound %.3g m); the reference's own error is about %.3g m", D, nf, bound, 4.0 * D / 3.0);
+                 "bound %.3g m); the reference's own error is about %.3g m%s", D, c.nf, bound, 4.0 * D / 3.0, win);
     }
     snprintf(sdt, sizeof sdt, "%.17g", h);
-    f = H5Fopen(d->output, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t f = H5Fopen(d->output, H5F_ACC_RDWR, H5P_DEFAULT);
     if (f < 0 || put_string_attr(f, "reference_method", method) || put_string_attr(f, "reference_dt", sdt) ||
         put_string_attr(f, "reference_check", txt) || put_attr(f, "reference_difference", H5T_NATIVE_DOUBLE, &D) ||
-        put_attr(f, "reference_bound", H5T_NATIVE_DOUBLE, &bound))
+        put_attr(f, "reference_bound", H5T_NATIVE_DOUBLE, &bound) ||
+        put_attr(f, "reference_window", H5T_NATIVE_DOUBLE, &window) ||
+        put_attr(f, "reference_exceeded_at", H5T_NATIVE_DOUBLE, &c.t_over))
         rc = CB_FAIL(err, CB_ERR_IO, "%s: cannot record the reference's method and check", d->output);
     if (f >= 0) H5Fclose(f);
     if (!rc && out && !d->quiet)
@@ -247,12 +338,17 @@ int cb_reference_for_experiment(const cb_experiment *e, FILE *out, cb_error *err
     if (out) {
         fprintf(out, "sweep %s: making the reference %s (clothbench reference %s", e->name, e->reference, e->scenes[0]);
         for (int i = 0; i < nsets; i++) fprintf(out, " --set %s", sets[i]);
+        static const char *const methods[] = {"auto", "verlet", "ipc"};
+        if (e->reference_method) fprintf(out, " --method %s", methods[e->reference_method]);
+        if (e->reference_refine) fprintf(out, " --refine %d", e->reference_refine);
+        if (e->reference_max_check > 0) fprintf(out, " --max-check %g", e->reference_max_check);
         fprintf(out, ")\n");
         fflush(out);
     }
-    cb_reference_def d = {e->scenes[0], tmp, CB_REFERENCE_REFINE, sets, nsets, 1, CB_REFERENCE_AUTO, 0.0};
-    double D = NAN;
-    rc = cb_reference_make(&d, NULL, &D, err);
+    cb_reference_def d = {e->scenes[0], tmp, e->reference_refine > 0 ? e->reference_refine : CB_REFERENCE_REFINE,
+                          sets, nsets, 1, e->reference_method, e->reference_max_check};
+    double D = NAN, W = NAN;
+    rc = cb_reference_make(&d, NULL, &D, &W, err);
     if (!rc && rename(tmp, e->reference))
         rc = CB_FAIL(err, CB_ERR_IO, "%s: cannot rename %s to it: %s", e->reference, tmp, strerror(errno));
     /* what is left under the temporary name: its sidecar (it names the temporary file),
@@ -260,6 +356,10 @@ int cb_reference_for_experiment(const cb_experiment *e, FILE *out, cb_error *err
     cb_runlog_remove(tmp);
     free(tmp);
     free(sets);
-    if (!rc && out) fprintf(out, "sweep %s: reference made; the same at half its step differs by %.3g m\n", e->name, D);
+    if (!rc && out) {
+        fprintf(out, "sweep %s: reference made; the same at half its step differs by %.3g m", e->name, D);
+        if (isfinite(W)) fprintf(out, " up to t = %.6g s, its window (position_error is NaN after it)", W);
+        fprintf(out, "\n");
+    }
     return rc;
 }

@@ -41,7 +41,9 @@
  * "pending" for a run without a file yet.
  *
  * Optional keys: `reference: PATH` (runs log position_error and energy_error against
- * it; the sweep makes it when missing, experiments/reference.h), `expect_diverged:
+ * it; the sweep makes it when missing, experiments/reference.h, as `clothbench reference`
+ * with `reference_method: auto|verlet|ipc`, `reference_refine: Q` and
+ * `reference_max_check: D` when given), `expect_diverged:
  * true` (a diverged run is a result: kept like an ok one, not a failure) and
  * `time_limit: S` (wall seconds per run, setup included: a run past it ends
  * "interrupted" with the message "time limit of S s reached ..." (run.h), is recorded
@@ -81,6 +83,9 @@ typedef struct cb_experiment {
     char *name;
     char *output;      /* output folder */
     char *reference;   /* reference run file for position_error (NULL: none) */
+    int reference_method;      /* how the sweep makes it when missing (experiments/reference.h): CB_REFERENCE_AUTO (0), ... */
+    int reference_refine;      /* its dt / Q (0: CB_REFERENCE_REFINE) */
+    double reference_max_check; /* its check's bound, m (0: CB_REFERENCE_MAX_CHECK) */
     int expect_diverged; /* a diverged run is a result (stability maps), not a failure */
     double time_limit; /* wall seconds per run (cb_run_def.time_limit); 0: none */
     int nscenes;

@@ -627,7 +627,9 @@ static void test_unknown_experiment_key(void)
                                                    "solvers: [explicit]\ncolour: red\n");
     CU_ASSERT_EQUAL(cb("sweep %s --dry-run", bad), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "xk.yaml:4:1: unknown key 'colour' in experiment; allowed keys: description, "
-                                       "name, output, reference, expect_diverged, time_limit, scenes, solvers, set, grid, repeats"));
+                                       "name, output, reference, reference_method, reference_refine, "
+                                       "reference_max_check, expect_diverged, time_limit, scenes, solvers, set, grid, "
+                                       "repeats"));
 }
 
 CB_TEST_MAIN("sweep",

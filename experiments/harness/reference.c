@@ -155,19 +155,28 @@ static long frame_at(const cb_reference *r, double t)
     return -1;
 }
 
+double cb_mass_rms_distance(const double (*x)[3], const double (*y)[3], const double *m, int nv)
+{
+    double s = 0.0, mt = 0.0;
+    for (int i = 0; i < nv; i++) {
+        double d0 = x[i][0] - y[i][0], d1 = x[i][1] - y[i][1], d2 = x[i][2] - y[i][2];
+        s += m[i] * (d0 * d0 + d1 * d1 + d2 * d2);
+        mt += m[i];
+    }
+    return mt > 0 ? sqrt(s / mt) : NAN;
+}
+
+double cb_reference_window(const cb_reference *r)
+{
+    return r && r->nframes > 0 ? r->t[r->nframes - 1] : NAN;
+}
+
 double cb_reference_error(const cb_reference *r, double t, const double (*x)[3], const double *m, int nv)
 {
     if (!r || nv != r->nv) return NAN;
     long k = frame_at(r, t);
     if (k < 0) return NAN;
-    const double (*xr)[3] = (const double (*)[3])r->x + (size_t)k * (size_t)nv;
-    double s = 0.0, mt = 0.0;
-    for (int i = 0; i < nv; i++) {
-        double d0 = x[i][0] - xr[i][0], d1 = x[i][1] - xr[i][1], d2 = x[i][2] - xr[i][2];
-        s += m[i] * (d0 * d0 + d1 * d1 + d2 * d2);
-        mt += m[i];
-    }
-    return mt > 0 ? sqrt(s / mt) : NAN;
+    return cb_mass_rms_distance(x, (const double (*)[3])r->x + (size_t)k * (size_t)nv, m, nv);
 }
 
 double cb_reference_energy_error(const cb_reference *r, double t, double total_energy)
@@ -175,36 +184,4 @@ double cb_reference_energy_error(const cb_reference *r, double t, double total_e
     if (!r) return NAN;
     long k = frame_at(r, t);
     return k < 0 ? NAN : total_energy - r->e[k];
-}
-
-int cb_reference_compare_file(const cb_reference *r, const char *path, double *max_err, int *n, cb_error *err)
-{
-    *max_err = NAN;
-    *n = 0;
-    cb_reference *run = NULL;
-    int rc = cb_reference_open(path, r->nv, &run, err);
-    if (rc) return rc;
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    double *m = NULL;
-    hsize_t dm[3];
-    int rm = 0;
-    long nm = f < 0 ? -1 : read_doubles(f, "/mesh/masses", &m, dm, &rm);
-    if (f >= 0) H5Fclose(f);
-    if (nm != r->nv) {
-        free(m);
-        cb_reference_free(&run);
-        return CB_FAIL(err, CB_ERR_INPUT, "%s: no /mesh/masses for %d vertices", path, r->nv);
-    }
-    double worst = 0.0;
-    for (long k = 0; k < run->nframes; k++) {
-        double e = cb_reference_error(r, run->t[k], (const double (*)[3])run->x + (size_t)k * (size_t)r->nv, m,
-                                      r->nv);
-        if (isnan(e)) continue;
-        worst = fmax(worst, e);
-        (*n)++;
-    }
-    *max_err = *n ? worst : NAN;
-    free(m);
-    cb_reference_free(&run);
-    return CB_OK;
 }

@@ -22,13 +22,16 @@ int cb_reference_open(const char *path, int nv, cb_reference **out, cb_error *er
 void cb_reference_free(cb_reference **r);
 /* 1 when path is a run file with status ok and frames (what cb_reference_open takes). */
 int cb_reference_usable(const char *path);
+/* sqrt( sum_i m_i |x_i - y_i|^2 / sum_i m_i ): the mass-weighted RMS distance of two states (NaN
+ * without mass). */
+double cb_mass_rms_distance(const double (*x)[3], const double (*y)[3], const double *m, int nv);
+/* The reference's last frame time: its window (a contact reference ends where its check
+ * exceeded its bound, experiments/reference.h; position_error and energy_error are NaN after it). */
+double cb_reference_window(const cb_reference *r);
 /* position_error of state x (masses m, nv vertices) at time t; NaN when t is no frame time. */
 double cb_reference_error(const cb_reference *r, double t, const double (*x)[3], const double *m, int nv);
 /* energy_error of a state whose total_energy is E at time t; NaN when t is no frame time
  * or the reference has no series row there. */
 double cb_reference_energy_error(const cb_reference *r, double t, double total_energy);
-/* The largest position_error of run file `path` against the reference over its frames
- * at reference times (masses from /mesh/masses); the number of frames compared in *n. */
-int cb_reference_compare_file(const cb_reference *r, const char *path, double *max_err, int *n, cb_error *err);
 
 #endif

@@ -230,6 +230,7 @@ typedef struct run_state {
     char msg[1024];
     int status_written;
     int progress_on;         /* the progress bar on stderr (a terminal) */
+    int ended;               /* def->frame_hook ended the run (status ok, before its last step's row) */
 } run_state;
 
 /* The row's metrics after `info`'s step (NULL: row 0, the initial state): the state's
@@ -320,6 +321,10 @@ static int run_open(run_state *r, cb_error *err)
                  "min_separation: the method's own value where it measures one, ipc)");
 
     r->res->started = 1;
+    char refnote[1400];
+    if (r->ref)
+        snprintf(refnote, sizeof refnote, "%.1024s: its frames from 0 to %.6g s (its window: position_error and "
+                 "energy_error are NaN after it)", def->reference, cb_reference_window(r->ref));
     if (def->output) {
         if ((rc = cb_mkdir_parent(def->output, err))) return rc;
         r->scene_dir = realpath(scene->dir, NULL);
@@ -338,6 +343,7 @@ static int run_open(run_state *r, cb_error *err)
             .command_line = NULL,
             .files = (const char *const *)scene->files,
             .nfiles = scene->nfiles,
+            .reference = r->ref ? refnote : NULL,
         };
         if ((rc = cb_runlog_open(&ld, world, &r->log, err))) return rc;
     }
@@ -435,6 +441,19 @@ static int run_step(run_state *r, long step, cb_error *err)
     int bad = find_divergence(world, scene->bound);
     int breaches = cb_health_end(r->health, world, info, scene->dt, step + 1);
     int frame_step = ((step + 1) % r->per_frame == 0) || step + 1 == r->nsteps;
+    if (frame_step && bad < 0 && !breaches && def->frame_hook) {
+        int h = def->frame_hook(def->frame_ctx, world, step + 1, r->msg, sizeof r->msg, err);
+        if (h < 0) { /* the hook's own failure is the run's error; a signal inside it, an interruption */
+            r->final_status = h == CB_ERR_INTERRUPTED ? "interrupted" : "error";
+            snprintf(r->msg, sizeof r->msg, "%.1000s", err ? err->message : "the frame hook failed");
+            return h;
+        }
+        if (h > 0) { /* this step is not the file's: it ends at the frame before */
+            res->steps = step;
+            r->ended = 1;
+            return CB_OK;
+        }
+    }
     if (bad >= 0 || breaches || frame_step || (step + 1) % scene->log_every == 0) {
         long frame_index = (step + 1) / r->per_frame;
         int expensive = frame_step && scene->expensive_every > 0 && frame_index % scene->expensive_every == 0;
@@ -544,7 +563,7 @@ int cb_run(const cb_run_def *def, cb_run_result *res, cb_error *err)
     struct sigaction old_alarm;
     if (def->time_limit > 0) arm_time_limit(def->time_limit, &old_alarm);
     int rc = run_open(&r, err), opened = rc == CB_OK;
-    for (long step = 0; opened && step < r.nsteps && !rc; step++) {
+    for (long step = 0; opened && step < r.nsteps && !rc && !r.ended; step++) {
         rc = run_step(&r, step, err);
         if (!rc && r.progress_on && (step % 16 == 0 || step + 1 == r.nsteps))
             progress(step + 1, r.nsteps, res->wall_s, 0);

@@ -3,8 +3,10 @@
 #ifndef CB_RUN_H
 #define CB_RUN_H
 
+#include <stddef.h>
 #include <stdio.h>
 #include "core/error.h"
+#include "core/world.h"
 
 typedef struct cb_run_def {
     const char *scene_path;
@@ -31,6 +33,15 @@ typedef struct cb_run_def {
                                   status "interrupted", its message starting "time limit of S s
                                   reached". The timer is disarmed and SIGALRM's handler restored
                                   before cb_run returns. 0: no limit */
+    /* optional: called after every step that ends on a frame time (the first frame, t = 0,
+     * aside), before that row and frame are written, with the world and the steps done.
+     * 0: go on; > 0: the run ends there with status "ok" and its message from why[size]
+     * (that step's row and frame are not written: the file ends at the frame before); < 0:
+     * an error (err set) that ends the run with status "error" ("interrupted" for
+     * CB_ERR_INTERRUPTED: the hook polls the interrupt flag in its loops). `clothbench reference`
+     * advances its check beside the reference with it (experiments/reference.h). */
+    int (*frame_hook)(void *ctx, const cb_world *w, long steps, char *why, size_t size, cb_error *err);
+    void *frame_ctx;
 } cb_run_def;
 
 cb_run_def cb_default_run_def(void);

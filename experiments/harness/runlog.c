@@ -583,6 +583,7 @@ static int write_root_attrs(cb_runlog *log, const cb_runlog_def *def, cb_error *
     int rc = write_int_attr(log->path, log->file, "layout_version", CB_LAYOUT_VERSION, err);
     for (size_t i = 0; !rc && i < sizeof names / sizeof names[0]; i++)
         rc = write_str_attr(log->path, log->file, "", names[i], values[i], err);
+    if (!rc && def->reference) rc = write_str_attr(log->path, log->file, "", "reference", def->reference, err);
     free(digests);
     return rc;
 }

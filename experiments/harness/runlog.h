@@ -22,6 +22,8 @@ typedef struct cb_runlog_def {
     const char *expensive_note; /* how often the expensive metrics run, stored as an attribute */
     const char *self_collision; /* "on" | "off" | "none" (the method has none); NULL: "unknown" */
     const char *model;          /* the model the solver solves (cb_solver_model); NULL: "unknown" */
+    const char *reference;      /* NULL, or the reference position_error and energy_error are measured
+                                 * against and its window: the attribute `reference` */
     /* provenance (NULL: ""); the build and machine are asked of experiments/harness/provenance.h */
     const char *scene_path;     /* the scene file as given */
     const char *scene_dir;      /* absolute folder its relative paths resolve against */
@@ -51,7 +53,7 @@ int cb_runlog_status(cb_runlog *log, const char *status, const char *message, cb
  * "" when none). */
 int cb_runlog_health(cb_runlog *log, const char *rule, double energy_ref, const char *breaches, cb_error *err);
 /* Remove a run file and its XDMF sidecar (either may be missing); remove()'s result for
- * the file. For run files that are not kept (a reference's check run, a temporary one). */
+ * the file. For run files that are not kept (a refused reference, a temporary one). */
 int cb_runlog_remove(const char *path);
 /* Close (flushes). *log is set to NULL. */
 int cb_runlog_close(cb_runlog **log, cb_error *err);
