@@ -73,7 +73,13 @@ static const row table[] = {
      * are projected by QL instead of Jacobi; the drape's energies agree to 1e-15 and the
      * iterations per step are the same. Before: newton 0x66543b3d065248a0, ipc
      * 0x17ac90ef0029b17b, the supernodal newton row 0xdfe256d2d7764a95 */
-    {"newton", {NULL}, 16, {1, 1}, 0x158c85b83f6a20a0ULL, 0},
+    /* newton: 0x158c85b83f6a20a0 (the supernodal row 0x1664d4f1a1ba921f) until the
+     * assembly reused a hinge's projected Hessian while its shape moved by less than
+     * hinge_reuse = 0.01 of its edge (issue 35): another matrix, so other iterates, the
+     * same tolerance (on the 12 x 12 drape through the impact the positions agree to
+     * 3e-7 m with the same 247 iterations, tests/test_newton.c); bending: springs and
+     * quadratic are bitwise unchanged (no hinge Hessian; a constant one) */
+    {"newton", {NULL}, 16, {1, 1}, 0x8b92666f92bbcc35ULL, 0},
     {"fms", {"solvers.fms.bending=springs"}, 16, {1, 1}, 0x936a2b7804d4e420ULL, 0},
     {"newton", {"solvers.newton.bending=springs"}, 16, {1, 1}, 0x716645a9fe4959b1ULL, 0},
     {"newton", {"solvers.newton.bending=quadratic"}, 16, {1, 1}, 0x7051294a112aeb30ULL, 0},
@@ -119,7 +125,7 @@ static const row table[] = {
      * OpenBLAS count), but not independent of it: 1 thread gives the default row's hash,
      * 2 threads another (threads: 0, one per core, gives the latter on a 2-core machine).
      * The OpenMP count does not matter. */
-    {"newton", {"solvers.newton.threads=2", "solvers.newton.factor=supernodal"}, 16, {1, 2}, 0x1664d4f1a1ba921fULL, 0},
+    {"newton", {"solvers.newton.threads=2", "solvers.newton.factor=supernodal"}, 16, {1, 2}, 0xbc053f4611f3effbULL, 0},
 };
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
