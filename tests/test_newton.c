@@ -194,6 +194,16 @@ static double penalty_term(const cb_spring_solver *ss, const cb_world *w, const 
     return cb_spring_contact_penalty(ss, w, 0.0, x, grad, hess);
 }
 
+/* A crumpled state (to free): w's positions plus uniform noise of width amp from seed. */
+static double (*crumpled(const cb_world *w, unsigned seed, double amp))[3]
+{
+    double (*x)[3] = calloc((size_t)w->nv, sizeof *x);
+    srand(seed);
+    for (int i = 0; i < w->nv; i++)
+        for (int k = 0; k < 3; k++) x[i][k] = w->state.x[i][k] + amp * (rand() / (double)RAND_MAX - 0.5);
+    return x;
+}
+
 /* The extra pairs of cb_spring_solver_system (ipc's contact couplings) may name vertex
  * pairs the springs and hinges already couple (a point-triangle pair whose vertex is a
  * hinge's far vertex of one of the triangle's): cb_spring_solver_assemble zeroed the extra
@@ -211,10 +221,7 @@ static void test_extra_pairs_keep_model(void)
     CU_ASSERT_EQUAL_FATAL(open_frame(&r, text, &ss), CB_OK);
     cb_world *w = r.w;
     int nv = w->nv;
-    double (*x)[3] = calloc((size_t)nv, sizeof *x);
-    srand(5);
-    for (int i = 0; i < nv; i++) /* a crumpled state: every hinge bent, springs stretched */
-        for (int k = 0; k < 3; k++) x[i][k] = w->state.x[i][k] + 0.02 * (rand() / (double)RAND_MAX - 0.5);
+    double (*x)[3] = crumpled(w, 5, 0.02); /* every hinge bent, springs stretched */
     const double h = 0.01;
     /* every vertex pair of the grid */
     int np = 0, (*pairs)[2] = calloc((size_t)nv * nv, sizeof *pairs);
@@ -279,11 +286,8 @@ static void test_hinge_cache(void)
     CU_ASSERT_FATAL(nb > 0);
     for (int q = 0; q < 9 * ss.nfree; q++) nnz = ss.diag_pos[q] + 1 > nnz ? ss.diag_pos[q] + 1 : nnz;
     for (int q = 0; q < 9 * ss.sp.n + 54 * nb; q++) nnz = ss.spring_pos[q] + 1 > nnz ? ss.spring_pos[q] + 1 : nnz;
-    double (*x)[3] = calloc((size_t)nv, sizeof *x), *plain = calloc((size_t)nnz, sizeof(double));
-    double *cached = calloc((size_t)nnz, sizeof(double));
-    srand(7);
-    for (int i = 0; i < nv; i++) /* every hinge bent */
-        for (int k = 0; k < 3; k++) x[i][k] = w->state.x[i][k] + 0.01 * (rand() / (double)RAND_MAX - 0.5);
+    double (*x)[3] = crumpled(w, 7, 0.01); /* every hinge bent */
+    double *plain = calloc((size_t)nnz, sizeof(double)), *cached = calloc((size_t)nnz, sizeof(double));
     const double reuse = 0.01;
     cb_error e;
     /* uncached values at x, then the first cached assembly */
