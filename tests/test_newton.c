@@ -536,6 +536,41 @@ static void test_hinge_reuse_converges(void)
     cb_sim_close(&b);
 }
 
+/* initial_guess: acceleration (the default) against inertial (x = y) on the drape:
+ * in free fall (its first 0.15 s) every step after the first starts at the solution
+ * (no iteration: the last step's change of velocity is gravity's); through the impact
+ * every step meets the tolerance in both, and the positions agree within a small
+ * fraction of the cloth's motion. */
+static void test_initial_guess(void)
+{
+    const char *base[] = {"cloth.grid.nx=12", "cloth.grid.ny=12", "dt=0.005", "solvers.newton.initial_guess=inertial"};
+    cb_sim a, b;
+    CU_ASSERT_EQUAL_FATAL(run_open(&a, "newton", "data/scenes/drape_sphere.yaml", base, 3), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(run_open(&b, "newton", "data/scenes/drape_sphere.yaml", base, 4), CB_OK);
+    int ia = 0, ib = 0, falling = 0;
+    double worst = 0, moved = 0, res = 0;
+    for (int n = 0; n < 60; n++) {
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&a), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&b), CB_OK);
+        if (n >= 1 && n < 30) falling += a.info.iterations; /* t in (0.005, 0.15] s: before the impact */
+        ia += a.info.iterations;
+        ib += b.info.iterations;
+        res = fmax(res, fmax(a.info.residual, b.info.residual));
+        for (int i = 0; i < a.w->nv; i++) {
+            worst = fmax(worst, cb_v3_dist(a.w->state.x[i], b.w->state.x[i]));
+            moved = fmax(moved, cb_v3_dist(a.w->state.x[i], a.w->mesh->x[i]));
+        }
+    }
+    fprintf(stderr, "  initial_guess acceleration: %d iterations (%d in free fall after the first step); inertial: %d; "
+            "max |x_a - x_i| %.2e m (motion %.2e m), max residual %.2e\n", ia, falling, ib, worst, moved, res);
+    CU_ASSERT_EQUAL(falling, 0);
+    CU_ASSERT(res <= 1e-4);
+    CU_ASSERT(worst <= 0.01 * moved);
+    CU_ASSERT(ia < ib);
+    cb_sim_close(&a);
+    cb_sim_close(&b);
+}
+
 static void test_parameters_checked(void)
 {
     const char *bad[] = {"solvers.newton.tolerance=0", "solvers.newton.max_iterations=0", "solvers.newton.iterations=3",
@@ -560,4 +595,5 @@ CB_TEST_MAIN("newton",
              CB_TEST(test_parameters_checked),
              CB_TEST(test_extra_pairs_keep_model),
              CB_TEST(test_hinge_cache),
-             CB_TEST(test_hinge_reuse_converges))
+             CB_TEST(test_hinge_reuse_converges),
+             CB_TEST(test_initial_guess))
