@@ -168,40 +168,101 @@ void cb_spring_solver_release(cb_spring_solver *s)
     free(s->fn);
     free(s->fnrm);
     free(s->fcol);
+    free(s->hinge_cache);
     memset(s, 0, sizeof *s);
+}
+
+/* 1 when the cached Hessian c of hinge hv is still good at x (cb_spring_solver_hinge_cache). */
+static int hinge_unchanged(const double *c, const int *hv, const double (*x)[3], double reuse)
+{
+    double le2 = c[90];
+    if (!(le2 > 0)) return 0;
+    const double *r = c + 78;
+    double lim = reuse * reuse * le2;
+    for (int j = 1; j < 4; j++) {
+        double m = 0.0;
+        for (int k = 0; k < 3; k++) {
+            double d = (x[hv[j]][k] - x[hv[0]][k]) - (r[3 * j + k] - r[k]);
+            m += d * d;
+        }
+        if (!(m <= lim)) return 0;
+    }
+    return 1;
 }
 
 /* h^2 times the (projected) Hessian of hinge term i at x into the lower triangle of A:
  * the diagonal blocks of its free vertices, and the off-diagonal blocks of its vertex
- * pairs (a, b) at hinge_pos (row block the larger unknown). */
-static void add_hinge(const cb_spring_solver *ss, int i, const double (*x)[3], double h2, double *A)
+ * pairs (a, b) at hinge_pos (row block the larger unknown). The 78 entries are taken
+ * from the hinge cache when it holds them for positions close enough to x, else
+ * evaluated (and cached). */
+static void add_hinge(cb_spring_solver *ss, int i, const double (*x)[3], double h2, double *A)
 {
     const int *hv = ss->bend.h[i];
-    double H[12][12];
-    cb_bending_hinge_hessian(&ss->bend, i, x, H);
-    for (int a = 0; a < 4; a++) {
+    double own[78], *c = ss->hinge_cache ? ss->hinge_cache + (size_t)CB_HINGE_CACHE * i : NULL;
+    const double *e = c;
+    if (c && hinge_unchanged(c, hv, x, ss->hinge_reuse)) {
+        ss->hinge_reused++;
+    } else {
+        double H[12][12], *q = c ? c : own;
+        cb_bending_hinge_hessian(&ss->bend, i, x, H);
+        for (int a = 0; a < 4; a++)
+            for (int r = 0; r < 3; r++)
+                for (int col = 0; col <= r; col++) *q++ = H[3 * a + r][3 * a + col];
+        for (int a = 0; a < 4; a++)
+            for (int b = a + 1; b < 4; b++) {
+                int lo = ss->unk[hv[a]] < ss->unk[hv[b]] ? a : b, hi = lo == a ? b : a;
+                for (int r = 0; r < 3; r++)
+                    for (int col = 0; col < 3; col++) *q++ = H[3 * hi + r][3 * lo + col];
+            }
+        if (c) {
+            for (int j = 0; j < 4; j++) cb_v3_copy(c + 78 + 3 * j, x[hv[j]]);
+            double d[3];
+            cb_v3_sub(d, x[hv[1]], x[hv[0]]);
+            c[90] = cb_v3_norm2(d);
+        }
+        e = c ? c : own;
+    }
+    for (int a = 0; a < 4; a++, e += 6) {
         int ua = ss->unk[hv[a]];
         if (ua < 0) continue;
-        for (int r = 0; r < 3; r++)
-            for (int c = 0; c <= r; c++) A[ss->diag_pos[ua * 9 + r * 3 + c]] += h2 * H[3 * a + r][3 * a + c];
+        for (int r = 0, q = 0; r < 3; r++)
+            for (int col = 0; col <= r; col++, q++) A[ss->diag_pos[ua * 9 + r * 3 + col]] += h2 * e[q];
     }
     const int *pos = ss->hinge_pos + 54 * i;
-    for (int a = 0, p = 0; a < 4; a++)
-        for (int b = a + 1; b < 4; b++, p++) {
-            if (pos[9 * p] < 0) continue; /* a pinned end */
-            int lo = ss->unk[hv[a]] < ss->unk[hv[b]] ? a : b, hi = lo == a ? b : a;
-            for (int r = 0; r < 3; r++)
-                for (int c = 0; c < 3; c++) A[pos[9 * p + 3 * r + c]] += h2 * H[3 * hi + r][3 * lo + c];
-        }
+    for (int p = 0; p < 6; p++, e += 9) {
+        if (pos[9 * p] < 0) continue; /* a pinned end */
+        for (int q = 0; q < 9; q++) A[pos[9 * p + q]] += h2 * e[q];
+    }
+}
+
+int cb_spring_solver_hinge_cache(cb_spring_solver *s, double reuse, cb_error *err)
+{
+    if (!s || !(reuse >= 0))
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_spring_solver_hinge_cache: NULL solver or reuse %g < 0", reuse);
+    s->hinge_reuse = reuse;
+    if (!s->hinge_cache && s->bend.n > 0) {
+        s->hinge_cache = cb_calloc((size_t)s->bend.n * CB_HINGE_CACHE, sizeof *s->hinge_cache);
+        if (!s->hinge_cache)
+            return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for the Hessians of %d hinges", s->name, s->bend.n);
+    }
+    cb_spring_solver_hinge_forget(s);
+    return CB_OK;
+}
+
+void cb_spring_solver_hinge_forget(cb_spring_solver *s)
+{
+    if (!s || !s->hinge_cache) return;
+    for (int i = 0; i < s->bend.n; i++) s->hinge_cache[(size_t)CB_HINGE_CACHE * i + 90] = -1.0;
 }
 
 void cb_spring_solver_assemble(cb_spring_solver *s, const cb_world *w, const double (*x)[3], double h,
                                const double (*hdiag)[3][3])
 {
     CB_ASSERT(s && w && x && s->chol && s->bs == 3);
-    const cb_spring_solver *ss = s;
+    cb_spring_solver *ss = s;
     const cb_spring_set *sp = &ss->sp;
     double *A = cb_chol_values(s->chol), h2 = h * h;
+    ss->hinge_reused = 0;
     for (int u = 0; u < ss->nfree; u++)
         for (int r = 0; r < 3; r++)
             for (int c = 0; c <= r; c++)

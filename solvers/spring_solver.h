@@ -87,7 +87,16 @@ typedef struct cb_spring_solver {
     int spring_exact;      /* 1: cb_spring_solver_assemble keeps the springs' transverse part
                             * unclamped (the exact, possibly indefinite, Hessian); 0: clamped */
     int threads;           /* `threads` of the CHOLMOD calls (cb_chol_set_threads) */
+    double *hinge_cache;   /* [bend.n CB_HINGE_CACHE] NULL: every hinge's Hessian evaluated at
+                            * each assembly; else cb_spring_solver_hinge_cache */
+    double hinge_reuse;    /* the relative motion below which a cached hinge Hessian is reused */
+    int hinge_reused;      /* hinges taken from the cache by the last assembly */
 } cb_spring_solver;
+
+/* Doubles per hinge of the cache: the 78 entries of its Hessian that the assembly adds
+ * (4 diagonal blocks' lower triangles, 6 off-diagonal blocks), the 4 positions it was
+ * evaluated at and its squared edge length then (negative: nothing cached). */
+#define CB_HINGE_CACHE 91
 
 /* Read the common parameters of p, check that p has no key but these and those the
  * solver read before (p must carry a record: cb_params_begin, params.h), build the
@@ -123,11 +132,21 @@ int cb_spring_solver_system(cb_spring_solver *s, const int (*extra)[2], int next
 
 /* The values of the system of a 3 x 3 block solver (bs = 3) at x: M + h^2 (the springs'
  * Hessians with their transverse part clamped at 0, or exact with s->spring_exact, + the
- * hinges' Hessians, projected per hinge) + hdiag[u] on the diagonal block of unknown u (hdiag may be NULL); the extra
+ * hinges' Hessians, projected per hinge, or cached: cb_spring_solver_hinge_cache) + hdiag[u] on the diagonal block of unknown u (hdiag may be NULL); the extra
  * pairs' blocks hold only the springs' and hinges' share there (the caller adds its
  * own). newton.c's header says why the clamp. */
 void cb_spring_solver_assemble(cb_spring_solver *s, const cb_world *w, const double (*x)[3], double h,
                                const double (*hdiag)[3][3]);
+
+/* Let cb_spring_solver_assemble reuse a hinge's (projected) Hessian, evaluated at earlier
+ * positions r, while each of the hinge's vertex offsets from its first vertex moved by
+ * at most reuse times the edge length then: |(x_j - x_0) - (r_j - r_0)| <= reuse |r_1 -
+ * r_0| for j = 1, 2, 3 (translations reuse it exactly; the error of the reused block is of
+ * the order of reuse relative to the block). reuse = 0 (or a solver that never calls
+ * this) evaluates every hinge at each assembly. Allocates the cache (CB_HINGE_CACHE
+ * doubles per hinge) on the first call; cb_spring_solver_hinge_forget empties it. */
+int cb_spring_solver_hinge_cache(cb_spring_solver *s, double reuse, cb_error *err);
+void cb_spring_solver_hinge_forget(cb_spring_solver *s);
 
 /* 1/2 dx^T M dx - h^2 dx^T f_ext + extra + h^2 E(x) over the free vertices, x = y + dx:
  * g(x) - g(y) up to the constant h^2 E(y), evaluated from dx without the large terms M y

@@ -194,6 +194,16 @@ static double penalty_term(const cb_spring_solver *ss, const cb_world *w, const 
     return cb_spring_contact_penalty(ss, w, 0.0, x, grad, hess);
 }
 
+/* A crumpled state (to free): w's positions plus uniform noise of width amp from seed. */
+static double (*crumpled(const cb_world *w, unsigned seed, double amp))[3]
+{
+    double (*x)[3] = calloc((size_t)w->nv, sizeof *x);
+    srand(seed);
+    for (int i = 0; i < w->nv; i++)
+        for (int k = 0; k < 3; k++) x[i][k] = w->state.x[i][k] + amp * (rand() / (double)RAND_MAX - 0.5);
+    return x;
+}
+
 /* The extra pairs of cb_spring_solver_system (ipc's contact couplings) may name vertex
  * pairs the springs and hinges already couple (a point-triangle pair whose vertex is a
  * hinge's far vertex of one of the triangle's): cb_spring_solver_assemble zeroed the extra
@@ -211,10 +221,7 @@ static void test_extra_pairs_keep_model(void)
     CU_ASSERT_EQUAL_FATAL(open_frame(&r, text, &ss), CB_OK);
     cb_world *w = r.w;
     int nv = w->nv;
-    double (*x)[3] = calloc((size_t)nv, sizeof *x);
-    srand(5);
-    for (int i = 0; i < nv; i++) /* a crumpled state: every hinge bent, springs stretched */
-        for (int k = 0; k < 3; k++) x[i][k] = w->state.x[i][k] + 0.02 * (rand() / (double)RAND_MAX - 0.5);
+    double (*x)[3] = crumpled(w, 5, 0.02); /* every hinge bent, springs stretched */
     const double h = 0.01;
     /* every vertex pair of the grid */
     int np = 0, (*pairs)[2] = calloc((size_t)nv * nv, sizeof *pairs);
@@ -249,6 +256,83 @@ static void test_extra_pairs_keep_model(void)
     free(vals[1]);
     free(pairs);
     free(x);
+    cb_spring_solver_release(&ss);
+    cb_sim_close(&r);
+}
+
+/* The assembled values of ss at x into out (a copy of the system's values). */
+static void assemble_copy(cb_spring_solver *ss, const cb_world *w, const double (*x)[3], double *out, int nnz)
+{
+    cb_spring_solver_assemble(ss, w, x, 0.01, NULL);
+    memcpy(out, cb_chol_values(ss->chol), (size_t)nnz * sizeof *out);
+}
+
+/* The hinge cache (cb_spring_solver_hinge_cache): the first assembly evaluates every
+ * hinge and gives the uncached values bitwise; a rigid translation reuses every hinge (to
+ * round-off the same matrix, the Hessians being translation invariant); a vertex moved by
+ * more than reuse times its hinges' edges makes exactly the hinges around it evaluated
+ * again, and the values are again bitwise those without a cache (the others did not
+ * move); a motion below the bound reuses every hinge. */
+static void test_hinge_cache(void)
+{
+    const char *text = "name: c\nduration: 1\ndt: 0.01\n"
+                       "cloth:\n  grid: {nx: 5, ny: 5, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.0]}\n"
+                       "  bend: 1.0e-3\n  pins: []\n";
+    cb_sim r;
+    cb_spring_solver ss;
+    CU_ASSERT_EQUAL_FATAL(open_frame(&r, text, &ss), CB_OK);
+    cb_world *w = r.w;
+    int nv = w->nv, nb = ss.bend.n, nnz = 0;
+    CU_ASSERT_FATAL(nb > 0);
+    for (int q = 0; q < 9 * ss.nfree; q++) nnz = ss.diag_pos[q] + 1 > nnz ? ss.diag_pos[q] + 1 : nnz;
+    for (int q = 0; q < 9 * ss.sp.n + 54 * nb; q++) nnz = ss.spring_pos[q] + 1 > nnz ? ss.spring_pos[q] + 1 : nnz;
+    double (*x)[3] = crumpled(w, 7, 0.01); /* every hinge bent */
+    double *plain = calloc((size_t)nnz, sizeof(double)), *cached = calloc((size_t)nnz, sizeof(double));
+    const double reuse = 0.01;
+    cb_error e;
+    /* uncached values at x, then the first cached assembly */
+    assemble_copy(&ss, w, (const double (*)[3])x, plain, nnz);
+    CU_ASSERT_EQUAL_FATAL(cb_spring_solver_hinge_cache(&ss, reuse, &e), CB_OK);
+    assemble_copy(&ss, w, (const double (*)[3])x, cached, nnz);
+    CU_ASSERT_EQUAL(ss.hinge_reused, 0);
+    CU_ASSERT(memcmp(plain, cached, (size_t)nnz * sizeof(double)) == 0);
+    /* a translation by 1 m: every hinge reused, the matrix the same to round-off */
+    for (int i = 0; i < nv; i++) x[i][0] += 1.0;
+    assemble_copy(&ss, w, (const double (*)[3])x, cached, nnz);
+    CU_ASSERT_EQUAL(ss.hinge_reused, nb);
+    cb_spring_solver_release(&ss);
+    cb_sim_close(&r);
+    CU_ASSERT_EQUAL_FATAL(open_frame(&r, text, &ss), CB_OK);
+    w = r.w;
+    assemble_copy(&ss, w, (const double (*)[3])x, plain, nnz);
+    double worst = 0.0, big = 0.0;
+    for (int q = 0; q < nnz; q++) {
+        worst = fmax(worst, fabs(plain[q] - cached[q]));
+        big = fmax(big, fabs(plain[q]));
+    }
+    fprintf(stderr, "  hinge cache after a translation: max difference %.3e (max |entry| %.3e)\n", worst, big);
+    CU_ASSERT(worst <= 1e-9 * big);
+    /* vertex 12 (the middle) moved by 3 reuse edge lengths: its hinges evaluated again */
+    CU_ASSERT_EQUAL_FATAL(cb_spring_solver_hinge_cache(&ss, reuse, &e), CB_OK);
+    assemble_copy(&ss, w, (const double (*)[3])x, cached, nnz);
+    int around = 0;
+    for (int i = 0; i < nb; i++)
+        for (int j = 0; j < 4; j++) around += ss.bend.h[i][j] == 12;
+    CU_ASSERT_FATAL(around > 0);
+    x[12][2] += 3 * reuse * 0.05;
+    assemble_copy(&ss, w, (const double (*)[3])x, cached, nnz);
+    CU_ASSERT_EQUAL(ss.hinge_reused, nb - around);
+    cb_spring_solver_hinge_forget(&ss); /* uncached: every hinge again */
+    assemble_copy(&ss, w, (const double (*)[3])x, plain, nnz);
+    CU_ASSERT_EQUAL(ss.hinge_reused, 0);
+    CU_ASSERT(memcmp(plain, cached, (size_t)nnz * sizeof(double)) == 0);
+    /* and by a tenth of the bound: every hinge reused */
+    x[12][2] += 0.1 * reuse * 0.05 / sqrt(2.0);
+    assemble_copy(&ss, w, (const double (*)[3])x, cached, nnz);
+    CU_ASSERT_EQUAL(ss.hinge_reused, nb);
+    free(x);
+    free(plain);
+    free(cached);
     cb_spring_solver_release(&ss);
     cb_sim_close(&r);
 }
@@ -420,11 +504,79 @@ static void test_modified_newton_reuses_factor(void)
     cb_sim_close(&b);
 }
 
+/* hinge_reuse (on by default with refactor: auto) against every hinge's Hessian evaluated at
+ * each factorization (hinge_reuse: 0) on the drape through the impact: every step meets
+ * the tolerance in both, the positions agree within a small fraction of the cloth's
+ * motion, and the reuse costs at most a few iterations more in all. */
+static void test_hinge_reuse_converges(void)
+{
+    const char *base[] = {"cloth.grid.nx=12", "cloth.grid.ny=12", "dt=0.005", "solvers.newton.hinge_reuse=0"};
+    cb_sim a, b;
+    CU_ASSERT_EQUAL_FATAL(run_open(&a, "newton", "data/scenes/drape_sphere.yaml", base, 3), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(run_open(&b, "newton", "data/scenes/drape_sphere.yaml", base, 4), CB_OK);
+    int ia = 0, ib = 0;
+    double worst = 0, moved = 0, res = 0;
+    for (int n = 0; n < 60; n++) {
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&a), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&b), CB_OK);
+        ia += a.info.iterations;
+        ib += b.info.iterations;
+        res = fmax(res, fmax(a.info.residual, b.info.residual));
+        for (int i = 0; i < a.w->nv; i++) {
+            worst = fmax(worst, cb_v3_dist(a.w->state.x[i], b.w->state.x[i]));
+            moved = fmax(moved, cb_v3_dist(a.w->state.x[i], a.w->mesh->x[i]));
+        }
+    }
+    fprintf(stderr, "  hinge_reuse 0.01: %d iterations; 0: %d; max |x_reuse - x_exact| %.2e m (motion %.2e m), "
+            "max residual %.2e\n", ia, ib, worst, moved, res);
+    CU_ASSERT(res <= 1e-4);
+    CU_ASSERT(worst <= 0.01 * moved);
+    CU_ASSERT(ia <= ib + ib / 10);
+    cb_sim_close(&a);
+    cb_sim_close(&b);
+}
+
+/* initial_guess: acceleration (the default) against inertial (x = y) on the drape:
+ * in free fall (its first 0.15 s) every step after the first starts at the solution
+ * (no iteration: the last step's change of velocity is gravity's); through the impact
+ * every step meets the tolerance in both, and the positions agree within a small
+ * fraction of the cloth's motion. */
+static void test_initial_guess(void)
+{
+    const char *base[] = {"cloth.grid.nx=12", "cloth.grid.ny=12", "dt=0.005", "solvers.newton.initial_guess=inertial"};
+    cb_sim a, b;
+    CU_ASSERT_EQUAL_FATAL(run_open(&a, "newton", "data/scenes/drape_sphere.yaml", base, 3), CB_OK);
+    CU_ASSERT_EQUAL_FATAL(run_open(&b, "newton", "data/scenes/drape_sphere.yaml", base, 4), CB_OK);
+    int ia = 0, ib = 0, falling = 0;
+    double worst = 0, moved = 0, res = 0;
+    for (int n = 0; n < 60; n++) {
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&a), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&b), CB_OK);
+        if (n >= 1 && n < 30) falling += a.info.iterations; /* t in (0.005, 0.15] s: before the impact */
+        ia += a.info.iterations;
+        ib += b.info.iterations;
+        res = fmax(res, fmax(a.info.residual, b.info.residual));
+        for (int i = 0; i < a.w->nv; i++) {
+            worst = fmax(worst, cb_v3_dist(a.w->state.x[i], b.w->state.x[i]));
+            moved = fmax(moved, cb_v3_dist(a.w->state.x[i], a.w->mesh->x[i]));
+        }
+    }
+    fprintf(stderr, "  initial_guess acceleration: %d iterations (%d in free fall after the first step); inertial: %d; "
+            "max |x_a - x_i| %.2e m (motion %.2e m), max residual %.2e\n", ia, falling, ib, worst, moved, res);
+    CU_ASSERT_EQUAL(falling, 0);
+    CU_ASSERT(res <= 1e-4);
+    CU_ASSERT(worst <= 0.01 * moved);
+    CU_ASSERT(ia < ib);
+    cb_sim_close(&a);
+    cb_sim_close(&b);
+}
+
 static void test_parameters_checked(void)
 {
-    const char *bad[] = {"solvers.newton.tolerance=0", "solvers.newton.max_iterations=0", "solvers.newton.iterations=3"};
-    const char *needle[] = {"tolerance", "max_iterations", "unknown key 'iterations'"};
-    for (int i = 0; i < 3; i++) {
+    const char *bad[] = {"solvers.newton.tolerance=0", "solvers.newton.max_iterations=0", "solvers.newton.iterations=3",
+                         "solvers.newton.hinge_reuse=2"};
+    const char *needle[] = {"tolerance", "max_iterations", "unknown key 'iterations'", "hinge_reuse"};
+    for (int i = 0; i < 4; i++) {
         cb_sim r;
         CU_ASSERT_EQUAL(run_open(&r, "newton", "data/scenes/hanging.yaml", &bad[i], 1), CB_ERR_INPUT);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, needle[i]));
@@ -441,4 +593,7 @@ CB_TEST_MAIN("newton",
              CB_TEST(test_friction_fd),
              CB_TEST(test_modified_newton_reuses_factor),
              CB_TEST(test_parameters_checked),
-             CB_TEST(test_extra_pairs_keep_model))
+             CB_TEST(test_extra_pairs_keep_model),
+             CB_TEST(test_hinge_cache),
+             CB_TEST(test_hinge_reuse_converges),
+             CB_TEST(test_initial_guess))
