@@ -338,3 +338,33 @@ double cb_sphere_barrier(int n, const double a[3], const double b[3], const doub
     jet_out(&o, g, H);
     return o.v;
 }
+
+double cb_offset_pair_barrier(int ee, const double p0[3], const double p1[3], const double q0[3], const double q1[3],
+                              double r, double xi, double shat, double eps_x, double g[12], double H[12][12],
+                              double *phi)
+{
+    jet d;
+    int kind;
+    int hs = H != NULL;
+    if (ee) ee_jet(&d, p0, p1, q0, q1, &kind, hs);
+    else pt_jet(&d, p0, p1, q0, q1, &kind, hs);
+    double q = d.v, sq = sqrt(q), f = sq - r;
+    if (phi) *phi = f;
+    jet o;
+    if (!(f > xi) || !(sq > 0)) {
+        jet_const(&o, INFINITY, hs);
+    } else {
+        /* s(q) = (sqrt q - r)^2 - xi^2, as cb_sphere_barrier's */
+        jet sj;
+        jet_chain(&sj, &d, f * f - xi * xi, f / sq, r / (2.0 * q * sq));
+        double db, d2b, bv = cb_barrier(sj.v, shat, &db, &d2b);
+        jet_chain(&o, &sj, bv, db, d2b);
+        if (ee && eps_x > 0 && isfinite(bv) && bv > 0) {
+            jet m;
+            mollifier_jet(&m, p0, p1, q0, q1, eps_x, hs);
+            jet_mul(&o, &o, &m);
+        }
+    }
+    jet_out(&o, g, H);
+    return o.v;
+}
