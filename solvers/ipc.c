@@ -21,7 +21,15 @@
  * the collider, xi = thickness / 2: the project's contact distances, README "Contact
  * distances"), and with `sphere_edges` every edge and triangle against every sphere
  * collider (d their distance from the center minus the radius; a plane's distance from a
- * primitive is least at a vertex, so the vertices' pairs cover it), and every static
+ * primitive is least at a vertex, so the vertices' pairs cover it), every edge against
+ * every box's 12 edges and every capsule's segment and every triangle against every box's
+ * 8 vertices and every capsule's two ends (the distance between a polygon or a segment
+ * and a triangle is least at one of these features or at a vertex: with the vertices'
+ * pairs they cover the whole surface; d the pair's distance less the capsule's radius r,
+ * s = (d - r)^2 - xi^2, cb_offset_pair_barrier, the edge pairs times the mollifier; a
+ * primitive is a candidate only when its vertices' least distance from the collider less
+ * its longest edge is within xi + dhat; without them the five blades of the gauntlet's
+ * knives cut 90715 cloth edges in the audit), and every static
  * triangle-mesh collider as triangles (xi = thickness / 2, unsigned distances): cloth
  * vertex against collider triangle, cloth edge against collider edge (times the
  * mollifier, eps_x from the cloth edge's rest length and the collider edge's length) and
@@ -57,12 +65,15 @@
  *   3. factor and solve H p = -grad g (CHOLMOD);
  *   4. stop when |p|_inf / h < tolerance (m/s) (IPC's test on the Newton increment);
  *   5. CCD: the largest step alpha_max <= 1 along p for which no pair comes closer than
- *      xi + 0.1 (d_0 - xi) (d_0 its distance now): the swept BVH (x to x + p, margin xi/2)
- *      gives the candidates, conservative CCD (contact/ccd.h) the time of impact of each;
+ *      xi + 0.1 (d_0 - xi) (d_0 its distance now): the swept BVH (x to x + p, margin
+ *      (xi + dhat)/2, the gather's: with xi/2 a pair ending just above xi was no
+ *      candidate, and a pin stepped from xi + dhat to xi in one iteration) gives the
+ *      candidates, conservative CCD (contact/ccd.h) the time of impact of each;
  *      against colliders, conservative advancement on the collider's distance of the
- *      vertex, edge or triangle (Lipschitz in the step with its vertices' largest |p|);
+ *      vertex, edge or triangle, or of the box's or capsule's pair (Lipschitz in the
+ *      step with its vertices' largest |p|);
  *      against a mesh collider, the same CCD as the self pairs with the collider's side
- *      fixed, on the two-tree candidates of the cloth's swept tree (margin thickness/2);
+ *      fixed, on the two-tree candidates of the cloth's swept tree;
  *   6. line search: backtracking from alpha_max (halving, Armijo c = 1e-4) on g, the
  *      barrier re-gathered at each trial point. A step that cannot decrease g within 40
  *      halvings ends the step with CB_ERR_INTERNAL and the reason (unless the step is
@@ -86,7 +97,21 @@
  * iterations are the plain ones above and the step converges only there, so the
  * solution is the minimiser of the potential with the colliders at t + h. A cloth with no
  * room to get out of a collider's way (squeezed between two) ends the step with the
- * reason after max_iterations.
+ * reason.
+ * Moving pins (a pin with a scripted velocity or rotation: IPC's Dirichlet nodes, Li et
+ * al. 2020 sec. 4 and the supplement) take the same path: they start the iterations at
+ * their positions of t_n and travel with tau along the straight segment to their targets
+ * at t + h (the chord of a rotating pin's arc), reached exactly when tau does. While tau <
+ * t + h an iteration prescribes the rest of their motion q = x_target - x_pin, its share
+ * of the Newton direction H_ff p = -(grad g + H_fp q) (mix: the springs', hinges' and
+ * pairs' Hessian blocks between free vertices and the pins, pin_mix), and the CCD follows
+ * the pins along q with the cloth (self pairs, mesh colliders, and the analytic colliders
+ * when the pin starts outside their offset). Before, the pins were put at their targets
+ * before the iterations, outside the CCD: the funnel's pin pulled into the other sheet.
+ * When the CCD lets the prescribed motion advance by less than 1e-9 of its rest in three
+ * iterations running (a pin or a collider driven through what cannot make room: the gap
+ * of the pair in the way shrinks tenfold each iteration), the step ends with
+ * CB_ERR_INTERNAL naming the pin (or the colliders) and that pair.
  * Adaptive stiffness (IPC supplement, our reading): kappa_min = 1e11 m_avg / (4 s0 b''(s0)),
  * s0 = (1e-8 l)^2 (l the cloth's bounding-box diagonal at the start; s0 = shat/2 when that
  * is above shat), kappa_max = 100 kappa_min. At the start of every step with contact,
@@ -145,26 +170,27 @@
  * The gauntlet funnel (data/scenes/gauntlet/funnel.yaml, a closed 512-triangle mesh
  * collider) with both sheets at 11 x 11 (centre pins [60]) over 0.3 s, --audit: 0
  * crossings (self, vertex, edge, face), 38 CPU-ms per step, 4.6 Newton iterations per
- * step (9 at most). At its full size it runs to t = 0.752 s with 0 crossings (511 CPU-ms
- * per step), then a step starts infeasible: a pinned centre vertex, pulled down, was moved
- * into the other sheet (the pins' motion is not in the CCD, below).
+ * step (9 at most). At its full size it ran to t = 0.752 s with 0 crossings (511 CPU-ms
+ * per step), then a step started infeasible: a pinned centre vertex, pulled down, had
+ * been moved into the other sheet (the pins' motion was not in the CCD: now it is, above).
  *
  * Bad input: a scene whose initial state has a self pair or a vertex against a collider
  * at or closer than its xi is refused at create with the pair and its distance
  * (CB_ERR_INPUT); moving mesh colliders (a velocity, a spin or keyframes) are refused
- * with the reason (their CCD and Dirichlet step are not implemented); a step whose start is
- * infeasible (a pinned vertex moved into the cloth: the pins' motion is not in the CCD)
- * fails with the pair. The interrupt flag is polled in every Newton iteration.
+ * with the reason (their CCD and Dirichlet step are not implemented); a pin driven through
+ * what cannot make room ends the run `error` naming the pin (above). The interrupt flag is
+ * polled in every Newton iteration.
  *
  * What it does not do (yet): friction of the cloth with itself (IPC's lagged friction on
  * the self pairs' tangent bases), restitution, moving mesh colliders, the collider
  * friction against mesh colliders (their pairs carry no lagged normal force: frictionless),
- * cloth vertices in no triangle against a mesh collider (the candidates come from the
- * cloth's triangles), edges and
- * triangles of the cloth against planes (not needed), spheres (sphere_edges off: see
- * above), boxes and capsules (their vertices only: a collider can cut between two
- * vertices; 1.2 mm into the sphere at 20 x 20 on the drape), the motion of scripted pins
- * inside the CCD, strain limiting. The class does not claim CB_SOLVER_COLLIDER_FRICTION although it has collider
+ * the collider friction of the edges' and triangles' pairs against boxes and capsules (their
+ * load is not shared to the vertices' lagged normal forces as a sphere's is: the friction
+ * sees only the vertices' pairs), cloth vertices in no triangle against a mesh collider
+ * (the candidates come from the cloth's triangles), edges and
+ * triangles of the cloth against planes (not needed) and spheres with sphere_edges off
+ * (see above: 1.2 mm into the sphere at 20 x 20 on the drape), a pin's arc inside a step
+ * (its chord), a pin against a collider whose offset it starts inside, strain limiting. The class does not claim CB_SOLVER_COLLIDER_FRICTION although it has collider
  * friction: tests/test_friction.c's bundled incline patch starts exactly at the collider
  * offset, which a barrier refuses; tests/test_ipc.c holds its friction to the same
  * Coulomb answers on an incline that starts inside the barrier's range.
@@ -454,6 +480,32 @@ static double kin_bound(const ipc_solver *s, int n, const int *v, const double (
     return lo - len;
 }
 
+/* A visit of every cloth edge (CEE) and triangle (CTV) against every box and capsule:
+ * for each such collider c, s->vphi its vertices' distances at (x, t), then fn per
+ * primitive with q = {kind, primitive, -, c}, its nv vertices v and nfeat, the number of
+ * the collider's features it pairs with (q->b from 0 to nfeat - 1, fn's to run). Stops at
+ * fn's first non-zero return, which it returns. */
+typedef int (*kin_fn)(ipc_solver *s, const cb_world *w, ipc_pair *q, int nv, const int *v, int nfeat, void *ctx);
+
+static int kin_visit(ipc_solver *s, const cb_world *w, const double (*x)[3], double t, kin_fn fn, void *ctx)
+{
+    const cb_mesh *m = w->mesh;
+    for (int c = 0; c < w->ncolliders; c++) {
+        const cb_collider *col = &w->colliders[c];
+        int ne = kin_nedges(col);
+        if (!ne) continue;
+        for (int i = 0; i < w->nv; i++) s->vphi[i] = cb_collider_query(col, t, x[i], NULL, NULL);
+        for (int kind = PAIR_CEE; kind <= PAIR_CTV; kind++)
+            for (int e = 0; e < (kind == PAIR_CEE ? m->ne : m->nf); e++) {
+                ipc_pair q = {kind, e, 0, c};
+                int v[4], nv = pair_verts(m, &q, v);
+                int rc = fn(s, w, &q, nv, v, kind == PAIR_CEE ? ne : ne > 1 ? 8 : 2, ctx);
+                if (rc) return rc;
+            }
+    }
+    return 0;
+}
+
 static double pair_eps(const ipc_solver *s, const ipc_pair *q)
 {
     return s->mollifier && q->kind == PAIR_EE ? 1e-3 * s->rest_l2[q->a] * s->rest_l2[q->b] : 0.0;
@@ -563,6 +615,29 @@ static int add_pair(ipc_solver *s, const ipc_pair *q, double sv, double d, ipc_p
     return CB_OK;
 }
 
+typedef struct kin_gather_ctx {
+    const double (*x)[3];
+    double t;
+    ipc_pair *bad;
+    double *bad_d;
+    cb_error *err;
+} kin_gather_ctx;
+
+/* gather's share of a box or capsule primitive (kin_visit): its pairs within range. */
+static int kin_gather(ipc_solver *s, const cb_world *w, ipc_pair *q, int nv, const int *v, int nfeat, void *ctx)
+{
+    const kin_gather_ctx *g = ctx;
+    int free_end = 0;
+    for (int k = 0; k < nv; k++) free_end |= s->ss.unk[v[k]] >= 0;
+    if (!free_end || !(kin_bound(s, nv, v, g->x) < s->xi_col + s->dhat)) return CB_OK;
+    for (q->b = 0; q->b < nfeat; q->b++) {
+        double phi = kin_phi(s, w, q, g->x, NULL, 0.0, g->t);
+        double sv = phi > s->xi_col ? phi * phi - s->xi_col * s->xi_col : -1.0;
+        if (sv < s->shat_col && add_pair(s, q, sv, phi, g->bad, g->bad_d, g->err)) return CB_ERR_NOMEM;
+    }
+    return CB_OK;
+}
+
 /* The active set at x into s->pairs (self pairs within xi + dhat, free vertices within
  * xi + dhat of a collider at t), s->min_s; the first infeasible pair (s <= 0) into *bad
  * (kind -1 when none) with its distance. */
@@ -632,25 +707,9 @@ static int gather(ipc_solver *s, const cb_world *w, const double (*x)[3], double
     }
     /* edges against a box's edges or a capsule's segment, triangles against a box's
      * vertices or a capsule's ends (a primitive whose bound is beyond the range skipped) */
-    for (int c = 0; c < w->ncolliders; c++) {
-        const cb_collider *col = &w->colliders[c];
-        int ne = kin_nedges(col);
-        if (!ne) continue;
-        for (int i = 0; i < w->nv; i++) s->vphi[i] = cb_collider_query(col, t, x[i], NULL, NULL);
-        for (int kind = PAIR_CEE; kind <= PAIR_CTV; kind++)
-            for (int e = 0; e < (kind == PAIR_CEE ? m->ne : m->nf); e++) {
-                ipc_pair q = {kind, e, 0, c};
-                int v[4], nv = pair_verts(m, &q, v), free_end = 0;
-                for (int k = 0; k < nv; k++) free_end |= s->ss.unk[v[k]] >= 0;
-                if (!free_end || !(kin_bound(s, nv, v, x) < s->xi_col + s->dhat)) continue;
-                for (q.b = 0; q.b < (kind == PAIR_CEE ? ne : ne > 1 ? 8 : 2); q.b++) {
-                    double phi = kin_phi(s, w, &q, x, NULL, 0.0, t);
-                    double sv = phi > s->xi_col ? phi * phi - s->xi_col * s->xi_col : -1.0;
-                    if (sv < s->shat_col && add_pair(s, &q, sv, phi, bad, bad_d, err)) return CB_ERR_NOMEM;
-                }
-            }
-    }
-    return CB_OK;
+    if (!s->vphi) return CB_OK;
+    kin_gather_ctx g = {x, t, bad, bad_d, err};
+    return kin_visit(s, w, x, t, kin_gather, &g);
 }
 
 /* "vertex 3 and triangle 7 at distance 1e-4 m (kept: 2e-3 m)" into buf. */
@@ -951,6 +1010,25 @@ static void limit(ipc_solver *s, const ipc_pair *q, double toi, double *a)
     }
 }
 
+typedef struct kin_ccd_ctx {
+    const double (*x)[3];
+    double t, dtau, *a;
+} kin_ccd_ctx;
+
+/* ccd_step's share of a box or capsule primitive (kin_visit). */
+static int kin_ccd(ipc_solver *s, const cb_world *w, ipc_pair *q, int nv, const int *v, int nfeat, void *ctx)
+{
+    const kin_ccd_ctx *k = ctx;
+    const cb_collider *col = &w->colliders[q->c];
+    double len = 0.0;
+    for (int a = 0; a < nv; a++) len = fmax(len, cb_v3_norm(s->p[v[a]]));
+    len += cb_v3_norm(col->velocity) * k->dtau;
+    if (!(len > 0) || 0.9 * (kin_bound(s, nv, v, k->x) - s->xi_col) > len * *k->a) return 0;
+    for (q->b = 0; q->b < nfeat; q->b++)
+        limit(s, q, advance(s, w, q, col, k->t, k->dtau, nv, v, k->x, len, *k->a), k->a);
+    return 0;
+}
+
 /* The largest alpha in (0, 1] along p from x, the colliders moving from time t to
  * t + alpha dtau, with no pair closer than xi + 0.1 (d0 - xi): CCD on the swept BVH's
  * candidates, conservative advancement against colliders. */
@@ -1034,23 +1112,8 @@ static int ccd_step(ipc_solver *s, const cb_world *w, const double (*x)[3], doub
     /* edges and triangles against boxes and capsules (their pairs of gather), skipped
      * where the bound from the vertices' distances keeps the primitive farther than the
      * step can bring it */
-    for (int c = 0; c < w->ncolliders; c++) {
-        const cb_collider *col = &w->colliders[c];
-        int ne = kin_nedges(col);
-        if (!ne) continue;
-        for (int i = 0; i < w->nv; i++) s->vphi[i] = cb_collider_query(col, t, x[i], NULL, NULL);
-        for (int kind = PAIR_CEE; kind <= PAIR_CTV; kind++)
-            for (int e = 0; e < (kind == PAIR_CEE ? mm->ne : mm->nf); e++) {
-                ipc_pair q = {kind, e, 0, c};
-                int v[4], nv = pair_verts(mm, &q, v);
-                double len = 0.0;
-                for (int k = 0; k < nv; k++) len = fmax(len, cb_v3_norm(s->p[v[k]]));
-                len += cb_v3_norm(col->velocity) * dtau;
-                if (!(len > 0) || 0.9 * (kin_bound(s, nv, v, x) - s->xi_col) > len * a) continue;
-                for (q.b = 0; q.b < (kind == PAIR_CEE ? ne : ne > 1 ? 8 : 2); q.b++)
-                    limit(s, &q, advance(s, w, &q, col, t, dtau, nv, v, x, len, a), &a);
-            }
-    }
+    kin_ccd_ctx k = {x, t, dtau, &a};
+    if (s->vphi) kin_visit(s, w, x, t, kin_ccd, &k);
     *alpha = a;
     return CB_OK;
 }

@@ -781,22 +781,32 @@ static const char *pin_push_scene =
     "    - {grid: {nx: 7, ny: 7, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.0]}, translation: [0.013, 0.021, 0.01], "
     "pins: [{indices: [24], velocity: [0, 0, -1.0]}]}\n";
 
+/* Up to `steps` steps of r under the continuous audit, stopping at the first that fails
+ * (its code in *rc, the steps run in *n); the crossings (self, collider) of the steps. */
+static long audit_steps(cb_sim *r, int steps, int *n, int *rc)
+{
+    cb_audit *a = NULL;
+    cb_error e;
+    CU_ASSERT_EQUAL_FATAL(cb_audit_create(r->w, &a, &e), 0);
+    long crossings = 0;
+    for (*n = 0, *rc = 0; *n < steps && !*rc; (*n)++) {
+        cb_audit_begin(a, r->w);
+        *rc = cb_sim_step(r);
+        long self = 0, col = 0;
+        if (!*rc) CU_ASSERT_EQUAL(cb_audit_end(a, r->w, &self, &col, &e), 0);
+        crossings += self + col;
+    }
+    cb_audit_free(&a);
+    return crossings;
+}
+
 static void test_pin_pushes_sheet(void)
 {
     cb_sim r;
     CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, pin_push_scene, ".", NULL, 0), CB_OK);
-    cb_audit *a = NULL;
     cb_error e;
-    CU_ASSERT_EQUAL_FATAL(cb_audit_create(r.w, &a, &e), 0);
     int pin = 49 + 24, n = 0, rc = 0;
-    long crossings = 0, count = -1;
-    for (; n < 30 && !rc; n++) {
-        cb_audit_begin(a, r.w);
-        rc = cb_sim_step(&r);
-        long self = 0, col = 0;
-        if (!rc) CU_ASSERT_EQUAL(cb_audit_end(a, r.w, &self, &col, &e), 0);
-        crossings += self + col;
-    }
+    long crossings = audit_steps(&r, 30, &n, &rc), count = -1;
     CU_ASSERT(cb_self_intersections(r.w->mesh, (const double (*)[3])r.w->state.x, &count, &e) >= 0);
     double target[3], lowest = INFINITY;
     cb_world_pin_target(r.w, pin, r.w->state.t, target);
@@ -809,7 +819,6 @@ static void test_pin_pushes_sheet(void)
     CU_ASSERT_EQUAL(count, 0);
     CU_ASSERT(cb_v3_dist(r.w->state.x[pin], target) < 1e-15); /* t1 = t + h against (n + 1) h: round-off */
     CU_ASSERT(lowest < target[2] - r.w->thickness + 1e-12); /* the lower sheet went down ahead of the pin */
-    cb_audit_free(&a);
     cb_sim_close(&r);
 }
 
@@ -830,18 +839,8 @@ static void test_pin_refused(void)
              "0.01], pins: [{indices: [24], velocity: [0, 0, -1.0]}]}\n", idx);
     cb_sim r;
     CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0), CB_OK);
-    cb_audit *a = NULL;
-    cb_error e;
-    CU_ASSERT_EQUAL_FATAL(cb_audit_create(r.w, &a, &e), 0);
     int n = 0, rc = 0, finite = 1;
-    long crossings = 0;
-    for (; n < 30 && !rc; n++) {
-        cb_audit_begin(a, r.w);
-        rc = cb_sim_step(&r);
-        long self = 0, col = 0;
-        if (!rc) CU_ASSERT_EQUAL(cb_audit_end(a, r.w, &self, &col, &e), 0);
-        crossings += self + col;
-    }
+    long crossings = audit_steps(&r, 30, &n, &rc);
     for (int i = 0; i < r.w->nv; i++)
         for (int k = 0; k < 3; k++) finite &= isfinite(r.w->state.x[i][k]) && isfinite(r.w->state.v[i][k]);
     fprintf(stderr, "  pin through a pinned sheet: step %d: %s (%ld crossings before)\n", n, r.e.message, crossings);
@@ -850,7 +849,6 @@ static void test_pin_refused(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "pinned vertex 73 cannot follow its prescribed motion"));
     CU_ASSERT_EQUAL(crossings, 0);
     CU_ASSERT(finite);
-    cb_audit_free(&a);
     cb_sim_close(&r);
     cb_test_write_tmp("ipc_pin_blocked.yaml", scene);
     char out[8192];
