@@ -1419,6 +1419,18 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     return CB_OK;
 }
 
+/* The distance of pair q at x (time t; a collider pair's signed, less a sphere's or
+ * capsule's radius) and, with xi, the offset it keeps. */
+static double pair_dist(const ipc_solver *s, const cb_world *w, const ipc_pair *q, const double (*x)[3], double t)
+{
+    if (q->kind == PAIR_VT || q->kind == PAIR_EE) return sqrt(pair_d2(w->mesh, q, x));
+    if (q->kind == PAIR_CEE || q->kind == PAIR_CTV) return kin_phi(s, w, q, x, NULL, 0.0, t);
+    if (q->kind >= PAIR_MVT) return sqrt(mesh_pair_d2(s, w->mesh, q, x));
+    if (q->kind == PAIR_COL) return cb_collider_query(&w->colliders[q->b], t, x[q->a], NULL, NULL);
+    int v[4], nv = pair_verts(w->mesh, q, v);
+    return sphere_phi(&w->colliders[q->b], t, nv, v, x, NULL);
+}
+
 /* The prescribed motion (the translating colliders', the moving pins') could not reach
  * the step's end t1: the error naming the pin (or the colliders) and the pair that
  * limited the last CCD step. */
@@ -1427,12 +1439,7 @@ static int stall_error(const ipc_solver *s, const cb_world *w, const double (*x)
     char what[200] = "no pair (the iterations ran out)";
     int pin = -1;
     if (s->lim.kind >= 0) {
-        double d = NAN;
-        if (s->lim.kind == PAIR_VT || s->lim.kind == PAIR_EE) d = sqrt(pair_d2(w->mesh, &s->lim, x));
-        else if (s->lim.kind == PAIR_CEE || s->lim.kind == PAIR_CTV) d = kin_phi(s, w, &s->lim, x, NULL, 0.0, s->tau);
-        else if (s->lim.kind >= PAIR_MVT) d = sqrt(mesh_pair_d2(s, w->mesh, &s->lim, x));
-        else if (s->lim.kind == PAIR_COL) d = cb_collider_query(&w->colliders[s->lim.b], s->tau, x[s->lim.a], NULL, NULL);
-        describe(s, &s->lim, d, what, sizeof what);
+        describe(s, &s->lim, pair_dist(s, w, &s->lim, x, s->tau), what, sizeof what);
         pin = pair_pin(s, w, &s->lim);
     }
     if (pin >= 0)
@@ -1481,7 +1488,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
     double g = objective(s, w, (const double (*)[3])ss->dx, cx, h, t1);
     int iters = 0, converged = 0, slow = 0;
     double prev_inf = INFINITY, step_inf = INFINITY, prev_min_s = s->min_s, s_small = 1e-18 * s->bbox * s->bbox;
-    int stalled = 0;
+    int stalled = 0, pressed = 0;
     while (iters < s->max_iterations) {
         if (iters > 0 && cb_interrupt_requested())
             return CB_FAIL(err, CB_ERR_INTERRUPTED, "ipc: interrupted by a signal in iteration %d", iters);
@@ -1546,9 +1553,14 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
         rc = ccd_step(s, w, cx, s->tau, dtau, &amax, err);
         if (rc) return rc;
         cb_lap_contact(lap, "ccd");
-        /* the prescribed motion stalled: the CCD let it advance by less than 1e-9 of the
-         * rest in three iterations running (the gap of the pair in its way shrinking
-         * tenfold each time): a pin or collider driven through what cannot make room */
+        /* the prescribed motion stalled: in three iterations running the CCD let it
+         * advance by less than 1e-9 of the rest, or stopped it with the pair in its way
+         * less than 1e-9 of its offset from it (the gap shrinking tenfold each time): a
+         * pin or collider driven through what cannot make room (checked after the step) */
+        int blocked = dtau > 0 && amax < 1.0 && s->lim.kind >= 0 && /* by a pair of the prescribed motion */
+                      (pair_pin(s, w, &s->lim) >= 0 || (s->lim.kind != PAIR_VT && s->lim.kind != PAIR_EE &&
+                                                        (s->lim.kind < PAIR_MVT || s->lim.kind > PAIR_MTV)));
+        ipc_pair blk = s->lim;
         stalled = dtau > 0 && amax < 1e-9 ? stalled + 1 : 0;
         if (stalled >= 3) return stall_error(s, w, cx, t1, err);
         double alpha = amax, gt = INFINITY, tau_t = s->tau;
@@ -1613,6 +1625,13 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
         memcpy(x, s->xt, (size_t)w->nv * sizeof *x);
         memcpy(ss->dx, s->dxt, (size_t)w->nv * sizeof *ss->dx);
         s->tau = tau_t;
+        if (blocked) {
+            double xi = blk.kind == PAIR_VT || blk.kind == PAIR_EE ? s->xi_self : s->xi_col;
+            pressed = pair_dist(s, w, &blk, cx, s->tau) - xi < 1e-9 * xi ? pressed + 1 : 0;
+        } else {
+            pressed = 0;
+        }
+        if (pressed >= 3) return stall_error(s, w, cx, t1, err);
         g = gt;
         /* the active set of the accepted point is the last gathered */
         if (s->kappa_fixed <= 0 && prev_min_s < s_small && s->min_s < s_small && s->min_s < prev_min_s)

@@ -825,7 +825,8 @@ static void test_pin_pushes_sheet(void)
 /* A pin driven through a sheet that cannot make room (every vertex of the lower sheet
  * pinned in place): the run ends with CB_ERR_INTERNAL (status `error`) and a reason
  * naming the pinned vertex, never a crossing (the audit of every step before) or a NaN;
- * the program ends the run `error` (exit 1) with that reason. */
+ * the program ends the run `error` (exit 1) with that reason. So does a pin driven into a
+ * collider. Before, the step after started infeasible (CB_ERR_NUMERIC: `diverged`). */
 static void test_pin_refused(void)
 {
     char scene[2048], idx[512] = "";
@@ -849,6 +850,21 @@ static void test_pin_refused(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "pinned vertex 73 cannot follow its prescribed motion"));
     CU_ASSERT_EQUAL(crossings, 0);
     CU_ASSERT(finite);
+    cb_sim_close(&r);
+    /* a corner pin driven into the floor: stopped at the floor's offset, the same error */
+    const char *floor = "name: pin_floor\nduration: 0.02\ndt: 0.002\ngravity: [0, 0, 0]\n"
+                        "cloth:\n  grid: {nx: 4, ny: 4, size: [0.1, 0.1], origin: [0, 0, 0.005]}\n"
+                        "  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+                        "  pins: [{indices: [0], velocity: [0, 0, -1.0]}]\n"
+                        "colliders:\n  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1]}\n";
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, floor, ".", NULL, 0), CB_OK);
+    crossings = audit_steps(&r, 10, &n, &rc);
+    fprintf(stderr, "  pin into the floor: step %d: %s (%ld crossings before)\n", n, r.e.message, crossings);
+    CU_ASSERT_EQUAL(rc, CB_ERR_INTERNAL);
+    CU_ASSERT_EQUAL(n, 2); /* its target at the end of step 2 lies at the floor's offset */
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "pinned vertex 0 cannot follow"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "from collider 0"));
+    CU_ASSERT_EQUAL(crossings, 0);
     cb_sim_close(&r);
     cb_test_write_tmp("ipc_pin_blocked.yaml", scene);
     char out[8192];
