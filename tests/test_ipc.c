@@ -882,8 +882,8 @@ static void test_pin_refused(void)
  * either in any step (the pairs of the cloth's edges with the box's edges and the
  * capsule's segment, of its triangles with their vertices and ends), no intersecting pair,
  * and the sheet hangs over them (its lowest vertex below their tops). Before, ipc kept
- * only the cloth's vertices off boxes and capsules: the edges were cut (hundreds of
- * edge crossings in the audit). */
+ * only the cloth's vertices off boxes and capsules: the edges were cut (1769 crossings in
+ * this audit at 9bebf9e). */
 static void test_blade(void)
 {
     const char *scene = "name: blade\nduration: 0.24\ndt: 0.002\ngravity: [0, 0, -9.81]\n"
