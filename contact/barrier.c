@@ -305,6 +305,23 @@ double cb_pair_barrier(int ee, const double p0[3], const double p1[3], const dou
     return o.v;
 }
 
+/* o = b(s) on s(q) = (sqrt q - r)^2 - xi^2 of the squared distance d (infinite where
+ * sqrt q - r <= xi); the offset distance sqrt q - r into *phi (may be NULL). */
+static void offset_jet(jet *o, const jet *d, double r, double xi, double shat, int hs, double *phi)
+{
+    double q = d->v, sq = sqrt(q), f = sq - r;
+    if (phi) *phi = f;
+    if (!(f > xi) || !(sq > 0)) {
+        jet_const(o, INFINITY, hs);
+        return;
+    }
+    /* s' = f / sqrt q, s'' = r / (2 q^1.5) */
+    jet sj;
+    jet_chain(&sj, d, f * f - xi * xi, f / sq, r / (2.0 * q * sq));
+    double db, d2b, bv = cb_barrier(sj.v, shat, &db, &d2b);
+    jet_chain(o, &sj, bv, db, d2b);
+}
+
 double cb_sphere_barrier(int n, const double a[3], const double b[3], const double c[3], const double center[3],
                          double r, double xi, double shat, double g[12], double H[12][12], double *phi)
 {
@@ -323,17 +340,27 @@ double cb_sphere_barrier(int n, const double a[3], const double b[3], const doub
         else if (t >= 1.0) d2_point_point(&d, &P[0], &P[2]);
         else d2_point_line(&d, &P[0], &P[1], &P[2]); /* slot 3 (c) takes no part */
     }
-    double q = d.v, sq = sqrt(q), f = sq - r;
-    if (phi) *phi = f;
     jet o;
-    if (!(f > xi) || !(sq > 0)) {
-        jet_const(&o, INFINITY, hs);
-    } else {
-        /* s(q) = (sqrt q - r)^2 - xi^2: s' = f / sqrt q, s'' = r / (2 q^1.5) */
-        jet sj;
-        jet_chain(&sj, &d, f * f - xi * xi, f / sq, r / (2.0 * q * sq));
-        double db, d2b, bv = cb_barrier(sj.v, shat, &db, &d2b);
-        jet_chain(&o, &sj, bv, db, d2b);
+    offset_jet(&o, &d, r, xi, shat, hs, phi);
+    jet_out(&o, g, H);
+    return o.v;
+}
+
+double cb_offset_pair_barrier(int ee, const double p0[3], const double p1[3], const double q0[3], const double q1[3],
+                              double r, double xi, double shat, double eps_x, double g[12], double H[12][12],
+                              double *phi)
+{
+    jet d;
+    int kind;
+    int hs = H != NULL;
+    if (ee) ee_jet(&d, p0, p1, q0, q1, &kind, hs);
+    else pt_jet(&d, p0, p1, q0, q1, &kind, hs);
+    jet o;
+    offset_jet(&o, &d, r, xi, shat, hs, phi);
+    if (ee && eps_x > 0 && isfinite(o.v) && o.v > 0) {
+        jet m;
+        mollifier_jet(&m, p0, p1, q0, q1, eps_x, hs);
+        jet_mul(&o, &o, &m);
     }
     jet_out(&o, g, H);
     return o.v;

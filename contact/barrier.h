@@ -71,4 +71,13 @@ double cb_pair_barrier(int ee, const double p0[3], const double p1[3], const dou
 double cb_sphere_barrier(int n, const double a[3], const double b[3], const double c[3], const double center[3],
                          double r, double xi, double shat, double g[12], double H[12][12], double *phi);
 
+/* The barrier b(phi^2 - xi^2) of a pair (ee and the points as cb_pair_barrier) whose
+ * second primitive is thickened by r: phi = d - r, d the pair's distance (a point or an
+ * edge against a capsule's segment, r its radius; r = 0: a box's vertex or edge), times
+ * the mollifier when ee and eps_x > 0; gradient and Hessian over the 12 coordinates (may
+ * be NULL); *phi (may be NULL). INFINITY when phi <= xi. */
+double cb_offset_pair_barrier(int ee, const double p0[3], const double p1[3], const double q0[3], const double q1[3],
+                              double r, double xi, double shat, double eps_x, double g[12], double H[12][12],
+                              double *phi);
+
 #endif

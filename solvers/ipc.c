@@ -21,7 +21,15 @@
  * the collider, xi = thickness / 2: the project's contact distances, README "Contact
  * distances"), and with `sphere_edges` every edge and triangle against every sphere
  * collider (d their distance from the center minus the radius; a plane's distance from a
- * primitive is least at a vertex, so the vertices' pairs cover it), and every static
+ * primitive is least at a vertex, so the vertices' pairs cover it), every edge against
+ * every box's 12 edges and every capsule's segment and every triangle against every box's
+ * 8 vertices and every capsule's two ends (the distance between a polygon or a segment
+ * and a triangle is least at one of these features or at a vertex: with the vertices'
+ * pairs they cover the whole surface; d the pair's distance less the capsule's radius r,
+ * s = (d - r)^2 - xi^2, cb_offset_pair_barrier, the edge pairs times the mollifier; a
+ * primitive is a candidate only when its vertices' least distance from the collider less
+ * its longest edge is within xi + dhat; without them the five blades of the gauntlet's
+ * knives cut 90715 cloth edges in the audit), and every static
  * triangle-mesh collider as triangles (xi = thickness / 2, unsigned distances): cloth
  * vertex against collider triangle, cloth edge against collider edge (times the
  * mollifier, eps_x from the cloth edge's rest length and the collider edge's length) and
@@ -57,12 +65,15 @@
  *   3. factor and solve H p = -grad g (CHOLMOD);
  *   4. stop when |p|_inf / h < tolerance (m/s) (IPC's test on the Newton increment);
  *   5. CCD: the largest step alpha_max <= 1 along p for which no pair comes closer than
- *      xi + 0.1 (d_0 - xi) (d_0 its distance now): the swept BVH (x to x + p, margin xi/2)
- *      gives the candidates, conservative CCD (contact/ccd.h) the time of impact of each;
+ *      xi + 0.1 (d_0 - xi) (d_0 its distance now): the swept BVH (x to x + p, margin
+ *      (xi + dhat)/2, the gather's: with xi/2 a pair ending just above xi was no
+ *      candidate, and a pin stepped from xi + dhat to xi in one iteration) gives the
+ *      candidates, conservative CCD (contact/ccd.h) the time of impact of each;
  *      against colliders, conservative advancement on the collider's distance of the
- *      vertex, edge or triangle (Lipschitz in the step with its vertices' largest |p|);
+ *      vertex, edge or triangle, or of the box's or capsule's pair (Lipschitz in the
+ *      step with its vertices' largest |p|);
  *      against a mesh collider, the same CCD as the self pairs with the collider's side
- *      fixed, on the two-tree candidates of the cloth's swept tree (margin thickness/2);
+ *      fixed, on the two-tree candidates of the cloth's swept tree;
  *   6. line search: backtracking from alpha_max (halving, Armijo c = 1e-4) on g, the
  *      barrier re-gathered at each trial point. A step that cannot decrease g within 40
  *      halvings ends the step with CB_ERR_INTERNAL and the reason (unless the step is
@@ -86,7 +97,22 @@
  * iterations are the plain ones above and the step converges only there, so the
  * solution is the minimiser of the potential with the colliders at t + h. A cloth with no
  * room to get out of a collider's way (squeezed between two) ends the step with the
- * reason after max_iterations.
+ * reason.
+ * Moving pins (a pin with a scripted velocity or rotation: IPC's Dirichlet nodes, Li et
+ * al. 2020 sec. 4 and the supplement) take the same path: they start the iterations at
+ * their positions of t_n and travel with tau along the straight segment to their targets
+ * at t + h (the chord of a rotating pin's arc), reached exactly when tau does. While tau <
+ * t + h an iteration prescribes the rest of their motion q = x_target - x_pin, its share
+ * of the Newton direction H_ff p = -(grad g + H_fp q) (mix: the springs', hinges' and
+ * pairs' Hessian blocks between free vertices and the pins, pin_mix), and the CCD follows
+ * the pins along q with the cloth (self pairs, mesh colliders, and the analytic colliders
+ * when the pin starts outside their offset). Before, the pins were put at their targets
+ * before the iterations, outside the CCD: the funnel's pin pulled into the other sheet.
+ * When the CCD lets the prescribed motion advance by less than 1e-9 of its rest, or
+ * stops it with a pair of a moving pin or a collider less than 1e-9 of its offset from
+ * it, in three iterations running (a pin or a collider driven through, or exactly onto,
+ * what cannot make room: the gap of the pair in the way shrinks tenfold each iteration),
+ * the step ends with CB_ERR_INTERNAL naming the pin (or the colliders) and that pair.
  * Adaptive stiffness (IPC supplement, our reading): kappa_min = 1e11 m_avg / (4 s0 b''(s0)),
  * s0 = (1e-8 l)^2 (l the cloth's bounding-box diagonal at the start; s0 = shat/2 when that
  * is above shat), kappa_max = 100 kappa_min. At the start of every step with contact,
@@ -162,26 +188,34 @@
  * The gauntlet funnel (data/scenes/gauntlet/funnel.yaml, a closed 512-triangle mesh
  * collider) with both sheets at 11 x 11 (centre pins [60]) over 0.3 s, --audit: 0
  * crossings (self, vertex, edge, face), 38 CPU-ms per step, 4.6 Newton iterations per
- * step (9 at most). At its full size it runs to t = 0.752 s with 0 crossings (511 CPU-ms
- * per step), then a step starts infeasible: a pinned centre vertex, pulled down, was moved
- * into the other sheet (the pins' motion is not in the CCD, below).
+ * step (9 at most). At its full size it ran to t = 0.752 s with 0 crossings (511 CPU-ms
+ * per step), then a step started infeasible: a pinned centre vertex, pulled down, had
+ * been moved into the other sheet (the pins' motion was not in the CCD). With the pins in
+ * the step (above; 2026-11-26, --set audit=true, debugoptimized build, load 15-24 on the
+ * shared 2-core machine) it ends ok at 1.25 s: 0 crossings, 0 intersecting pairs, 8.5
+ * Newton iterations per step (38 at most), 354 CPU-s for 625 steps (0.57 per step). The
+ * gauntlet's knives (five 4 mm blades, 30 x 30): 90715 edge crossings with the boxes'
+ * vertex pairs alone, 0 with their edge and triangle pairs (0.17 CPU-s per step against
+ * 0.11, 3.0 Newton iterations per step against 4.6).
  *
  * Bad input: a scene whose initial state has a self pair or a vertex against a collider
  * at or closer than its xi is refused at create with the pair and its distance
  * (CB_ERR_INPUT); moving mesh colliders (a velocity, a spin or keyframes) are refused
- * with the reason (their CCD and Dirichlet step are not implemented); a step whose start is
- * infeasible (a pinned vertex moved into the cloth: the pins' motion is not in the CCD)
- * fails with the pair. The interrupt flag is polled in every Newton iteration.
+ * with the reason (their CCD and Dirichlet step are not implemented); a pin driven through
+ * what cannot make room ends the run `error` naming the pin (above). The interrupt flag is
+ * polled in every Newton iteration.
  *
  * What it does not do (yet): restitution, moving mesh colliders, friction on the edge and
  * triangle pairs against a sphere as pairs (their load goes to their vertices' collider
  * friction, above), the derivative of the lagged normal force or basis (IPC lags both:
- * friction is not a potential of x), cloth vertices in no triangle against a mesh collider (the candidates come from the
- * cloth's triangles), edges and
- * triangles of the cloth against planes (not needed), spheres (sphere_edges off: see
- * above), boxes and capsules (their vertices only: a collider can cut between two
- * vertices; 1.2 mm into the sphere at 20 x 20 on the drape), the motion of scripted pins
- * inside the CCD, strain limiting. The class does not claim CB_SOLVER_COLLIDER_FRICTION although it has collider
+ * friction is not a potential of x), the friction's coupling to a moving pin in the
+ * Dirichlet step's prediction (the friction's blocks are in H, not in pin_mix), the collider friction of the edges' and triangles' pairs against boxes and capsules (their
+ * load is not shared to the vertices' lagged normal forces as a sphere's is: the friction
+ * sees only the vertices' pairs), cloth vertices in no triangle against a mesh collider
+ * (the candidates come from the cloth's triangles), edges and
+ * triangles of the cloth against planes (not needed) and spheres with sphere_edges off
+ * (see above: 1.2 mm into the sphere at 20 x 20 on the drape), a pin's arc inside a step
+ * (its chord), a pin against a collider whose offset it starts inside, strain limiting. The class does not claim CB_SOLVER_COLLIDER_FRICTION although it has collider
  * friction: tests/test_friction.c's bundled incline patch starts exactly at the collider
  * offset, which a barrier refuses; tests/test_ipc.c holds its friction to the same
  * Coulomb answers on an incline that starts inside the barrier's range.
@@ -213,15 +247,19 @@
 #include "solvers/ipc_friction.h"
 #include "solvers/spring_solver.h"
 
-enum { PAIR_VT = 0, PAIR_EE = 1, PAIR_COL = 2, PAIR_ESPH = 3, PAIR_TSPH = 4, PAIR_MVT = 5, PAIR_MEE = 6, PAIR_MTV = 7 };
+enum { PAIR_VT = 0, PAIR_EE = 1, PAIR_COL = 2, PAIR_ESPH = 3, PAIR_TSPH = 4, PAIR_MVT = 5, PAIR_MEE = 6, PAIR_MTV = 7,
+       PAIR_CEE = 8, PAIR_CTV = 9 };
 
 typedef struct ipc_pair {
     int kind;   /* PAIR_* */
     int a, b;   /* VT: vertex, triangle; EE: edge, edge; COL: vertex, collider; ESPH,
                  * TSPH: edge, triangle against a sphere collider; against the mesh
                  * collider c: MVT cloth vertex, collider triangle; MEE cloth edge,
-                 * collider edge; MTV cloth triangle, collider vertex */
-    int c;      /* M*: the index of the mesh collider in ipc_solver's mc */
+                 * collider edge; MTV cloth triangle, collider vertex; against the box
+                 * or capsule collider c: CEE cloth edge, its edge (a box's 12, a
+                 * capsule's segment); CTV cloth triangle, its vertex (a box's 8, a
+                 * capsule's two ends) */
+    int c;      /* M*: the index of the mesh collider in ipc_solver's mc; C*: in w->colliders */
 } ipc_pair;
 
 /* A static mesh collider as triangles: its world positions and a BVH over them (the
@@ -260,8 +298,19 @@ typedef struct ipc_solver {
     long nfp, capfp;
     double (*mix)[3];      /* [nv] d2(kappa B)/dx dtau: how the barrier's gradient changes as
                             * the colliders advance in time (filled with the Hessian) */
-    double tau;            /* the colliders' time in the step's Newton iterations */
+    double tau;            /* the colliders' and pins' time in the step's Newton iterations */
     int moving;            /* some collider translates (its distances depend on time) */
+    int *mpin;             /* [nmpin] the pinned vertices with a scripted motion */
+    int nmpin;
+    double (*pin_end)[3];  /* [nmpin] their targets at the step's end */
+    double (*pu)[3];       /* [nv] d x / d tau of a moving pin in this iteration (0 elsewhere) */
+    int *mp_spring;        /* [nmp_spring] the springs joining a moving pin and a free vertex */
+    int nmp_spring;
+    int *mp_hinge;         /* [nmp_hinge] the hinges with a moving pin and a free vertex */
+    int nmp_hinge;
+    ipc_pair lim;          /* the pair that limited the last CCD step (kind -1: none) */
+    double *vphi;          /* [nv] scratch: every vertex's distance from one box or capsule */
+    int pin_phase;         /* the pins are still moving in this iteration (pu set) */
     double min_s;          /* smallest s of the last gather */
     double min_self;       /* smallest distance of a self pair in the last gather (m) */
     char model[96];
@@ -292,6 +341,12 @@ static void ipc_destroy(void *self)
     free(s->hc);
     free(s->fp);
     free(s->mix);
+    free(s->mpin);
+    free(s->pin_end);
+    free(s->pu);
+    free(s->mp_spring);
+    free(s->mp_hinge);
+    free(s->vphi);
     free(s);
 }
 
@@ -307,6 +362,12 @@ static int grow(void **ptr, long *cap, long need, size_t size)
     return CB_OK;
 }
 
+/* 1 when vertex i is pinned with a scripted motion (a translation or a rotation). */
+static int pin_moves(const cb_world *w, int i)
+{
+    return w->pinned && w->pinned[i] && (cb_v3_norm(w->pin_velocity[i]) > 0 || cb_v3_norm(w->pin_omega[i]) > 0);
+}
+
 /* The cloth's vertices of a pair (VT: vertex, then the triangle's; EE: both edges'; COL,
  * MVT: the vertex; ESPH, MEE: the edge's; TSPH, MTV: the triangle's); returns their number. */
 static int pair_verts(const cb_mesh *m, const ipc_pair *q, int v[4])
@@ -320,9 +381,9 @@ static int pair_verts(const cb_mesh *m, const ipc_pair *q, int v[4])
         v[0] = q->a;
         return 1;
     }
-    if (q->kind == PAIR_ESPH || q->kind == PAIR_TSPH) {
-        int n = q->kind == PAIR_ESPH ? 2 : 3;
-        for (int k = 0; k < n; k++) v[k] = q->kind == PAIR_ESPH ? m->e[q->a][k] : m->f[q->a][k];
+    if (q->kind == PAIR_ESPH || q->kind == PAIR_TSPH || q->kind == PAIR_CEE || q->kind == PAIR_CTV) {
+        int edge = q->kind == PAIR_ESPH || q->kind == PAIR_CEE, n = edge ? 2 : 3;
+        for (int k = 0; k < n; k++) v[k] = edge ? m->e[q->a][k] : m->f[q->a][k];
         return n;
     }
     if (q->kind == PAIR_VT) {
@@ -356,6 +417,124 @@ static double sphere_phi(const cb_collider *c, double t, int n, const int *v, co
         wts[1] = tt;
     }
     return sqrt(d2) - c->radius;
+}
+
+/* The box's vertex k (bit j of k: the sign along axes[j]) and the capsule's ends, at time
+ * t, into y; their number (0 for other colliders). */
+static int kin_points(const cb_collider *c, double t, double y[8][3])
+{
+    if (c->type == CB_COLLIDER_CAPSULE) {
+        for (int d = 0; d < 3; d++) {
+            y[0][d] = c->p0[d] + c->velocity[d] * t;
+            y[1][d] = c->p1[d] + c->velocity[d] * t;
+        }
+        return 2;
+    }
+    if (c->type != CB_COLLIDER_BOX) return 0;
+    for (int k = 0; k < 8; k++)
+        for (int d = 0; d < 3; d++) {
+            y[k][d] = c->center[d] + c->velocity[d] * t;
+            for (int j = 0; j < 3; j++) y[k][d] += ((k >> j) & 1 ? 1.0 : -1.0) * c->half[j] * c->axes[j][d];
+        }
+    return 8;
+}
+
+/* The box's 12 edges (vertices differing in one bit) or the capsule's segment; a box has
+ * 8 vertices, a capsule 2 ends. */
+static const int box_edge[12][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, {0, 2}, {1, 3},
+                                    {4, 6}, {5, 7}, {0, 4}, {1, 5}, {2, 6}, {3, 7}};
+
+static int kin_nedges(const cb_collider *c)
+{
+    return c->type == CB_COLLIDER_BOX ? 12 : c->type == CB_COLLIDER_CAPSULE ? 1 : 0;
+}
+
+/* A box or capsule pair's four points in cb_offset_pair_barrier's order at cloth
+ * positions x + tc p (p may be NULL), the collider at t (CEE: the cloth edge, the
+ * collider's edge; CTV: the collider's vertex, the cloth triangle) into y (storage) and
+ * pt, each slot's cloth vertex in v (-1 for the collider's), the mollifier's eps (CEE with
+ * `mollifier`). Returns 1 for an edge-edge pair. */
+static int kin_pair(const ipc_solver *s, const cb_world *w, const ipc_pair *q, const double (*x)[3],
+                    const double (*p)[3], double tc, double t, double y[4][3], const double *pt[4], int v[4],
+                    double *eps)
+{
+    const cb_collider *c = &w->colliders[q->c];
+    double Y[8][3];
+    kin_points(c, t, Y);
+    int ee = q->kind == PAIR_CEE, nc = ee ? 2 : 3, off = ee ? 0 : 1; /* the cloth's slots */
+    pair_verts(w->mesh, q, v + off);
+    for (int k = 0; k < nc; k++) {
+        for (int d = 0; d < 3; d++) y[off + k][d] = x[v[off + k]][d] + (p ? tc * p[v[off + k]][d] : 0.0);
+        pt[off + k] = y[off + k];
+    }
+    *eps = 0.0;
+    if (ee) {
+        for (int k = 0; k < 2; k++) {
+            cb_v3_copy(y[2 + k], Y[c->type == CB_COLLIDER_BOX ? box_edge[q->b][k] : k]);
+            pt[2 + k] = y[2 + k];
+            v[2 + k] = -1;
+        }
+        if (s->mollifier) *eps = 1e-3 * s->rest_l2[q->a] * cb_v3_dist2(y[2], y[3]);
+    } else {
+        cb_v3_copy(y[0], Y[q->b]);
+        pt[0] = y[0];
+        v[0] = -1;
+    }
+    return ee;
+}
+
+/* The distance of a box or capsule pair less the capsule's radius (see kin_pair). */
+static double kin_phi(const ipc_solver *s, const cb_world *w, const ipc_pair *q, const double (*x)[3],
+                      const double (*p)[3], double tc, double t)
+{
+    double y[4][3], eps;
+    const double *pt[4];
+    int v[4];
+    int ee = kin_pair(s, w, q, x, p, tc, t, y, pt, v, &eps);
+    double d2 = ee ? cb_edge_edge_distance2(pt[0], pt[1], pt[2], pt[3], NULL, NULL, NULL, NULL)
+                   : cb_point_triangle_distance2(pt[0], pt[1], pt[2], pt[3], NULL, NULL);
+    const cb_collider *c = &w->colliders[q->c];
+    return sqrt(d2) - (c->type == CB_COLLIDER_CAPSULE ? c->radius : 0.0);
+}
+
+/* A lower bound of the distance from box or capsule c of cloth edge (n = 2) or
+ * triangle (n = 3) v at x: the least of its vertices' distances (s->vphi) less its
+ * longest edge (the distance is 1-Lipschitz; every point of the primitive is within its
+ * longest edge of each vertex). */
+static double kin_bound(const ipc_solver *s, int n, const int *v, const double (*x)[3])
+{
+    double lo = INFINITY, len = 0.0;
+    for (int a = 0; a < n; a++) {
+        lo = fmin(lo, s->vphi[v[a]]);
+        len = fmax(len, cb_v3_dist(x[v[a]], x[v[(a + 1) % n]]));
+    }
+    return lo - len;
+}
+
+/* A visit of every cloth edge (CEE) and triangle (CTV) against every box and capsule:
+ * for each such collider c, s->vphi its vertices' distances at (x, t), then fn per
+ * primitive with q = {kind, primitive, -, c}, its nv vertices v and nfeat, the number of
+ * the collider's features it pairs with (q->b from 0 to nfeat - 1, fn's to run). Stops at
+ * fn's first non-zero return, which it returns. */
+typedef int (*kin_fn)(ipc_solver *s, const cb_world *w, ipc_pair *q, int nv, const int *v, int nfeat, void *ctx);
+
+static int kin_visit(ipc_solver *s, const cb_world *w, const double (*x)[3], double t, kin_fn fn, void *ctx)
+{
+    const cb_mesh *m = w->mesh;
+    for (int c = 0; c < w->ncolliders; c++) {
+        const cb_collider *col = &w->colliders[c];
+        int ne = kin_nedges(col);
+        if (!ne) continue;
+        for (int i = 0; i < w->nv; i++) s->vphi[i] = cb_collider_query(col, t, x[i], NULL, NULL);
+        for (int kind = PAIR_CEE; kind <= PAIR_CTV; kind++)
+            for (int e = 0; e < (kind == PAIR_CEE ? m->ne : m->nf); e++) {
+                ipc_pair q = {kind, e, 0, c};
+                int v[4], nv = pair_verts(m, &q, v);
+                int rc = fn(s, w, &q, nv, v, kind == PAIR_CEE ? ne : ne > 1 ? 8 : 2, ctx);
+                if (rc) return rc;
+            }
+    }
+    return 0;
 }
 
 static double pair_eps(const ipc_solver *s, const ipc_pair *q)
@@ -467,6 +646,29 @@ static int add_pair(ipc_solver *s, const ipc_pair *q, double sv, double d, ipc_p
     return CB_OK;
 }
 
+typedef struct kin_gather_ctx {
+    const double (*x)[3];
+    double t;
+    ipc_pair *bad;
+    double *bad_d;
+    cb_error *err;
+} kin_gather_ctx;
+
+/* gather's share of a box or capsule primitive (kin_visit): its pairs within range. */
+static int kin_gather(ipc_solver *s, const cb_world *w, ipc_pair *q, int nv, const int *v, int nfeat, void *ctx)
+{
+    const kin_gather_ctx *g = ctx;
+    int free_end = 0;
+    for (int k = 0; k < nv; k++) free_end |= s->ss.unk[v[k]] >= 0;
+    if (!free_end || !(kin_bound(s, nv, v, g->x) < s->xi_col + s->dhat)) return CB_OK;
+    for (q->b = 0; q->b < nfeat; q->b++) {
+        double phi = kin_phi(s, w, q, g->x, NULL, 0.0, g->t);
+        double sv = phi > s->xi_col ? phi * phi - s->xi_col * s->xi_col : -1.0;
+        if (sv < s->shat_col && add_pair(s, q, sv, phi, g->bad, g->bad_d, g->err)) return CB_ERR_NOMEM;
+    }
+    return CB_OK;
+}
+
 /* The active set at x into s->pairs (self pairs within xi + dhat, free vertices within
  * xi + dhat of a collider at t), s->min_s; the first infeasible pair (s <= 0) into *bad
  * (kind -1 when none) with its distance. */
@@ -534,7 +736,11 @@ static int gather(ipc_solver *s, const cb_world *w, const double (*x)[3], double
                 if (sv < s->shat_col && add_pair(s, &q, sv, phi, bad, bad_d, err)) return CB_ERR_NOMEM;
             }
     }
-    return CB_OK;
+    /* edges against a box's edges or a capsule's segment, triangles against a box's
+     * vertices or a capsule's ends (a primitive whose bound is beyond the range skipped) */
+    if (!s->vphi) return CB_OK;
+    kin_gather_ctx g = {x, t, bad, bad_d, err};
+    return kin_visit(s, w, x, t, kin_gather, &g);
 }
 
 /* "vertex 3 and triangle 7 at distance 1e-4 m (kept: 2e-3 m)" into buf. */
@@ -545,6 +751,10 @@ static void describe(const ipc_solver *s, const ipc_pair *q, double d, char *buf
                  s->xi_self);
     else if (q->kind == PAIR_EE)
         snprintf(buf, n, "edges %d and %d at distance %.6g m (at least %.6g m kept)", q->a, q->b, d, s->xi_self);
+    else if (q->kind == PAIR_CEE || q->kind == PAIR_CTV)
+        snprintf(buf, n, "%s %d and %s %d of collider %d at distance %.6g m (at least %.6g m kept)",
+                 q->kind == PAIR_CEE ? "edge" : "triangle", q->a, q->kind == PAIR_CEE ? "edge" : "vertex", q->b, q->c,
+                 d, s->xi_col);
     else if (q->kind >= PAIR_MVT)
         snprintf(buf, n, "%s %d and %s %d of mesh collider %d at distance %.6g m (at least %.6g m kept)",
                  q->kind == PAIR_MVT ? "vertex" : q->kind == PAIR_MEE ? "edge" : "triangle", q->a,
@@ -601,11 +811,12 @@ static double pair_work(const ipc_solver *s, const cb_world *w, const ipc_pair *
 {
     const int *unk = s->ss.unk;
     double W = 0.0, u[3];
-    if (q->kind >= PAIR_MVT) return 0.0; /* a static mesh collider takes the other share */
-    if (q->kind == PAIR_ESPH || q->kind == PAIR_TSPH) {
+    int kin = q->kind == PAIR_CEE || q->kind == PAIR_CTV;
+    if (q->kind >= PAIR_MVT && !kin) return 0.0; /* a static mesh collider takes the other share */
+    if (q->kind == PAIR_ESPH || q->kind == PAIR_TSPH || kin) {
         for (int a = 0; a < nv; a++) {
-            if (unk[v[a]] < 0) continue;
-            cb_collider_velocity(&w->colliders[q->b], t, x[v[a]], u);
+            if (v[a] < 0 || unk[v[a]] < 0) continue;
+            cb_collider_velocity(&w->colliders[kin ? q->c : q->b], t, x[v[a]], u);
             W -= s->kappa * cb_v3_dot(g + 3 * (a + off), u) / h;
         }
         return W;
@@ -650,13 +861,22 @@ static double barrier(ipc_solver *s, const cb_world *w, const double (*x)[3], do
                 for (int r = 0; r < 3; r++)
                     for (int cc = 0; cc <= r; cc++) A[ss->diag_pos[u * 9 + r * 3 + cc]] += c * n[r] * n[cc];
                 /* the collider's translation by dtau v moves phi as the vertex's by -dtau v */
-                if (s->moving) cb_v3_axpy(s->mix[q->a], -c * cb_v3_dot(n, w->colliders[q->b].velocity), n);
+                if (s->moving & 1) cb_v3_axpy(s->mix[q->a], -c * cb_v3_dot(n, w->colliders[q->b].velocity), n);
             }
             continue;
         }
-        int v[4], nv = pair_verts(m, q, v), off = 0;
+        int v[4], nv = pair_verts(m, q, v), off = 0, kin = q->kind == PAIR_CEE || q->kind == PAIR_CTV;
         double g[12], H[12][12], b;
-        if (q->kind >= PAIR_MVT) {
+        if (kin) {
+            /* four slots, the collider's marked -1 in v, as a mesh collider's */
+            const cb_collider *col = &w->colliders[q->c];
+            double y[4][3], eps;
+            const double *pt[4];
+            int ee = kin_pair(s, w, q, x, NULL, 0.0, t, y, pt, v, &eps);
+            nv = 4;
+            b = cb_offset_pair_barrier(ee, pt[0], pt[1], pt[2], pt[3], col->type == CB_COLLIDER_CAPSULE ? col->radius : 0.0,
+                                       s->xi_col, s->shat_col, eps, grad || A ? g : NULL, A ? H : NULL, NULL);
+        } else if (q->kind >= PAIR_MVT) {
             /* four slots, the collider's fixed points marked -1 in v: only the cloth's
              * get gradient and Hessian blocks (as a self pair's pinned vertices) */
             const double *pt[4];
@@ -695,12 +915,26 @@ static double barrier(ipc_solver *s, const cb_world *w, const double (*x)[3], do
         for (int r = 0; r < n3; r++)
             for (int c = 0; c < n3; c++) P[r * n3 + c] = H[3 * off + r][3 * off + c];
         cb_psd_project_ql(n3, P);
-        if (s->moving && off) /* a sphere's translation: as its primitive's by -dtau v */
+        if ((s->moving & 1) && kin) /* a box's or capsule's translation: as the cloth's by -dtau v */
+            for (int a = 0; a < nv; a++)
+                for (int bb = 0; bb < nv; bb++)
+                    for (int r = 0; r < 3 && v[a] >= 0 && v[bb] >= 0; r++)
+                        for (int c = 0; c < 3; c++)
+                            s->mix[v[a]][r] -= s->kappa * P[(3 * a + r) * n3 + 3 * bb + c] * w->colliders[q->c].velocity[c];
+        if ((s->moving & 1) && off) /* a sphere's translation: as its primitive's by -dtau v */
             for (int a = 0; a < nv; a++)
                 for (int bb = 0; bb < nv; bb++)
                     for (int r = 0; r < 3; r++)
                         for (int c = 0; c < 3; c++)
                             s->mix[v[a]][r] -= s->kappa * P[(3 * a + r) * n3 + 3 * bb + c] * w->colliders[q->b].velocity[c];
+        if (s->pin_phase) /* a moving pin of the pair: its block times its rate (pin_mix) */
+            for (int a = 0; a < nv; a++)
+                for (int bb = 0; bb < nv; bb++) {
+                    if (v[a] < 0 || v[bb] < 0 || ss->unk[v[a]] < 0 || ss->unk[v[bb]] >= 0) continue;
+                    for (int r = 0; r < 3; r++)
+                        for (int c = 0; c < 3; c++)
+                            s->mix[v[a]][r] += s->kappa * P[(3 * a + r) * n3 + 3 * bb + c] * s->pu[v[bb]][c];
+                }
         for (int a = 0; a < nv; a++)
             for (int bb = 0; bb < nv; bb++) add_block(s, A, v[a], v[bb], P + 3 * a * n3 + 3 * bb, n3, s->kappa);
     }
@@ -779,11 +1013,13 @@ static int update_pattern(ipc_solver *s, const cb_world *w, cb_error *err)
 }
 
 /* Distance minus xi_col of the primitive (nv vertices v: a vertex against collider col,
- * an edge or a triangle against a sphere) at x + tc p, the collider at t + tc dtau. */
-static double prim_gap(const ipc_solver *s, const cb_collider *col, double t, double dtau, int nv, const int *v,
-                       const double (*x)[3], double tc)
+ * an edge or a triangle against a sphere; with kq, box or capsule pair kq) at x + tc p,
+ * the collider at t + tc dtau. */
+static double prim_gap(const ipc_solver *s, const cb_world *w, const ipc_pair *kq, const cb_collider *col, double t,
+                       double dtau, int nv, const int *v, const double (*x)[3], double tc)
 {
     t += tc * dtau;
+    if (kq) return kin_phi(s, w, kq, x, (const double (*)[3])s->p, tc, t) - s->xi_col;
     double y[3][3];
     int idx[3] = {0, 1, 2};
     for (int k = 0; k < nv; k++)
@@ -798,18 +1034,46 @@ static double prim_gap(const ipc_solver *s, const cb_collider *col, double t, do
  * place changes no distance), so advancing by gap / len never passes the first time it
  * comes within 0.1 of its present gap of xi_col. Returns the step reached (amax when it
  * never comes that close). */
-static double advance(const ipc_solver *s, const cb_collider *col, double t, double dtau, int nv, const int *v,
-                      const double (*x)[3], double len, double amax)
+static double advance(const ipc_solver *s, const cb_world *w, const ipc_pair *kq, const cb_collider *col, double t,
+                      double dtau, int nv, const int *v, const double (*x)[3], double len, double amax)
 {
-    double gap0 = prim_gap(s, col, t, dtau, nv, v, x, 0.0), target = 0.1 * gap0, tc = 0.0;
+    double gap0 = prim_gap(s, w, kq, col, t, dtau, nv, v, x, 0.0), target = 0.1 * gap0, tc = 0.0;
     if (gap0 - len * amax > target) return amax; /* cannot come that close */
     for (int it = 0; it < 200; it++) {
-        double gap = prim_gap(s, col, t, dtau, nv, v, x, tc) - target;
+        double gap = prim_gap(s, w, kq, col, t, dtau, nv, v, x, tc) - target;
         if (!(gap > 1e-3 * (gap0 - target))) break;
         tc += gap / len;
         if (tc >= amax) return amax;
     }
     return tc;
+}
+
+/* A CCD bound toi of pair q: the step a becomes toi when that is shorter, q the limit. */
+static void limit(ipc_solver *s, const ipc_pair *q, double toi, double *a)
+{
+    if (toi < *a) {
+        *a = toi;
+        s->lim = *q;
+    }
+}
+
+typedef struct kin_ccd_ctx {
+    const double (*x)[3];
+    double t, dtau, *a;
+} kin_ccd_ctx;
+
+/* ccd_step's share of a box or capsule primitive (kin_visit). */
+static int kin_ccd(ipc_solver *s, const cb_world *w, ipc_pair *q, int nv, const int *v, int nfeat, void *ctx)
+{
+    const kin_ccd_ctx *k = ctx;
+    const cb_collider *col = &w->colliders[q->c];
+    double len = 0.0;
+    for (int a = 0; a < nv; a++) len = fmax(len, cb_v3_norm(s->p[v[a]]));
+    len += cb_v3_norm(col->velocity) * k->dtau;
+    if (!(len > 0) || 0.9 * (kin_bound(s, nv, v, k->x) - s->xi_col) > len * *k->a) return 0;
+    for (q->b = 0; q->b < nfeat; q->b++)
+        limit(s, q, advance(s, w, q, col, k->t, k->dtau, nv, v, k->x, len, *k->a), k->a);
+    return 0;
 }
 
 /* The largest alpha in (0, 1] along p from x, the colliders moving from time t to
@@ -820,11 +1084,12 @@ static int ccd_step(ipc_solver *s, const cb_world *w, const double (*x)[3], doub
 {
     const cb_mesh *m = w->mesh;
     double a = 1.0;
+    s->lim.kind = -1;
     for (int i = 0; i < w->nv; i++)
         for (int k = 0; k < 3; k++) s->xt[i][k] = x[i][k] + s->p[i][k];
     const double (*x1)[3] = (const double (*)[3])s->xt;
     if (s->self_collision && s->bvh) {
-        int rc = cb_bvh_refit_swept(s->bvh, x, x1, 0.5 * s->xi_self, err);
+        int rc = cb_bvh_refit_swept(s->bvh, x, x1, 0.5 * (s->xi_self + s->dhat), err);
         if (!rc) rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
         if (rc) return rc;
         cb_ccd_opts o = cb_default_ccd_opts();
@@ -840,14 +1105,14 @@ static int ccd_step(ipc_solver *s, const cb_world *w, const double (*x)[3], doub
                                                                    x1[v[2]], x[v[3]], x1[v[3]], &o, &toi)
                                           : cb_ccd_edge_edge(x[v[0]], x1[v[0]], x[v[1]], x1[v[1]], x[v[2]], x1[v[2]],
                                                              x[v[3]], x1[v[3]], &o, &toi);
-                if (hit && toi < a) a = toi;
+                if (hit) limit(s, &q, toi, &a);
             }
         }
     }
     /* the static mesh colliders: the cloth's swept tree (margin xi_col) against the
      * collider's (its gather margin: a superset of the candidates) */
     if (s->nmc > 0 && s->bvh && !(s->self_collision)) {
-        int rc = cb_bvh_refit_swept(s->bvh, x, x1, 0.5 * s->xi_self, err);
+        int rc = cb_bvh_refit_swept(s->bvh, x, x1, 0.5 * (s->xi_self + s->dhat), err);
         if (rc) return rc;
     }
     cb_ccd_opts om = cb_default_ccd_opts();
@@ -864,7 +1129,7 @@ static int ccd_step(ipc_solver *s, const cb_world *w, const double (*x)[3], doub
             om.eta = s->xi_col + 0.1 * (sqrt(mesh_pair_d2(s, m, q, x)) - s->xi_col);
             int hit = ee ? cb_ccd_edge_edge(p0[0], p1[0], p0[1], p1[1], p0[2], p1[2], p0[3], p1[3], &om, &toi)
                          : cb_ccd_vertex_triangle(p0[0], p1[0], p0[1], p1[1], p0[2], p1[2], p0[3], p1[3], &om, &toi);
-            if (hit && toi < a) a = toi;
+            if (hit) limit(s, q, toi, &a);
         }
     }
     const cb_mesh *mm = w->mesh;
@@ -872,21 +1137,30 @@ static int ccd_step(ipc_solver *s, const cb_world *w, const double (*x)[3], doub
         const cb_collider *col = &w->colliders[c];
         if (col->type == CB_COLLIDER_MESH) continue; /* as triangles, above */
         int sphere = col->type == CB_COLLIDER_SPHERE && s->sphere_edges;
-        /* vertices against every collider; edges and triangles against spheres */
+        /* vertices against every collider (the free ones, and the moving pins while they
+         * move when they start outside its offset: a pin driven into a collider stalls
+         * the step, pins_stalled); edges and triangles against spheres */
         for (int kind = PAIR_COL; kind <= PAIR_TSPH; kind++) {
             if (kind == PAIR_ESPH && !sphere) break;
-            int count = kind == PAIR_COL ? s->ss.nfree : kind == PAIR_ESPH ? mm->ne : mm->nf;
+            int count = kind == PAIR_COL ? s->ss.nfree + (s->pin_phase ? s->nmpin : 0) : kind == PAIR_ESPH ? mm->ne : mm->nf;
             for (int e = 0; e < count; e++) {
-                ipc_pair q = {kind, kind == PAIR_COL ? s->ss.vert[e] : e, c, 0};
+                int pin = kind == PAIR_COL && e >= s->ss.nfree;
+                ipc_pair q = {kind, kind != PAIR_COL ? e : pin ? s->mpin[e - s->ss.nfree] : s->ss.vert[e], c, 0};
                 int v[4], nv = pair_verts(mm, &q, v);
                 double len = 0.0;
                 for (int k = 0; k < nv; k++) len = fmax(len, cb_v3_norm(s->p[v[k]]));
                 len += cb_v3_norm(col->velocity) * dtau;
                 if (kind == PAIR_VT || !(len > 0)) continue;
-                a = fmin(a, advance(s, col, t, dtau, nv, v, x, len, a));
+                if (pin && !(prim_gap(s, w, NULL, col, t, dtau, nv, v, x, 0.0) > 0)) continue;
+                limit(s, &q, advance(s, w, NULL, col, t, dtau, nv, v, x, len, a), &a);
             }
         }
     }
+    /* edges and triangles against boxes and capsules (their pairs of gather), skipped
+     * where the bound from the vertices' distances keeps the primitive farther than the
+     * step can bring it */
+    kin_ccd_ctx k = {x, t, dtau, &a};
+    if (s->vphi) kin_visit(s, w, x, t, kin_ccd, &k);
     *alpha = a;
     return CB_OK;
 }
@@ -902,11 +1176,12 @@ static int pair_friction_lag(ipc_solver *s, const cb_world *w, const double (*x)
     s->nfp = 0;
     for (long k = 0; k < s->npairs; k++) {
         const ipc_pair *q = &s->pairs[k];
-        if (q->kind != PAIR_VT && q->kind != PAIR_EE && q->kind < PAIR_MVT) continue;
+        int mesh = q->kind >= PAIR_MVT && q->kind <= PAIR_MTV; /* not the boxes' and capsules' pairs */
+        if (q->kind != PAIR_VT && q->kind != PAIR_EE && !mesh) continue;
         const double *pt[4];
         int v[4], ee, free_end = 0;
         double eps, mu, xi, shat;
-        if (q->kind >= PAIR_MVT) {
+        if (mesh) {
             ee = mesh_pair(s, m, q, x, pt, v, &eps);
             mu = w->colliders[s->mc[q->c].collider].friction;
             xi = s->xi_col;
@@ -1022,6 +1297,103 @@ static void init_kappa(ipc_solver *s, const cb_world *w, const double (*x)[3], d
     if (den > 0 && num / den > s->kappa) s->kappa = fmin(num / den, s->kappa_max);
 }
 
+/* The moving pins' share of mix (d grad g / d tau, see ipc_solve): the springs' and the
+ * hinges' Hessian blocks between a free vertex and a moving pin, times the pin's rate pu
+ * (the pairs' blocks are added in barrier). The springs' blocks as
+ * cb_spring_solver_assemble makes them (exact or clamped with ss->spring_exact), the
+ * hinges' projected as there. */
+static void pin_mix(ipc_solver *s, const double (*x)[3], double h)
+{
+    const cb_spring_solver *ss = &s->ss;
+    const cb_spring_set *sp = &ss->sp;
+    double h2 = h * h;
+    for (int k = 0; k < s->nmp_spring; k++) {
+        int i = s->mp_spring[k], a = sp->ij[i][0], b = sp->ij[i][1];
+        double e[3];
+        cb_v3_sub(e, x[a], x[b]);
+        double l = cb_v3_norm(e);
+        if (!(l > 0)) continue;
+        cb_v3_scale(e, e, 1.0 / l);
+        double tr = 1.0 - sp->rest[i] / l;
+        if (!ss->spring_exact) tr = fmax(0.0, tr);
+        /* d grad_a / d x_b = -K, K = h^2 k ((1 - tr) e e^T + tr I) */
+        for (int end = 0; end < 2; end++) {
+            int f = end ? b : a, pn = end ? a : b;
+            if (ss->unk[f] < 0) continue;
+            double eu = cb_v3_dot(e, s->pu[pn]);
+            for (int r = 0; r < 3; r++)
+                s->mix[f][r] -= h2 * sp->k[i] * ((1.0 - tr) * e[r] * eu + tr * s->pu[pn][r]);
+        }
+    }
+    for (int k = 0; k < s->nmp_hinge; k++) {
+        int i = s->mp_hinge[k];
+        const int *hv = ss->bend.h[i];
+        double H[12][12];
+        cb_bending_hinge_hessian(&ss->bend, i, x, H);
+        for (int a = 0; a < 4; a++) {
+            if (ss->unk[hv[a]] < 0) continue;
+            for (int b = 0; b < 4; b++) {
+                if (ss->unk[hv[b]] >= 0) continue;
+                for (int r = 0; r < 3; r++)
+                    for (int c = 0; c < 3; c++) s->mix[hv[a]][r] += h2 * H[3 * a + r][3 * b + c] * s->pu[hv[b]][c];
+            }
+        }
+    }
+}
+
+/* The first moving pin among the cloth vertices of pair q, or -1. */
+static int pair_pin(const ipc_solver *s, const cb_world *w, const ipc_pair *q)
+{
+    int v[4], nv = pair_verts(w->mesh, q, v);
+    for (int a = 0; a < nv; a++)
+        if (s->ss.unk[v[a]] < 0 && pin_moves(w, v[a])) return v[a];
+    return -1;
+}
+
+/* The pinned vertices with a scripted motion (IPC's Dirichlet nodes), the springs and
+ * hinges that join one of them to a free vertex (their Hessian blocks carry the pins'
+ * motion into the free vertices' Newton step, pin_mix) and the per-vertex rate pu. */
+static int pins_init(ipc_solver *s, const cb_world *w, cb_error *err)
+{
+    const cb_spring_solver *ss = &s->ss;
+    char *mv = cb_calloc((size_t)w->nv + 1, 1);
+    if (!mv) return CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory");
+    for (int i = 0; i < w->nv && w->pinned; i++)
+        if (pin_moves(w, i)) {
+            mv[i] = 1;
+            s->nmpin++;
+        }
+    if (!s->nmpin) {
+        free(mv);
+        return CB_OK;
+    }
+    s->mpin = cb_calloc((size_t)s->nmpin, sizeof *s->mpin);
+    s->pin_end = cb_calloc((size_t)s->nmpin, sizeof *s->pin_end);
+    s->pu = cb_calloc((size_t)w->nv, sizeof *s->pu);
+    s->mp_spring = cb_calloc((size_t)ss->sp.n + 1, sizeof *s->mp_spring);
+    s->mp_hinge = cb_calloc((size_t)ss->bend.n + 1, sizeof *s->mp_hinge);
+    if (!s->mpin || !s->pin_end || !s->pu || !s->mp_spring || !s->mp_hinge) {
+        free(mv);
+        return CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %d moving pins", s->nmpin);
+    }
+    for (int i = 0, k = 0; i < w->nv; i++)
+        if (mv[i]) s->mpin[k++] = i;
+    for (int i = 0; i < ss->sp.n; i++) {
+        int a = ss->sp.ij[i][0], b = ss->sp.ij[i][1];
+        if ((mv[a] && ss->unk[b] >= 0) || (mv[b] && ss->unk[a] >= 0)) s->mp_spring[s->nmp_spring++] = i;
+    }
+    for (int i = 0; i < ss->bend.n; i++) {
+        int pin = 0, fr = 0;
+        for (int a = 0; a < 4; a++) {
+            pin |= mv[ss->bend.h[i][a]];
+            fr |= ss->unk[ss->bend.h[i][a]] >= 0;
+        }
+        if (pin && fr) s->mp_hinge[s->nmp_hinge++] = i;
+    }
+    free(mv);
+    return CB_OK;
+}
+
 static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_error *err)
 {
     if (!w || !self) return CB_FAIL(err, CB_ERR_INPUT, "ipc: NULL argument");
@@ -1099,9 +1471,14 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->p = cb_calloc((size_t)nv, sizeof *s->p);
     s->hc = cb_calloc((size_t)nv + 1, sizeof *s->hc);
     s->rest_l2 = cb_calloc((size_t)m->ne + 1, sizeof *s->rest_l2);
+    for (int i = 0; i < nv; i++) /* a moving pin needs the mix too */
+        if (pin_moves(w, i)) s->moving |= 2;
     s->mix = s->moving ? cb_calloc((size_t)nv, sizeof *s->mix) : NULL;
+    int kins = 0; /* boxes or capsules: their edge and triangle pairs need vphi */
+    for (int c = 0; c < w->ncolliders; c++) kins |= kin_nedges(&w->colliders[c]) > 0;
+    s->vphi = kins ? cb_calloc((size_t)nv + 1, sizeof *s->vphi) : NULL;
     s->vp_row = cb_calloc((size_t)nv + 1, sizeof *s->vp_row); /* zero: the pattern has no pair yet */
-    rc = s->xt && s->dxt && s->p && s->hc && s->rest_l2 && s->vp_row && (s->mix || !s->moving)
+    rc = s->xt && s->dxt && s->p && s->hc && s->rest_l2 && s->vp_row && (s->mix || !s->moving) && (s->vphi || !kins)
              ? CB_OK
              : CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %d vertices", nv);
     if (!rc && ((s->self_collision && m->nf > 1) || (s->nmc > 0 && m->nf > 0))) {
@@ -1133,6 +1510,7 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
         }
     }
     if (!rc) rc = cb_spring_solver_setup(ss, w, 3, "ipc: the Hessian M + h^2 H + kappa B", err);
+    if (!rc) rc = pins_init(s, w, err);
     if (rc) {
         ipc_destroy(s);
         return rc;
@@ -1176,6 +1554,39 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     return CB_OK;
 }
 
+/* The distance of pair q at x (time t; a collider pair's signed, less a sphere's or
+ * capsule's radius) and, with xi, the offset it keeps. */
+static double pair_dist(const ipc_solver *s, const cb_world *w, const ipc_pair *q, const double (*x)[3], double t)
+{
+    if (q->kind == PAIR_VT || q->kind == PAIR_EE) return sqrt(pair_d2(w->mesh, q, x));
+    if (q->kind == PAIR_CEE || q->kind == PAIR_CTV) return kin_phi(s, w, q, x, NULL, 0.0, t);
+    if (q->kind >= PAIR_MVT) return sqrt(mesh_pair_d2(s, w->mesh, q, x));
+    if (q->kind == PAIR_COL) return cb_collider_query(&w->colliders[q->b], t, x[q->a], NULL, NULL);
+    int v[4], nv = pair_verts(w->mesh, q, v);
+    return sphere_phi(&w->colliders[q->b], t, nv, v, x, NULL);
+}
+
+/* The prescribed motion (the translating colliders', the moving pins') could not reach
+ * the step's end t1: the error naming the pin (or the colliders) and the pair that
+ * limited the last CCD step. */
+static int stall_error(const ipc_solver *s, const cb_world *w, const double (*x)[3], double t1, cb_error *err)
+{
+    char what[200] = "no pair (the iterations ran out)";
+    int pin = -1;
+    if (s->lim.kind >= 0) {
+        describe(s, &s->lim, pair_dist(s, w, &s->lim, x, s->tau), what, sizeof what);
+        pin = pair_pin(s, w, &s->lim);
+    }
+    if (pin >= 0)
+        return CB_FAIL(err, CB_ERR_INTERNAL, "ipc: pinned vertex %d cannot follow its prescribed motion to t = %.9g s "
+                       "without a crossing: it stopped at t = %.9g s, held by %s (the pin is driven through the cloth "
+                       "or a collider, which cannot make room)", pin, t1, s->tau, what);
+    return CB_FAIL(err, CB_ERR_INTERNAL, "ipc: the colliders%s could not reach their pose at the step's end t = %.9g s "
+                   "(stopped at t = %.9g s, %.3g s short; the last step limited by %s: the cloth has no room to move "
+                   "out of their way, or the steps towards it stalled)", s->nmpin ? " and pins" : "", t1, s->tau,
+                   t1 - s->tau, what);
+}
+
 /* The Newton iterations of a step from x = x_n (dx = x_n - y). Translating colliders
  * start at their pose of t_n (tau = t_n, where x_n is feasible) and advance to t1 with
  * the cloth: while tau < t1, an iteration prescribes the rest of their motion,
@@ -1196,13 +1607,15 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
     ipc_pair bad;
     double bad_d;
     s->tau = s->moving ? w->state.t : t1;
+    /* the moving pins start where the last step left them (IPC's Dirichlet step) */
+    for (int k = 0; k < s->nmpin; k++) cb_v3_copy(x[s->mpin[k]], ss->x0[s->mpin[k]]);
     int rc = gather(s, w, cx, s->tau, &bad, &bad_d, err);
     if (rc) return rc;
     if (bad.kind >= 0) {
         char what[200];
         describe(s, &bad, bad_d, what, sizeof what);
-        return CB_FAIL(err, CB_ERR_NUMERIC, "ipc: the start of the step at t = %g s is not feasible: %s (a pinned "
-                       "vertex moved into the cloth: the pins' motion is not in the CCD)", w->state.t, what);
+        return CB_FAIL(err, CB_ERR_NUMERIC, "ipc: the start of the step at t = %g s is not feasible: %s", w->state.t,
+                       what);
     }
     cb_lap_contact(lap, "broad_phase");
     cb_spring_solver_gradient(ss, w, cx, h);
@@ -1210,10 +1623,17 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
     double g = objective(s, w, (const double (*)[3])ss->dx, cx, h, t1);
     int iters = 0, converged = 0, slow = 0;
     double prev_inf = INFINITY, step_inf = INFINITY, prev_min_s = s->min_s, s_small = 1e-18 * s->bbox * s->bbox;
+    int stalled = 0, pressed = 0;
     while (iters < s->max_iterations) {
         if (iters > 0 && cb_interrupt_requested())
             return CB_FAIL(err, CB_ERR_INTERRUPTED, "ipc: interrupted by a signal in iteration %d", iters);
         double dtau = t1 - s->tau;
+        /* the moving pins' rate: the rest of their motion over the rest of the step */
+        s->pin_phase = s->nmpin > 0 && dtau > 0;
+        for (int k = 0; k < s->nmpin; k++) {
+            int i = s->mpin[k];
+            for (int d = 0; d < 3; d++) s->pu[i][d] = s->pin_phase ? (s->pin_end[k][d] - x[i][d]) / dtau : 0.0;
+        }
         rc = update_pattern(s, w, err);
         if (rc) return rc;
         /* grad g and H in one pass over the pairs; H with the springs' exact Hessian
@@ -1228,6 +1648,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
             if (s->moving) memset(s->mix, 0, (size_t)w->nv * sizeof *s->mix);
             barrier(s, w, cx, s->tau, ss->grad, cb_chol_values(ss->chol), h, NULL);
             pair_friction(s, w, cx, ss->grad, cb_chol_values(ss->chol), h, t1, NULL);
+            if (s->pin_phase) pin_mix(s, cx, h);
             cb_lap(lap, "assembly");
             rc = cb_spring_solver_factor(ss, w, h, err);
             info->factorizations++;
@@ -1250,6 +1671,8 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
                     slope += sol[3 * u + k] * ss->grad[ss->vert[u]][k];
                     pinf = fmax(pinf, fabs(sol[3 * u + k]));
                 }
+            for (int k = 0; k < s->nmpin && s->pin_phase; k++) /* the rest of the pins' motion */
+                cb_v3_sub(s->p[s->mpin[k]], s->pin_end[k], x[s->mpin[k]]);
             if (!exact || slope < 0 || pinf == 0) break;
         }
         cb_lap(lap, "solve");
@@ -1266,10 +1689,24 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
         rc = ccd_step(s, w, cx, s->tau, dtau, &amax, err);
         if (rc) return rc;
         cb_lap_contact(lap, "ccd");
+        /* the prescribed motion stalled: in three iterations running the CCD let it
+         * advance by less than 1e-9 of the rest, or stopped it with the pair in its way
+         * less than 1e-9 of its offset from it (the gap shrinking tenfold each time): a
+         * pin or collider driven through what cannot make room (checked after the step) */
+        int blocked = dtau > 0 && amax < 1.0 && s->lim.kind >= 0 && /* by a pair of the prescribed motion */
+                      (pair_pin(s, w, &s->lim) >= 0 || (s->lim.kind != PAIR_VT && s->lim.kind != PAIR_EE &&
+                                                        (s->lim.kind < PAIR_MVT || s->lim.kind > PAIR_MTV)));
+        ipc_pair blk = s->lim;
+        stalled = dtau > 0 && amax < 1e-9 ? stalled + 1 : 0;
+        if (stalled >= 3) return stall_error(s, w, cx, t1, err);
         double alpha = amax, gt = INFINITY, tau_t = s->tau;
         int accepted = 0;
         for (int ls = 0; ls < 40 && alpha > 0; ls++) {
             trial(s, alpha);
+            for (int k = 0; k < s->nmpin && s->pin_phase; k++) { /* exactly at the target at alpha 1 */
+                int i = s->mpin[k];
+                for (int d = 0; d < 3; d++) s->xt[i][d] = alpha >= 1.0 ? s->pin_end[k][d] : x[i][d] + alpha * s->p[i][d];
+            }
             tau_t = dtau > 0 ? (alpha >= 1.0 ? t1 : s->tau + alpha * dtau) : t1;
             rc = gather(s, w, (const double (*)[3])s->xt, tau_t, &bad, &bad_d, err);
             if (rc) return rc;
@@ -1316,9 +1753,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
                 converged = 1;
                 break;
             }
-            if (dtau > 0)
-                return CB_FAIL(err, CB_ERR_INTERNAL, "ipc: the colliders could not advance from t = %.9g s towards "
-                               "t = %.9g s in 40 halvings of the CCD step %.3g (iteration %d)", s->tau, t1, amax, iters);
+            if (dtau > 0) return stall_error(s, w, cx, t1, err);
             return CB_FAIL(err, CB_ERR_INTERNAL, "ipc: the line search could not decrease the incremental potential "
                            "in 40 halvings from the CCD step %.3g (iteration %d, Newton step %.3g m, slope %.3g) at t = %g s",
                            amax, iters, pinf, slope, w->state.t);
@@ -1326,6 +1761,13 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
         memcpy(x, s->xt, (size_t)w->nv * sizeof *x);
         memcpy(ss->dx, s->dxt, (size_t)w->nv * sizeof *ss->dx);
         s->tau = tau_t;
+        if (blocked) {
+            double xi = blk.kind == PAIR_VT || blk.kind == PAIR_EE ? s->xi_self : s->xi_col;
+            pressed = pair_dist(s, w, &blk, cx, s->tau) - xi < 1e-9 * xi ? pressed + 1 : 0;
+        } else {
+            pressed = 0;
+        }
+        if (pressed >= 3) return stall_error(s, w, cx, t1, err);
         g = gt;
         /* the active set of the accepted point is the last gathered */
         if (s->kappa_fixed <= 0 && prev_min_s < s_small && s->min_s < s_small && s->min_s < prev_min_s)
@@ -1335,11 +1777,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
     *residual = step_inf;
     *iters_p = iters;
     if (!converged) {
-        if (s->tau < t1)
-            return CB_FAIL(err, CB_ERR_INTERNAL, "ipc: the colliders could not reach their pose at the step's end "
-                           "t = %.9g s in max_iterations = %d Newton iterations (%.3g s short: the cloth has no room "
-                           "to move out of their way, or the steps towards it stalled) at t = %g s", t1,
-                           s->max_iterations, t1 - s->tau, w->state.t);
+        if (s->tau < t1) return stall_error(s, w, cx, t1, err);
         return CB_FAIL(err, CB_ERR_INTERNAL, "ipc: Newton did not converge in max_iterations = %d iterations at t = %g s "
                        "(the last increment / dt %.3g m/s, tolerance %.3g m/s)", s->max_iterations, w->state.t,
                        step_inf, s->tolerance);
@@ -1441,6 +1879,7 @@ static int ipc_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     cb_lap_timer lap;
     cb_lap_start(&lap, info);
     cb_spring_solver_predict(ss, w, h, t1, imp);
+    for (int k = 0; k < s->nmpin; k++) cb_v3_copy(s->pin_end[k], x[s->mpin[k]]); /* their targets at t1 */
     /* start at x_n: intersection-free, where y need not be */
     for (int u = 0; u < ss->nfree; u++) {
         int i = ss->vert[u];

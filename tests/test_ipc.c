@@ -70,6 +70,17 @@ static double sphere_fn(const double x[12], double g[12], double H[12][12], void
     return b;
 }
 
+typedef struct offset_ctx {
+    int ee;
+    double r, xi, shat, eps;
+} offset_ctx;
+
+static double offset_fn(const double x[12], double g[12], double H[12][12], void *ctx)
+{
+    const offset_ctx *c = ctx;
+    return cb_offset_pair_barrier(c->ee, x, x + 3, x + 6, x + 9, c->r, c->xi, c->shat, c->eps, g, H, NULL);
+}
+
 static double mollifier_fn(const double x[12], double g[12], double H[12][12], void *ctx)
 {
     const fd_ctx *c = ctx;
@@ -191,6 +202,32 @@ static void test_barrier_fd(void)
             CU_ASSERT(eg < 1e-5);
             CU_ASSERT(eh < 1e-4);
         }
+    /* a pair against a thickened primitive (a capsule's segment or end, r 0.3; a box's
+     * edge or vertex, r 0): point-triangle and edge-edge, near dhat and near contact, the
+     * edge-edge ones also with the mollifier acting; phi = d - r */
+    for (int ee = 0; ee <= 1; ee++)
+        for (int rr = 0; rr < 2; rr++)
+            for (int rep = 0; rep < 4; rep++) {
+                offset_ctx c = {ee, rr ? 0.3 : 0.0, 1e-2, 0.0, 0.0};
+                double dhat = 1e-2, gap = rep % 2 ? 0.9 * dhat : 1e-3 * dhat, x[12], eg, eh, phi;
+                c.shat = cb_barrier_shat(c.xi, dhat);
+                random_pair(&seed, ee, c.r + c.xi + gap, x);
+                cb_offset_pair_barrier(ee, x, x + 3, x + 6, x + 9, c.r, c.xi, c.shat, 0.0, NULL, NULL, &phi);
+                CU_ASSERT_DOUBLE_EQUAL(phi, c.xi + gap, 1e-12);
+                fd_check(offset_fn, x, &c, 1e-4 * gap, &eg, &eh);
+                CU_ASSERT(eg < 1e-5);
+                CU_ASSERT(eh < 1e-4);
+                if (ee) {
+                    c.eps = 10.0;
+                    fd_check(offset_fn, x, &c, 1e-4 * gap, &eg, &eh);
+                    CU_ASSERT(eg < 1e-5);
+                    CU_ASSERT(eh < 1e-4);
+                }
+                /* r = 0 is cb_pair_barrier's b(d^2 - xi^2) */
+                if (!rr) CU_ASSERT_DOUBLE_EQUAL(offset_fn(x, NULL, NULL, &c),
+                                                cb_pair_barrier(ee, x, x + 3, x + 6, x + 9, c.xi, c.shat, c.eps, NULL,
+                                                                NULL, NULL), 1e-9 * fabs(offset_fn(x, NULL, NULL, &c)));
+            }
     /* the mollifier alone: 1 beyond eps_x, C1 below it */
     fd_ctx c = {1, 0, 0, 1.0};
     double x[12];
@@ -709,6 +746,151 @@ static void test_min_separation(void)
     free(si);
 }
 
+/* Two sheets 1 cm apart, the upper one's centre vertex pinned and driven down at 1 m/s
+ * (2 mm a step, the thickness) onto the lower one, held at its corners (the gauntlet
+ * funnel's pins, reduced). The pins' motion is in the step (IPC's Dirichlet step: the
+ * pinned vertex travels from its start-of-step position to its target with the CCD
+ * checking its path), so the pin pushes the lower sheet down ahead of it: every step ok,
+ * no crossing in the audit, no intersecting pair, the pin exactly at its target and the
+ * lower sheet below it. Before, the pin was put at its target at the step's start, inside
+ * the lower sheet's barrier: "the start of the step ... is not feasible" at step 5. */
+static const char *pin_push_scene =
+    "name: pin_push\nduration: 0.06\ndt: 0.002\ngravity: [0, 0, 0]\n"
+    "cloth:\n  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+    "  pieces:\n"
+    "    - {grid: {nx: 7, ny: 7, size: [0.4, 0.4], origin: [-0.2, -0.2, 0.0]}, pins: [{select: corners}]}\n"
+    "    - {grid: {nx: 7, ny: 7, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.0]}, translation: [0.013, 0.021, 0.01], "
+    "pins: [{indices: [24], velocity: [0, 0, -1.0]}]}\n";
+
+/* Up to `steps` steps of r under the continuous audit, stopping at the first that fails
+ * (its code in *rc, the steps run in *n); the crossings (self, collider) of the steps. */
+static long audit_steps(cb_sim *r, int steps, int *n, int *rc)
+{
+    cb_audit *a = NULL;
+    cb_error e;
+    CU_ASSERT_EQUAL_FATAL(cb_audit_create(r->w, &a, &e), 0);
+    long crossings = 0;
+    for (*n = 0, *rc = 0; *n < steps && !*rc; (*n)++) {
+        cb_audit_begin(a, r->w);
+        *rc = cb_sim_step(r);
+        long self = 0, col = 0;
+        if (!*rc) CU_ASSERT_EQUAL(cb_audit_end(a, r->w, &self, &col, &e), 0);
+        crossings += self + col;
+    }
+    cb_audit_free(&a);
+    return crossings;
+}
+
+static void test_pin_pushes_sheet(void)
+{
+    cb_sim r;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, pin_push_scene, ".", NULL, 0), CB_OK);
+    cb_error e;
+    int pin = 49 + 24, n = 0, rc = 0;
+    long crossings = audit_steps(&r, 30, &n, &rc), count = -1;
+    CU_ASSERT(cb_self_intersections(r.w->mesh, (const double (*)[3])r.w->state.x, &count, &e) >= 0);
+    double target[3], lowest = INFINITY;
+    cb_world_pin_target(r.w, pin, r.w->state.t, target);
+    for (int i = 0; i < 49; i++) lowest = fmin(lowest, r.w->state.x[i][2]);
+    fprintf(stderr, "  pin pushes a sheet: %d steps (%s), %ld crossings, %ld intersecting pairs, pin z %.4f m "
+            "(target %.4f m), lower sheet's lowest z %.4f m\n", n, rc ? r.e.message : "ok", crossings, count,
+            r.w->state.x[pin][2], target[2], lowest);
+    CU_ASSERT_EQUAL(rc, CB_OK);
+    CU_ASSERT_EQUAL(crossings, 0);
+    CU_ASSERT_EQUAL(count, 0);
+    CU_ASSERT(cb_v3_dist(r.w->state.x[pin], target) < 1e-15); /* t1 = t + h against (n + 1) h: round-off */
+    CU_ASSERT(lowest < target[2] - r.w->thickness + 1e-12); /* the lower sheet went down ahead of the pin */
+    cb_sim_close(&r);
+}
+
+/* A pin driven through a sheet that cannot make room (every vertex of the lower sheet
+ * pinned in place): the run ends with CB_ERR_INTERNAL (status `error`) and a reason
+ * naming the pinned vertex, never a crossing (the audit of every step before) or a NaN;
+ * the program ends the run `error` (exit 1) with that reason. So does a pin driven into a
+ * collider. Before, the step after started infeasible (CB_ERR_NUMERIC: `diverged`). */
+static void test_pin_refused(void)
+{
+    char scene[2048], idx[512] = "";
+    for (int i = 0; i < 49; i++) snprintf(idx + strlen(idx), sizeof idx - strlen(idx), "%s%d", i ? ", " : "", i);
+    snprintf(scene, sizeof scene,
+             "name: pin_blocked\nduration: 0.06\ndt: 0.002\ngravity: [0, 0, 0]\n"
+             "cloth:\n  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+             "  pieces:\n"
+             "    - {grid: {nx: 7, ny: 7, size: [0.4, 0.4], origin: [-0.2, -0.2, 0.0]}, pins: [{indices: [%s]}]}\n"
+             "    - {grid: {nx: 7, ny: 7, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.0]}, translation: [0.013, 0.021, "
+             "0.01], pins: [{indices: [24], velocity: [0, 0, -1.0]}]}\n", idx);
+    cb_sim r;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0), CB_OK);
+    int n = 0, rc = 0, finite = 1;
+    long crossings = audit_steps(&r, 30, &n, &rc);
+    for (int i = 0; i < r.w->nv; i++)
+        for (int k = 0; k < 3; k++) finite &= isfinite(r.w->state.x[i][k]) && isfinite(r.w->state.v[i][k]);
+    fprintf(stderr, "  pin through a pinned sheet: step %d: %s (%ld crossings before)\n", n, r.e.message, crossings);
+    CU_ASSERT_EQUAL(rc, CB_ERR_INTERNAL);
+    CU_ASSERT_EQUAL(n, 4); /* the pin's target at the end of step 4 lies at the thickness from the sheet */
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "pinned vertex 73 cannot follow its prescribed motion"));
+    CU_ASSERT_EQUAL(crossings, 0);
+    CU_ASSERT(finite);
+    cb_sim_close(&r);
+    /* a corner pin driven into the floor: stopped at the floor's offset, the same error */
+    const char *floor = "name: pin_floor\nduration: 0.02\ndt: 0.002\ngravity: [0, 0, 0]\n"
+                        "cloth:\n  grid: {nx: 4, ny: 4, size: [0.1, 0.1], origin: [0, 0, 0.005]}\n"
+                        "  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+                        "  pins: [{indices: [0], velocity: [0, 0, -1.0]}]\n"
+                        "colliders:\n  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1]}\n";
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, floor, ".", NULL, 0), CB_OK);
+    crossings = audit_steps(&r, 10, &n, &rc);
+    fprintf(stderr, "  pin into the floor: step %d: %s (%ld crossings before)\n", n, r.e.message, crossings);
+    CU_ASSERT_EQUAL(rc, CB_ERR_INTERNAL);
+    CU_ASSERT_EQUAL(n, 2); /* its target at the end of step 2 lies at the floor's offset */
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "pinned vertex 0 cannot follow"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "from collider 0"));
+    CU_ASSERT_EQUAL(crossings, 0);
+    cb_sim_close(&r);
+    cb_test_write_tmp("ipc_pin_blocked.yaml", scene);
+    char out[8192];
+    int st = cb_test_clothbench(out, sizeof out, 1, "run %s -s ipc -q --no-frames -o %s",
+                                cb_test_tmp_path("ipc_pin_blocked.yaml"), cb_test_tmp_path("ipc_pin_blocked.h5"));
+    CU_ASSERT_EQUAL(st, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "run error"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "pinned vertex 73"));
+}
+
+/* A sheet dropped on a thin blade (a box 4 mm thick, turned by 20 degrees: the gauntlet
+ * knives, reduced) and on a thin rod (a capsule of radius 2 mm) beside it, both thinner
+ * than the cloth's edges (3.3 cm): the blade's top edge and the rod meet the cloth
+ * between its vertices. Under the continuous audit no vertex, edge or triangle crosses
+ * either in any step (the pairs of the cloth's edges with the box's edges and the
+ * capsule's segment, of its triangles with their vertices and ends), no intersecting pair,
+ * and the sheet hangs over them (its lowest vertex below their tops). Before, ipc kept
+ * only the cloth's vertices off boxes and capsules: the edges were cut (1769 crossings in
+ * this audit at 9bebf9e). */
+static void test_blade(void)
+{
+    const char *scene = "name: blade\nduration: 0.24\ndt: 0.002\ngravity: [0, 0, -9.81]\n"
+                        "cloth:\n  grid: {nx: 10, ny: 10, size: [0.3, 0.3], origin: [-0.15, -0.15, 0.12]}\n"
+                        "  density: 0.1\n  stretch: 1000.0\n  bend: 1.0e-4\n  thickness: 0.002\n"
+                        "colliders:\n"
+                        "  - {type: box, center: [-0.047, 0, 0.05], size: [0.004, 0.5, 0.1], "
+                        "rotation: {axis: [0, 0, 1], angle: 20}, friction: 0.3}\n"
+                        "  - {type: capsule, p0: [0.05, -0.25, 0.1], p1: [0.09, 0.25, 0.1], radius: 0.002, friction: 0.3}\n"
+                        "  - {type: plane, point: [0, 0, 0], normal: [0, 0, 1], friction: 0.5}\n";
+    cb_sim r;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0), CB_OK);
+    double least = INFINITY, work = 0.0, lowest = INFINITY;
+    long crossings = audited(&r, 120, &least, &work), count = -1;
+    cb_error e;
+    CU_ASSERT(cb_self_intersections(r.w->mesh, (const double (*)[3])r.w->state.x, &count, &e) >= 0);
+    for (int i = 0; i < r.w->nv; i++) lowest = fmin(lowest, r.w->state.x[i][2]);
+    fprintf(stderr, "  blade and rod: %ld crossings, %ld intersecting pairs, least vertex distance %.4e m, lowest "
+            "vertex z %.4f m\n", crossings, count, least, lowest);
+    CU_ASSERT_EQUAL(crossings, 0);
+    CU_ASSERT_EQUAL(count, 0);
+    CU_ASSERT(least >= 0.5 * r.w->thickness - 1e-12);
+    CU_ASSERT(lowest < 0.09); /* draped over the blade and the rod */
+    cb_sim_close(&r);
+}
+
 CB_TEST_MAIN("ipc",
              CB_TEST(test_barrier_scalar),
              CB_TEST(test_distance_pieces),
@@ -724,4 +906,7 @@ CB_TEST_MAIN("ipc",
              CB_TEST(test_moving_sphere),
              CB_TEST(test_mesh_collider),
              CB_TEST(test_newton_limits),
-             CB_TEST(test_min_separation))
+             CB_TEST(test_min_separation),
+             CB_TEST(test_pin_pushes_sheet),
+             CB_TEST(test_pin_refused),
+             CB_TEST(test_blade))
