@@ -411,6 +411,15 @@ typedef long long cb_m4 __attribute__((vector_size(32)));
         for (int k_ = 0; k_ < 4; k_++) (w)[(row)[(r) + k_]] -= p_[k_];                               \
     } while (0)
 
+/* x += a X, y += a Y, q += a Z for the four doubles a at p. */
+#define MADD3(p, x, y, q, X, Y, Z)                                                                   \
+    do {                                                                                             \
+        const cb_v4u a_ = *(const cb_v4u *)(p);                                                      \
+        (x) += a_ * (X);                                                                             \
+        (y) += a_ * (Y);                                                                             \
+        (q) += a_ * (Z);                                                                             \
+    } while (0)
+
 static inline double hsum4(cb_v4u a) { return (a[0] + a[1]) + (a[2] + a[3]); }
 
 /* The two triangular solves on w (n x 4, see struct cb_chol), supernode by supernode,
@@ -506,21 +515,11 @@ static void tri_solves(int ns, const int *restrict sup, const int *restrict rp, 
             cb_v4u q0 = x0, q1 = x0, q2 = x0, q3 = x0;
             const double *c = bv + r;
             for (int j = 0; j < nc; j++, c += nr) {
-                const cb_v4u a0 = *(const cb_v4u *)c, a1 = *(const cb_v4u *)(c + 4);
-                const cb_v4u a2 = *(const cb_v4u *)(c + 8), a3 = *(const cb_v4u *)(c + 12);
                 const double X = zx[j], Y = zy[j], Z = zz[j];
-                x0 += a0 * X;
-                x1 += a1 * X;
-                x2 += a2 * X;
-                x3 += a3 * X;
-                y0 += a0 * Y;
-                y1 += a1 * Y;
-                y2 += a2 * Y;
-                y3 += a3 * Y;
-                q0 += a0 * Z;
-                q1 += a1 * Z;
-                q2 += a2 * Z;
-                q3 += a3 * Z;
+                MADD3(c, x0, y0, q0, X, Y, Z);
+                MADD3(c + 4, x1, y1, q1, X, Y, Z);
+                MADD3(c + 8, x2, y2, q2, X, Y, Z);
+                MADD3(c + 12, x3, y3, q3, X, Y, Z);
             }
             SUB_ROWS4(w, row, r, x0, y0, q0);
             SUB_ROWS4(w, row, r + 4, x1, y1, q1);
@@ -578,22 +577,10 @@ static void tri_solves(int ns, const int *restrict sup, const int *restrict rp, 
             r = 0;
             for (; r + 4 <= nb; r += 4) {
                 const cb_v4u X = *(const cb_v4u *)(bx + r), Y = *(const cb_v4u *)(by + r), Z = *(const cb_v4u *)(bz + r);
-                cb_v4u a = *(const cb_v4u *)(c0 + r);
-                x0 += a * X;
-                y0 += a * Y;
-                q0 += a * Z;
-                a = *(const cb_v4u *)(c1 + r);
-                x1 += a * X;
-                y1 += a * Y;
-                q1 += a * Z;
-                a = *(const cb_v4u *)(c2 + r);
-                x2 += a * X;
-                y2 += a * Y;
-                q2 += a * Z;
-                a = *(const cb_v4u *)(c3 + r);
-                x3 += a * X;
-                y3 += a * Y;
-                q3 += a * Z;
+                MADD3(c0 + r, x0, y0, q0, X, Y, Z);
+                MADD3(c1 + r, x1, y1, q1, X, Y, Z);
+                MADD3(c2 + r, x2, y2, q2, X, Y, Z);
+                MADD3(c3 + r, x3, y3, q3, X, Y, Z);
             }
             cb_v4 s0 = {hsum4(x0), hsum4(y0), hsum4(q0), 0}, s1 = {hsum4(x1), hsum4(y1), hsum4(q1), 0};
             cb_v4 s2 = {hsum4(x2), hsum4(y2), hsum4(q2), 0}, s3 = {hsum4(x3), hsum4(y3), hsum4(q3), 0};
