@@ -38,7 +38,7 @@ struct cb_chol {
     long *sx;
     double *sv, *dinv;
     cb_v4 *w;                /* [n] permuted right-hand side / solution (x, y, z, unused) */
-    cb_v4 *t;                /* [tcap] the rows of one supernode (tri_solves' u) */
+    double *t;               /* [8 tcap] tri_solves' workspace (tcap: rows of the largest supernode) */
     long rcap, vcap;         /* capacity of srow, sv */
     int tcap;
     int copied;              /* the copy holds the current factor */
@@ -295,7 +295,7 @@ static int copy_factor(cb_chol *c, cb_error *err)
         return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for a factor of %ld entries", c->label, nvals);
     if (maxrows > c->tcap) {
         free(c->t);
-        c->t = aligned_alloc(32, (size_t)maxrows * sizeof *c->t);
+        c->t = aligned_alloc(32, (size_t)maxrows * 8 * sizeof *c->t);
         tcap = c->t ? maxrows : 0;
         c->tcap = (int)tcap;
         if (!c->t) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", c->label);
@@ -384,72 +384,258 @@ int cb_chol_solve(cb_chol *c, const double **x, cb_error *err)
     return CB_OK;
 }
 
+/* Four doubles at any 8-byte boundary (the columns of a block start anywhere), and the
+ * lane selectors of __builtin_shuffle. */
+typedef double cb_v4u __attribute__((vector_size(32), aligned(8), may_alias));
+typedef long long cb_m4 __attribute__((vector_size(32)));
+
+/* p[0 .. 3] = the rows 0 .. 3 of the x, y and z columns X, Y, Z (fourth lane zero). */
+#define TRANSPOSE_ROWS4(p, X_, Y_, Z_)                                                                \
+    do {                                                                                             \
+        const cb_v4 X = (X_), Y = (Y_), Z = (Z_), O = {0, 0, 0, 0};                                  \
+        const cb_v4 t0 = __builtin_shuffle(X, Y, (cb_m4){0, 4, 2, 6});                               \
+        const cb_v4 t1 = __builtin_shuffle(X, Y, (cb_m4){1, 5, 3, 7});                               \
+        const cb_v4 t2 = __builtin_shuffle(Z, O, (cb_m4){0, 4, 2, 6});                               \
+        const cb_v4 t3 = __builtin_shuffle(Z, O, (cb_m4){1, 5, 3, 7});                               \
+        (p)[0] = __builtin_shuffle(t0, t2, (cb_m4){0, 1, 4, 5});                                     \
+        (p)[1] = __builtin_shuffle(t1, t3, (cb_m4){0, 1, 4, 5});                                     \
+        (p)[2] = __builtin_shuffle(t0, t2, (cb_m4){2, 3, 6, 7});                                     \
+        (p)[3] = __builtin_shuffle(t1, t3, (cb_m4){2, 3, 6, 7});                                     \
+    } while (0)
+
+/* w[row[r .. r+3]] -= the rows r .. r+3 of the x, y and z columns X, Y, Z. */
+#define SUB_ROWS4(w, row, r, X, Y, Z)                                                                 \
+    do {                                                                                             \
+        cb_v4 p_[4];                                                                                 \
+        TRANSPOSE_ROWS4(p_, X, Y, Z);                                                                \
+        for (int k_ = 0; k_ < 4; k_++) (w)[(row)[(r) + k_]] -= p_[k_];                               \
+    } while (0)
+
+/* x += a X, y += a Y, q += a Z for the four doubles a at p. */
+#define MADD3(p, x, y, q, X, Y, Z)                                                                   \
+    do {                                                                                             \
+        const cb_v4u a_ = *(const cb_v4u *)(p);                                                      \
+        (x) += a_ * (X);                                                                             \
+        (y) += a_ * (Y);                                                                             \
+        (q) += a_ * (Z);                                                                             \
+    } while (0)
+
+static inline double hsum4(cb_v4u a) { return (a[0] + a[1]) + (a[2] + a[3]); }
+
 /* The two triangular solves on w (n x 4, see struct cb_chol), supernode by supernode,
  * each factor entry read once per solve for the three coordinates and one row index
- * per row of a supernode, not per entry. Forward (L z = w): within the supernode's
- * columns a dense column-oriented solve; the rows below are accumulated in t (dense,
- * contiguous in the block's columns) and scattered into w once. Backward (L^T x = z):
- * the rows below are gathered into t once, then each column is one dense dot product,
- * last column first. Compiled twice where the compiler can (AVX2 + FMA and the
- * baseline), chosen at load time by the CPU. */
+ * per row of a supernode, not per entry. A supernode's block is its diagonal triangle
+ * (nc x nc) over the rows below (nb x nc, B). The solves are bound by the arithmetic and
+ * its dependencies, not by reading the factor (on the 81 x 81 curtain, reading the
+ * factor's values twice took 37 us, the former solves 270 us, these 190 us; one core, at a
+ * load of 15), so the loops put the rows of a
+ * column in the vector lanes, with x, y and z in separate registers, and keep many
+ * independent sums in flight:
+ * Forward (L z = w): the triangle four columns at a time, each block's four rows first
+ * reduced by the columns before it (rows as lanes, two sets of sums), then its 4 x 4
+ * triangle (x, y, z interleaved); then w[rows below] -= B z, sixteen rows by all the
+ * block's columns in twelve registers, transposed back to x, y, z rows in registers.
+ * Backward (L^T x = z): the rows below gathered into separate x, y, z arrays (transposed
+ * four rows at a time), B^T u four columns at a time in twelve independent sums (the
+ * former column-by-column dot products were one dependent chain per column), then the
+ * triangle four columns at a time from the last, each block's solution subtracted from
+ * the sums of the columns before it. Plain IEEE arithmetic (C11 mode contracts nothing
+ * into fused multiply-adds) on the same 4-wide lanes in every compiled variant, so every
+ * machine gets the same bits. Compiled three times where the compiler can (x86-64-v4:
+ * the same vectors with 32 registers; AVX2; the baseline), chosen at load time by the
+ * CPU. t: 8 doubles per row of the largest supernode, 32-byte aligned. */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx2", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
 static void tri_solves(int ns, const int *restrict sup, const int *restrict rp, const int *restrict srow,
                        const long *restrict sx, const double *restrict sv, const double *restrict dinv,
-                       cb_v4 *restrict w, cb_v4 *restrict u)
+                       cb_v4 *restrict w, double *restrict t)
 {
-    const cb_v4 zero = {0, 0, 0, 0};
     for (int s = 0; s < ns; s++) {
-        const int k1 = sup[s], nc = sup[s + 1] - k1, nr = rp[s + 1] - rp[s];
-        const int *row = srow + rp[s];
+        const int k1 = sup[s], nc = sup[s + 1] - k1, nr = rp[s + 1] - rp[s], nb = nr - nc;
+        const int *row = srow + rp[s] + nc;
         const double *v = sv + sx[s];
-        /* u: the supernode's own unknowns, then the updates of the rows below */
-        for (int r = 0; r < nc; r++) u[r] = w[k1 + r];
-        for (int r = nc; r < nr; r++) u[r] = zero;
+        cb_v4 *restrict u = (cb_v4 *)t;                                                   /* [nc] */
+        double *restrict zx = t + 4 * nc, *restrict zy = zx + nc, *restrict zz = zy + nc; /* [nc] each */
         int jj = 0;
-        for (; jj + 4 <= nc; jj += 4) { /* four columns per sweep over the rows */
-            const double *c0 = v + (long)jj * nr, *c1 = c0 + nr, *c2 = c1 + nr, *c3 = c2 + nr;
-            cb_v4 z0 = u[jj] * dinv[k1 + jj];
-            cb_v4 z1 = (u[jj + 1] - c0[jj + 1] * z0) * dinv[k1 + jj + 1];
-            cb_v4 z2 = (u[jj + 2] - c0[jj + 2] * z0 - c1[jj + 2] * z1) * dinv[k1 + jj + 2];
-            cb_v4 z3 = (u[jj + 3] - c0[jj + 3] * z0 - c1[jj + 3] * z1 - c2[jj + 3] * z2) * dinv[k1 + jj + 3];
+        for (; jj + 4 <= nc; jj += 4) { /* four columns at a time: */
+            /* their rows minus the columns before them (rows jj .. jj+3 as the lanes) */
+            cb_v4u ax = {0, 0, 0, 0}, ay = ax, az = ax, ex = ax, ey = ax, ez = ax;
+            const double *c = v + jj;
+            int j = 0;
+            for (; j + 2 <= jj; j += 2, c += 2 * nr) {
+                const cb_v4u A = *(const cb_v4u *)c, E = *(const cb_v4u *)(c + nr);
+                ax += A * zx[j];
+                ay += A * zy[j];
+                az += A * zz[j];
+                ex += E * zx[j + 1];
+                ey += E * zy[j + 1];
+                ez += E * zz[j + 1];
+            }
+            if (j < jj) {
+                const cb_v4u A = *(const cb_v4u *)c;
+                ax += A * zx[j];
+                ay += A * zy[j];
+                az += A * zz[j];
+            }
+            cb_v4 p[4];
+            TRANSPOSE_ROWS4(p, ax + ex, ay + ey, az + ez);
+            /* then the 4 x 4 triangle */
+            const double *c0 = v + (long)jj * nr, *c1 = c0 + nr, *c2 = c1 + nr;
+            const double *d = dinv + k1 + jj;
+            const cb_v4 z0 = (w[k1 + jj] - p[0]) * d[0];
+            const cb_v4 z1 = (w[k1 + jj + 1] - p[1] - c0[jj + 1] * z0) * d[1];
+            const cb_v4 z2 = (w[k1 + jj + 2] - p[2] - c0[jj + 2] * z0 - c1[jj + 2] * z1) * d[2];
+            const cb_v4 z3 = (w[k1 + jj + 3] - p[3] - c0[jj + 3] * z0 - c1[jj + 3] * z1 - c2[jj + 3] * z2) * d[3];
             u[jj] = z0;
             u[jj + 1] = z1;
             u[jj + 2] = z2;
             u[jj + 3] = z3;
-            for (int r = jj + 4; r < nr; r++) u[r] -= (c0[r] * z0 + c1[r] * z1) + (c2[r] * z2 + c3[r] * z3);
+            for (int k = jj; k < jj + 4; k++) {
+                zx[k] = u[k][0];
+                zy[k] = u[k][1];
+                zz[k] = u[k][2];
+            }
         }
-        for (; jj < nc; jj++) {
-            const double *c0 = v + (long)jj * nr;
-            cb_v4 z0 = u[jj] * dinv[k1 + jj];
-            u[jj] = z0;
-            for (int r = jj + 1; r < nr; r++) u[r] -= c0[r] * z0;
+        for (; jj < nc; jj++) { /* the last columns one at a time */
+            cb_v4 a = w[k1 + jj];
+            const double *c = v + jj;
+            for (int j = 0; j < jj; j++, c += nr) a -= *c * u[j];
+            u[jj] = a * dinv[k1 + jj];
+            zx[jj] = u[jj][0];
+            zy[jj] = u[jj][1];
+            zz[jj] = u[jj][2];
         }
         for (int r = 0; r < nc; r++) w[k1 + r] = u[r];
-        for (int r = nc; r < nr; r++) w[row[r]] += u[r];
+        /* the rows below: w[row] -= B z */
+        const double *bv = v + nc;
+        int r = 0;
+        for (; r + 16 <= nb; r += 16) {
+            cb_v4u x0 = {0, 0, 0, 0}, x1 = x0, x2 = x0, x3 = x0, y0 = x0, y1 = x0, y2 = x0, y3 = x0;
+            cb_v4u q0 = x0, q1 = x0, q2 = x0, q3 = x0;
+            const double *c = bv + r;
+            for (int j = 0; j < nc; j++, c += nr) {
+                const double X = zx[j], Y = zy[j], Z = zz[j];
+                MADD3(c, x0, y0, q0, X, Y, Z);
+                MADD3(c + 4, x1, y1, q1, X, Y, Z);
+                MADD3(c + 8, x2, y2, q2, X, Y, Z);
+                MADD3(c + 12, x3, y3, q3, X, Y, Z);
+            }
+            SUB_ROWS4(w, row, r, x0, y0, q0);
+            SUB_ROWS4(w, row, r + 4, x1, y1, q1);
+            SUB_ROWS4(w, row, r + 8, x2, y2, q2);
+            SUB_ROWS4(w, row, r + 12, x3, y3, q3);
+        }
+        for (; r + 4 <= nb; r += 4) {
+            cb_v4u x0 = {0, 0, 0, 0}, y0 = x0, q0 = x0;
+            const double *c = bv + r;
+            for (int j = 0; j < nc; j++, c += nr) {
+                const cb_v4u a0 = *(const cb_v4u *)c;
+                x0 += a0 * zx[j];
+                y0 += a0 * zy[j];
+                q0 += a0 * zz[j];
+            }
+            SUB_ROWS4(w, row, r, x0, y0, q0);
+        }
+        for (; r < nb; r++) {
+            cb_v4 acc = {0, 0, 0, 0};
+            const double *c = bv + r;
+            for (int j = 0; j < nc; j++, c += nr) acc += *c * u[j];
+            w[row[r]] -= acc;
+        }
     }
     for (int s = ns - 1; s >= 0; s--) {
-        const int k1 = sup[s], nc = sup[s + 1] - k1, nr = rp[s + 1] - rp[s];
-        const int *row = srow + rp[s];
+        const int k1 = sup[s], nc = sup[s + 1] - k1, nr = rp[s + 1] - rp[s], nb = nr - nc;
+        const int *row = srow + rp[s] + nc;
         const double *v = sv + sx[s];
-        /* u: the supernode's own right-hand side, then the solution of the rows below */
+        cb_v4 *restrict u = (cb_v4 *)t, *restrict tt = u + nc; /* [nc] unknowns, [nc] their sums B^T u */
+        double *restrict bx = t + 8 * nc, *restrict by = bx + nb, *restrict bz = by + nb; /* [nb] each */
         for (int r = 0; r < nc; r++) u[r] = w[k1 + r];
-        for (int r = nc; r < nr; r++) u[r] = w[row[r]];
-        for (int jj = nc - 1; jj >= 0; jj--) {
-            const double *col = v + (long)jj * nr;
-            cb_v4 s0 = zero, s1 = zero, s2 = zero, s3 = zero;
-            int r = jj + 1;
-            for (; r + 4 <= nr; r += 4) {
-                s0 += col[r] * u[r];
-                s1 += col[r + 1] * u[r + 1];
-                s2 += col[r + 2] * u[r + 2];
-                s3 += col[r + 3] * u[r + 3];
-            }
-            for (; r < nr; r++) s0 += col[r] * u[r];
-            u[jj] = (u[jj] - ((s0 + s1) + (s2 + s3))) * dinv[k1 + jj];
+        int r = 0;
+        for (; r + 4 <= nb; r += 4) {
+            const cb_v4 p0 = w[row[r]], p1 = w[row[r + 1]], p2 = w[row[r + 2]], p3 = w[row[r + 3]];
+            const cb_v4 t0 = __builtin_shuffle(p0, p1, (cb_m4){0, 4, 2, 6});
+            const cb_v4 t1 = __builtin_shuffle(p0, p1, (cb_m4){1, 5, 3, 7});
+            const cb_v4 t2 = __builtin_shuffle(p2, p3, (cb_m4){0, 4, 2, 6});
+            const cb_v4 t3 = __builtin_shuffle(p2, p3, (cb_m4){1, 5, 3, 7});
+            *(cb_v4u *)(bx + r) = __builtin_shuffle(t0, t2, (cb_m4){0, 1, 4, 5});
+            *(cb_v4u *)(by + r) = __builtin_shuffle(t1, t3, (cb_m4){0, 1, 4, 5});
+            *(cb_v4u *)(bz + r) = __builtin_shuffle(t0, t2, (cb_m4){2, 3, 6, 7});
         }
-        for (int r = 0; r < nc; r++) w[k1 + r] = u[r];
+        for (; r < nb; r++) {
+            const cb_v4 p = w[row[r]];
+            bx[r] = p[0];
+            by[r] = p[1];
+            bz[r] = p[2];
+        }
+        /* tt = B^T u (the rows below), four columns at a time */
+        int j = 0;
+        for (; j + 4 <= nc; j += 4) {
+            const double *c0 = v + (long)j * nr + nc, *c1 = c0 + nr, *c2 = c1 + nr, *c3 = c2 + nr;
+            cb_v4u x0 = {0, 0, 0, 0}, x1 = x0, x2 = x0, x3 = x0, y0 = x0, y1 = x0, y2 = x0, y3 = x0;
+            cb_v4u q0 = x0, q1 = x0, q2 = x0, q3 = x0;
+            r = 0;
+            for (; r + 4 <= nb; r += 4) {
+                const cb_v4u X = *(const cb_v4u *)(bx + r), Y = *(const cb_v4u *)(by + r), Z = *(const cb_v4u *)(bz + r);
+                MADD3(c0 + r, x0, y0, q0, X, Y, Z);
+                MADD3(c1 + r, x1, y1, q1, X, Y, Z);
+                MADD3(c2 + r, x2, y2, q2, X, Y, Z);
+                MADD3(c3 + r, x3, y3, q3, X, Y, Z);
+            }
+            cb_v4 s0 = {hsum4(x0), hsum4(y0), hsum4(q0), 0}, s1 = {hsum4(x1), hsum4(y1), hsum4(q1), 0};
+            cb_v4 s2 = {hsum4(x2), hsum4(y2), hsum4(q2), 0}, s3 = {hsum4(x3), hsum4(y3), hsum4(q3), 0};
+            for (; r < nb; r++) {
+                const cb_v4 p = {bx[r], by[r], bz[r], 0};
+                s0 += c0[r] * p;
+                s1 += c1[r] * p;
+                s2 += c2[r] * p;
+                s3 += c3[r] * p;
+            }
+            tt[j] = s0;
+            tt[j + 1] = s1;
+            tt[j + 2] = s2;
+            tt[j + 3] = s3;
+        }
+        for (; j < nc; j++) {
+            const double *c0 = v + (long)j * nr + nc;
+            cb_v4u x0 = {0, 0, 0, 0}, y0 = x0, q0 = x0;
+            r = 0;
+            for (; r + 4 <= nb; r += 4) {
+                const cb_v4u a = *(const cb_v4u *)(c0 + r);
+                x0 += a * *(const cb_v4u *)(bx + r);
+                y0 += a * *(const cb_v4u *)(by + r);
+                q0 += a * *(const cb_v4u *)(bz + r);
+            }
+            cb_v4 s0 = {hsum4(x0), hsum4(y0), hsum4(q0), 0};
+            for (; r < nb; r++) s0 += c0[r] * (cb_v4){bx[r], by[r], bz[r], 0};
+            tt[j] = s0;
+        }
+        /* the triangle, four columns at a time from the last */
+        int j1 = nc;
+        for (; j1 >= 4; j1 -= 4) {
+            const int j0 = j1 - 4;
+            const double *c0 = v + (long)j0 * nr + j0, *c1 = c0 + nr, *c2 = c1 + nr;
+            const double *d = dinv + k1 + j0;
+            const cb_v4 u3 = (u[j0 + 3] - tt[j0 + 3]) * d[3];
+            const cb_v4 u2 = (u[j0 + 2] - tt[j0 + 2] - c2[3] * u3) * d[2];
+            const cb_v4 u1 = (u[j0 + 1] - tt[j0 + 1] - (c1[2] * u2 + c1[3] * u3)) * d[1];
+            const cb_v4 u0 = (u[j0] - tt[j0] - (c0[1] * u1 + (c0[2] * u2 + c0[3] * u3))) * d[0];
+            u[j0] = u0;
+            u[j0 + 1] = u1;
+            u[j0 + 2] = u2;
+            u[j0 + 3] = u3;
+            for (int jp = 0; jp < j0; jp++) {
+                const double *c = v + (long)jp * nr + j0;
+                tt[jp] += (c[0] * u0 + c[1] * u1) + (c[2] * u2 + c[3] * u3);
+            }
+        }
+        for (int jj = j1 - 1; jj >= 0; jj--) {
+            const double *col = v + (long)jj * nr;
+            cb_v4 a = u[jj] - tt[jj];
+            for (int q = jj + 1; q < j1; q++) a -= col[q] * u[q];
+            u[jj] = a * dinv[k1 + jj];
+        }
+        for (int q = 0; q < nc; q++) w[k1 + q] = u[q];
     }
 }
 

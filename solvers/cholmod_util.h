@@ -7,8 +7,9 @@
  * every factorization after that is numeric only (cholmod_factorize). Solves use
  * cholmod_solve2 with a right-hand side, solution and workspace allocated once, so a
  * solve allocates nothing; cb_chol_solve3 (three interleaved right-hand sides, as fms
- * needs for x, y and z) uses our own supernodal forward/back substitution over a copy
- * of the factor instead, which reads the factor once for all three coordinates.
+ * needs for x, y and z) uses our own supernodal forward/back substitution over the
+ * factor instead, which reads the factor once for all three coordinates (the rows of a
+ * column in the vector lanes, x, y and z apart: cholmod_util.c, tri_solves).
  *
  * Every CHOLMOD call is checked: a negative common.status is CB_ERR_INTERNAL, and
  * CHOLMOD_NOT_POSDEF — a warning in common.status, not a return value — is

@@ -112,9 +112,17 @@
  * over the factor in supernodes (CHOLMOD's supernodal factor read in place: dense
  * column blocks with one row list each, so one index per row of a supernode instead of
  * one per entry, serving both triangular solves; no copy of it, which would cost half
- * the prefactorization in page faults), with x, y and z interleaved so each factor entry is
- * read once per solve for the three coordinates (the solves are bound by reading the
- * factor). The local step and the right-hand side are one branch-free pass over the
+ * the prefactorization in page faults), each factor entry read once per solve for the
+ * three coordinates. The solves are bound by their arithmetic's dependencies, not by
+ * reading the factor (reading its values twice is about a fifth of a solve on the 81 x 81
+ * curtain), so they put a column's rows in the vector lanes with x, y and z apart and
+ * keep many independent sums in flight (cholmod_util.c, tri_solves; issue 35: global
+ * stage ~0.8x of the interleaved (x, y, z, pad) solves it replaced). Tried and not
+ * kept: CHOLMOD's other orderings (METIS, nested dissection: 8% fewer factor entries, no
+ * faster, and 15-20 ms more analysis in the first step) and less or more supernode
+ * relaxation (fewer explicit zeros but more, smaller supernodes: no faster), eight-wide
+ * (AVX-512) rows in the forward pass (no faster), fused multiply-adds (no faster, and
+ * the bits would depend on the CPU). The local step and the right-hand side are one branch-free pass over the
  * springs sorted by their smaller end, stored as arrays (ends, their right-hand-side
  * rows, rest length, h^2 k); d is not stored (only for the springs to pins, in the last
  * iteration). The pass (solvers/springs_local.c) is bound by one sqrt and one division
