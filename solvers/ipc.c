@@ -1194,9 +1194,12 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
             barrier(s, w, cx, s->tau, ss->grad, cb_chol_values(ss->chol), h, NULL);
             cb_lap(lap, "assembly");
             rc = cb_spring_solver_factor(ss, w, h, err);
-            info->factorizations++;
-            if (rc == CB_ERR_NUMERIC && exact) continue;
+            if (rc == CB_ERR_NUMERIC && exact) { /* not a factorization used: no count, no message */
+                cb_error_clear(err);
+                continue;
+            }
             if (rc) return rc;
+            info->factorizations++;
             cb_lap(lap, "factor");
             double *B = cb_chol_rhs(ss->chol);
             for (int u = 0; u < ss->nfree; u++)
