@@ -142,12 +142,18 @@
  * and the assembly keeping their blocks under the contact pairs' (both later the same day):
  * 4.9 Newton iterations per step in contact (9.9 before), 40 steps in 14.8 CPU-s against
  * 74.8 s at 7200348 (5.1x; load ~2.8): still above the issue's 150 ms per step.
- * The cost grows with the active set, and a flat sheet has its own pairs once its edge
- * length falls below xi + dhat (the nearest primitives that share no vertex are about
- * an edge / sqrt 2 apart): `clothbench bench --case hanging` (thickness 2 mm, dhat 2 mm,
- * 1 m) has none at 128 x 128 (edge 7.9 mm) and about 45 per vertex at 256 x 256 (edge
- * 3.9 mm), each with a 12 x 12 Hessian and its PSD projection per iteration: the step
- * 2.05 s at 128 x 128, 122 s at 256 x 256. The gradient-only and value-only passes
+ * The cost grows with the active set, and a flat sheet had its own pairs once its
+ * smallest triangle altitude (the nearest primitives that share no vertex: an edge /
+ * sqrt 2 on the grids) fell below xi + dhat: `clothbench bench --case hanging` (thickness
+ * 2 mm, 1 m) has none at 128 x 128 (edge 7.9 mm) and had about 45 per vertex at 256 x 256
+ * (edge 3.9 mm) with dhat 2 mm, each with a 12 x 12 Hessian and its PSD projection per
+ * iteration: the step 2.05 s at 128 x 128, 122 s at 256 x 256. Those pairs are not
+ * contact: they push a sheet at rest apart (forces the shared model has not) and IPC's
+ * exclusion of pairs that share a vertex does not reach them. Excluding more pairs (the
+ * rings of a vertex) would leave pairs without a barrier, i.e. the guarantee; so the
+ * default dhat stays clear of them (default_dhat: half the gap between xi and the
+ * smallest rest altitude when xi + xi reaches it; 0.38 mm at 256 x 256; a dhat given is
+ * used as given). The gradient-only and value-only passes
  * (kappa's balance, the line search's objective, the step's impulse) carry no Hessian
  * (contact/barrier.h), and the pattern's check is a lookup per coupling in the sorted
  * pattern's rows (no sort while the pattern holds).
@@ -178,7 +184,9 @@
  * offset, which a barrier refuses; tests/test_ipc.c holds its friction to the same
  * Coulomb answers on an incline that starts inside the barrier's range.
  *
- * Parameters (solvers.ipc): dhat (m, > 0, default the thickness or 1e-3 m without one),
+ * Parameters (solvers.ipc): dhat (m, > 0, default the thickness or 1e-3 m without one;
+ * half the gap between the thickness and the smallest rest altitude of a triangle when the
+ * thickness + the thickness reaches that altitude: default_dhat),
  * kappa (>= 0, default 0: adaptive), tolerance (m/s, > 0, default 1e-4: a tenth of
  * friction_velocity's default; at 1e-3 the first Newton step of a patch starting to slide,
  * shortened by the static friction's stiffness to below eps_v h, passed the test and the
@@ -988,6 +996,33 @@ static void init_kappa(ipc_solver *s, const cb_world *w, const double (*x)[3], d
     if (den > 0 && num / den > s->kappa) s->kappa = fmin(num / den, s->kappa_max);
 }
 
+/* The default barrier range: the thickness (1e-3 m without one), unless that would put
+ * the cloth's own neighbours in range at rest. In a flat sheet the nearest pairs that share
+ * no vertex are a vertex and the triangle across the opposite edge of one of its triangles,
+ * that triangle's altitude apart; when the thickness + the range reaches the smallest rest
+ * altitude, a sheet at rest would repel itself (about 45 pairs per vertex at 256 x 256 on
+ * 1 m with thickness 2 mm: forces the shared model does not have, and a step of minutes).
+ * Then the range is half the rest gap, (altitude - thickness) / 2: the barrier acts once
+ * neighbours come halfway to the thickness (the thickness and the CCD, hence the
+ * guarantee, unchanged). */
+static double default_dhat(const cb_world *w)
+{
+    const cb_mesh *m = w->mesh;
+    double dhat = w->thickness > 0 ? w->thickness : 1e-3, alt = INFINITY;
+    for (int f = 0; f < m->nf; f++)
+        for (int k = 0; k < 3; k++) {
+            const double *a = m->x[m->f[f][k]], *b = m->x[m->f[f][(k + 1) % 3]], *c = m->x[m->f[f][(k + 2) % 3]];
+            double e[3], d[3], n[3];
+            cb_v3_sub(e, b, a);
+            cb_v3_sub(d, c, a);
+            cb_v3_cross(n, e, d);
+            double le = cb_v3_norm(e);
+            if (le > 0) alt = fmin(alt, cb_v3_norm(n) / le); /* c's distance from the line ab */
+        }
+    if (w->thickness > 0 && alt > w->thickness && w->thickness + dhat >= alt) dhat = 0.5 * (alt - w->thickness);
+    return dhat;
+}
+
 static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_error *err)
 {
     if (!w || !self) return CB_FAIL(err, CB_ERR_INPUT, "ipc: NULL argument");
@@ -1000,7 +1035,7 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     int bending = 0;
     static const char *const factor_names[] = {"auto", "simplicial", "supernodal", NULL};
     int rc = cb_params_begin(p, &q, err);
-    if (!rc) rc = cb_params_double(&q, "dhat", w->thickness > 0 ? w->thickness : 1e-3, 1e-12, 1e3, &s->dhat,
+    if (!rc) rc = cb_params_double(&q, "dhat", default_dhat(w), 1e-12, 1e3, &s->dhat,
                                    "barrier range (m): pairs closer than the thickness + dhat repel", err);
     if (!rc) rc = cb_params_double(&q, "kappa", 0.0, 0.0, 1e300, &s->kappa_fixed,
                                    "barrier stiffness (0: adaptive, IPC's supplement)", err);

@@ -754,6 +754,32 @@ static void test_fallback_factorizations(void)
     cb_sim_close(&r);
 }
 
+/* A flat sheet finer than its barrier range (20 x 20 on 6 cm: edge 3.16 mm, the smallest
+ * triangle altitude 2.23 mm, below thickness + thickness = 4 mm), at rest without gravity:
+ * with the default dhat (half the gap between the thickness and that altitude) it has no
+ * active pair, i.e. it does not repel itself; with dhat = the thickness given, its own
+ * neighbours that share no vertex are in range (before, the default: about 45 pairs per
+ * vertex at 256 x 256 on the hanging cloth, a step of minutes). */
+static void test_fine_sheet_dhat(void)
+{
+    const char *scene = "name: fine\nduration: 0.01\ndt: 0.005\ngravity: [0, 0, 0]\n"
+                        "cloth:\n  grid: {nx: 20, ny: 20, size: [0.06, 0.06], origin: [-0.03, -0.03, 0.0]}\n"
+                        "  density: 0.1\n  stretch: 1000\n  bend: 1.0e-4\n  thickness: 0.002\n";
+    const char *given[] = {"solvers.ipc.dhat=0.002"};
+    for (int k = 0; k < 2; k++) {
+        cb_sim r;
+        CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", given, k), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&r), CB_OK);
+        fprintf(stderr, "  fine sheet, dhat %s: %d active pairs\n", k ? "0.002 given" : "default", r.info.contacts);
+        if (k) {
+            CU_ASSERT(r.info.contacts > r.w->nv);
+        } else {
+            CU_ASSERT_EQUAL(r.info.contacts, 0);
+        }
+        cb_sim_close(&r);
+    }
+}
+
 CB_TEST_MAIN("ipc",
              CB_TEST(test_barrier_scalar),
              CB_TEST(test_distance_pieces),
@@ -770,4 +796,5 @@ CB_TEST_MAIN("ipc",
              CB_TEST(test_mesh_collider),
              CB_TEST(test_newton_limits),
              CB_TEST(test_min_separation),
-             CB_TEST(test_fallback_factorizations))
+             CB_TEST(test_fallback_factorizations),
+             CB_TEST(test_fine_sheet_dhat))
