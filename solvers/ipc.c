@@ -142,6 +142,18 @@
  * and the assembly keeping their blocks under the contact pairs' (both later the same day):
  * 4.9 Newton iterations per step in contact (9.9 before), 40 steps in 14.8 CPU-s against
  * 74.8 s at 7200348 (5.1x; load ~2.8): still above the issue's 150 ms per step.
+ * Profiled there (perf): the hinges' PSD projections in every assembly ~30%, the
+ * factorization ~20%, the self CCD's and the gather's candidates (116k per query at
+ * 60 x 60, nearly all a cell's neighbours) ~20%, the pattern's rebuilds (each new edge in
+ * contact with the sphere) ~9%. With the edges in the pattern from the start and the far
+ * pairs skipping the CCD and the sphere's closest point (results bit for bit the same):
+ * 0.87-0.89 of the CPU time of 9bebf9e in interleaved pairs (40 steps, load 20-24), about
+ * 340 CPU-ms per step. Newton iterations per step in contact: 4.7 at 60 x 60 (7 at most),
+ * 3.8 at 20 x 20; they converge linearly, the increment falling by about 0.15 per
+ * iteration (with friction 0 and without sphere_edges too). IPC's start at the
+ * CCD-clipped prediction x_n + alpha (y - x_n) (when it lowers g) was tried: 4.5
+ * iterations per step, but 3% more time (its CCD, gather and objective cost more than the
+ * iteration saved): not kept.
  * The cost grows with the active set, and a flat sheet had its own pairs once its
  * smallest triangle altitude (the nearest primitives that share no vertex: an edge /
  * sqrt 2 on the grids) fell below xi + dhat: `clothbench bench --case hanging` (thickness
