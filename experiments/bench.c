@@ -97,7 +97,7 @@ static const bench_rule rules[] = {
      "half an hour or more (issue 35 item 4 speeds acm up)"},
     {NULL, "newton", 65536, 0, 0, 1, 0, 0, "1 repeat: seconds per step at this size"},
     {NULL, "ipc", 16384, 65535, 0, 1, 0, 0, "1 repeat: seconds per step at this size"},
-    {NULL, "ipc", 65536, 0, 3, 1, 0, 0, SLOW " (about 2 minutes, most of it assembly)"},
+    {NULL, "ipc", 65536, 0, 3, 1, 0, 0, SLOW " (most of it the factorization)"},
 };
 
 cb_bench_options cb_default_bench_options(void)

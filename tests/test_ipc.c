@@ -891,6 +891,63 @@ static void test_blade(void)
     cb_sim_close(&r);
 }
 
+/* A flat sheet squeezed in its plane (its left and right edges pinned, moving towards each
+ * other at 1 m/s, no gravity): its springs compress, the springs' exact Hessian is not
+ * positive definite, and every Newton iteration's first factorization fails and falls back
+ * to the clamped Hessian. A step that succeeds so counts the factorizations it used (one
+ * per iteration and the last, converged, one; with the pins' motion inside the step, also
+ * an exact one that factored but gave no descent) and leaves no error message behind. Before,
+ * the failed factorizations were counted too (2 (iterations + 1)) and CHOLMOD's
+ * "not positive definite" stayed in the error buffer of a successful step. */
+static void test_fallback_factorizations(void)
+{
+    const char *scene = "name: squeeze\nduration: 0.05\ndt: 0.005\ngravity: [0, 0, 0]\n"
+                        "cloth:\n  grid: {nx: 6, ny: 6, size: [0.2, 0.2], origin: [-0.1, -0.1, 0.0]}\n"
+                        "  density: 0.1\n  stretch: 1000\n  bend: 1.0e-4\n  thickness: 0.002\n"
+                        "  pins: [{select: left, velocity: [1, 0, 0]}, {select: right, velocity: [-1, 0, 0]}]\n";
+    cb_sim r;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", NULL, 0), CB_OK);
+    cb_error_clear(&r.e);
+    CU_ASSERT_EQUAL_FATAL(cb_sim_step(&r), CB_OK);
+    fprintf(stderr, "  squeeze: %d iterations, %d factorizations%s%s\n", r.info.iterations, r.info.factorizations,
+            r.e.message[0] ? ", error buffer: " : "", r.e.message);
+    CU_ASSERT(r.info.iterations >= 1);
+    /* one used per iteration and the last; a few more where the exact Hessian factored
+     * but gave no descent along the pins' motion (then the clamped one is used too), never
+     * the failed one of every iteration (the old count, 2 (iterations + 1)) */
+    CU_ASSERT(r.info.factorizations >= r.info.iterations + 1);
+    CU_ASSERT(r.info.factorizations < 2 * (r.info.iterations + 1));
+    CU_ASSERT_EQUAL(r.e.status, CB_OK);
+    CU_ASSERT_EQUAL(r.e.message[0], '\0');
+    cb_sim_close(&r);
+}
+
+/* A flat sheet finer than its barrier range (20 x 20 on 6 cm: edge 3.16 mm, the smallest
+ * triangle altitude 2.23 mm, below thickness + thickness = 4 mm), at rest without gravity:
+ * with the default dhat (half the gap between the thickness and that altitude) it has no
+ * active pair, i.e. it does not repel itself; with dhat = the thickness given, its own
+ * neighbours that share no vertex are in range (before, the default: about 45 pairs per
+ * vertex at 256 x 256 on the hanging cloth, a step of minutes). */
+static void test_fine_sheet_dhat(void)
+{
+    const char *scene = "name: fine\nduration: 0.01\ndt: 0.005\ngravity: [0, 0, 0]\n"
+                        "cloth:\n  grid: {nx: 20, ny: 20, size: [0.06, 0.06], origin: [-0.03, -0.03, 0.0]}\n"
+                        "  density: 0.1\n  stretch: 1000\n  bend: 1.0e-4\n  thickness: 0.002\n";
+    const char *given[] = {"solvers.ipc.dhat=0.002"};
+    for (int k = 0; k < 2; k++) {
+        cb_sim r;
+        CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r, "ipc", NULL, scene, ".", given, k), CB_OK);
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&r), CB_OK);
+        fprintf(stderr, "  fine sheet, dhat %s: %d active pairs\n", k ? "0.002 given" : "default", r.info.contacts);
+        if (k) {
+            CU_ASSERT(r.info.contacts > r.w->nv);
+        } else {
+            CU_ASSERT_EQUAL(r.info.contacts, 0);
+        }
+        cb_sim_close(&r);
+    }
+}
+
 CB_TEST_MAIN("ipc",
              CB_TEST(test_barrier_scalar),
              CB_TEST(test_distance_pieces),
@@ -909,4 +966,6 @@ CB_TEST_MAIN("ipc",
              CB_TEST(test_min_separation),
              CB_TEST(test_pin_pushes_sheet),
              CB_TEST(test_pin_refused),
-             CB_TEST(test_blade))
+             CB_TEST(test_blade),
+             CB_TEST(test_fallback_factorizations),
+             CB_TEST(test_fine_sheet_dhat))
