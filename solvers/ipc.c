@@ -70,7 +70,11 @@
  *      shrank by less than half in the last iteration (linear convergence: on the self
  *      pairs the Newton step oscillates about the minimum, the distances' Hessians jump
  *      between their pieces), the accepted alpha is replaced by the minimiser of the
- *      parabola through g, the slope and g(alpha) when that is shorter, feasible and lower.
+ *      parabola through g, the slope and g(alpha) when that is shorter, feasible and lower;
+ *      when the whole step was taken (alpha = 1) and that parabola curves less than half
+ *      the model does (-slope / 2), the step is extended towards its minimiser, each longer
+ *      step capped by its own CCD (extend_step: the per-pair PSD projection makes H stiffer
+ *      than g where the barrier curves down, and Newton crept at alpha = 1).
  *   7. a step that has not converged after max_iterations Newton iterations ends with
  *      CB_ERR_INTERNAL and the reason (the run's status `error`), never silently.
  * Translating colliders (IPC's Dirichlet step, the kinematic degrees of freedom being
@@ -101,7 +105,11 @@
  * the last step, kappa |b'(s) 2 phi| / h^2, from the collider pushing it hardest (one
  * collider per vertex); the first step of a run is solved twice, the second time with the
  * forces of the first (as newton). Its Hessian blocks (PSD) go into H, its gradient into
- * grad g.
+ * grad g. A vertex whose full Newton step carries its slip through zero (beyond the
+ * static zone, the exact Hessian has no curvature along the slip: the step overshoots,
+ * and back the next iteration) takes in the next iteration the Hessian of a quadratic
+ * above its friction term, mu Lambda f1(y)/y P, and for the rest of the step after a
+ * second reversal (friction_reversals; cb_spring_solver.fric_bound).
  * The velocity is v = (x - x_n)/h ((1 - damping) v_n + (x - y)/h); no contact stage after the
  * solve (the barrier is the contact). The free velocities are then shifted by
  * -sum r / (h M_free), r = grad g at the solution (momentum_balance): the momentum the
@@ -187,7 +195,7 @@
  * friction_velocity's default; at 1e-3 the first Newton step of a patch starting to slide,
  * shortened by the static friction's stiffness to below eps_v h, passed the test and the
  * patch never slid, tests/test_ipc.c's incline), max_iterations
- * (>= 1, default 500: the 16 x 16 drop of tests/test_determinism.c takes 5-17 a step;
+ * (>= 1, default 500: the 16 x 16 drop of tests/test_determinism.c takes 5-18 a step;
  * 10-20, up to 150, with the springs' Hessian clamped in every iteration), self_collision (bool, default true), mollifier (bool, default
  * true), sphere_edges (bool, default true), friction_velocity (eps_v, m/s, default 1e-3), damping, bending (shells |
  * quadratic | springs, default shells), factor, threads (as newton's).
@@ -249,6 +257,9 @@ typedef struct ipc_solver {
     double *rest_l2;       /* [ne] squared rest length of each edge (the mollifier's eps_x) */
     double (*xt)[3], (*dxt)[3], (*p)[3];
     double (*hc)[3][3];    /* [nfree] the friction's Hessian blocks */
+    unsigned char *fbound; /* [nv] the vertices whose friction takes its bound's Hessian in
+                            * the next iteration (friction_reversals; ss.fric_bound) */
+    unsigned char *frev;   /* [nv] their slip reversals in this step's iterations (up to 2) */
     double (*mix)[3];      /* [nv] d2(kappa B)/dx dtau: how the barrier's gradient changes as
                             * the colliders advance in time (filled with the Hessian) */
     double tau;            /* the colliders' time in the step's Newton iterations */
@@ -287,6 +298,8 @@ static void ipc_destroy(void *self)
     free(s->dxt);
     free(s->p);
     free(s->hc);
+    free(s->fbound);
+    free(s->frev);
     free(s->mix);
     free(s->path);
     free(s->path_tau);
@@ -993,10 +1006,13 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->dxt = cb_calloc((size_t)nv, sizeof *s->dxt);
     s->p = cb_calloc((size_t)nv, sizeof *s->p);
     s->hc = cb_calloc((size_t)nv + 1, sizeof *s->hc);
+    s->fbound = cb_calloc((size_t)nv + 1, 1);
+    s->frev = cb_calloc((size_t)nv + 1, 1);
+    ss->fric_bound = s->fbound;
     s->rest_l2 = cb_calloc((size_t)m->ne + 1, sizeof *s->rest_l2);
     s->mix = s->moving ? cb_calloc((size_t)nv, sizeof *s->mix) : NULL;
     s->vp_row = cb_calloc((size_t)nv + 1, sizeof *s->vp_row); /* zero: the pattern has no pair yet */
-    rc = s->xt && s->dxt && s->p && s->hc && s->rest_l2 && s->vp_row && (s->mix || !s->moving)
+    rc = s->xt && s->dxt && s->p && s->hc && s->fbound && s->frev && s->rest_l2 && s->vp_row && (s->mix || !s->moving)
              ? CB_OK
              : CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %d vertices", nv);
     if (!rc && ((s->self_collision && m->nf > 1) || (s->nmc > 0 && m->nf > 0))) {
@@ -1068,6 +1084,90 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
         return rc;
     }
     *self = s;
+    return CB_OK;
+}
+
+/* The lagged friction's Newton step through a cone's tip. Beyond its static zone (slip
+ * y > eps) a vertex's friction term is mu Lambda |u|: its Hessian has no curvature along
+ * the slip, so where static friction should hold the vertex, Newton's step carries the
+ * slip through zero to the other side, and back the next iteration (a 2-cycle the line
+ * search can only cut short: alpha 0.002-0.01 for 15 iterations, 88 in one step of the
+ * 16 x 16 projectile_20). A vertex whose full step p reverses its slip (u(x) . u(x + p) <
+ * 0, ending beyond eps) takes for the rest of the step the Hessian mu Lambda f1(y)/y P
+ * (cb_spring_friction with ss.fric_bound): the curvature of the quadratic
+ * mu Lambda (f0(y) + f1(y) (|u'|^2 - y^2) / (2 y)), which lies above f0(|u'|) everywhere
+ * (f0(sqrt z) is concave in z: f1(y)/y falls), so its Newton steps shrink the slip towards
+ * the static zone from the side it is on (iteratively reweighted least squares) instead of
+ * overshooting. The other vertices keep the exact Hessian (a sliding vertex converges
+ * quadratically with it, linearly with the bound's). */
+static void friction_reversals(ipc_solver *s, const cb_world *w, const double (*x)[3], double h, double t1)
+{
+    const cb_spring_solver *ss = &s->ss;
+    for (int u = 0; u < ss->nfree && ss->nfric > 0; u++) {
+        int i = ss->vert[u];
+        if (s->frev[i] >= 2 || !(ss->fn[i] > 0) || !(w->colliders[ss->fcol[i]].friction > 0)) continue;
+        double u0[3], u1[3], x1[3];
+        cb_v3_add(x1, x[i], s->p[i]);
+        cb_spring_friction_slip(ss, w, h, t1, i, x[i], u0);
+        double eps = cb_spring_friction_slip(ss, w, h, t1, i, x1, u1);
+        int rev = cb_v3_dot(u0, u1) < 0 && cb_v3_norm(u1) > eps;
+        s->frev[i] = (unsigned char)(s->frev[i] + rev);
+        s->fbound[i] = rev || s->frev[i] >= 2;
+    }
+}
+
+/* The line search's step beyond the Newton step. Each pair's barrier Hessian is
+ * projected to PSD (step 2): where the barrier curves down along p (a vertex sliding off
+ * an edge or a corner it is held from: b' < 0 times the distance's positive curvature
+ * there) the model is stiffer than g, the accepted alpha = 1 falls short of the minimum
+ * along p, and Newton creeps: on the 16 x 16 projectile_20, 70 iterations of one step at
+ * alpha = 1 whose increments shrank by ~0.8 each (or grew: g concave along p), the
+ * barrier's true curvature along p -2e-13 where the model put +2.5e-13. When Newton
+ * converges only linearly (slow) and the Newton step was taken whole, the parabola through
+ * g, its slope and g(alpha) measures the curvature along p; while it is below half the
+ * model's (-slope / 2) the step is extended to that parabola's minimiser (4 alpha when it
+ * has none, at most 4 alpha), capped by the CCD of the longer segment (the same rule as
+ * step 5) and kept when g falls further, at most 3 times (64 p). *alpha, *gt: the
+ * accepted step and g there; the active set is gathered at the point taken. */
+static int extend_step(ipc_solver *s, const cb_world *w, double h, double t1, double g, double slope, double *alpha,
+                       double *gt, cb_error *err)
+{
+    const double (*cx)[3] = (const double (*)[3])w->state.x;
+    double a = *alpha, ga = *gt;
+    ipc_pair bad;
+    double bad_d;
+    int moved = 0, rc = CB_OK; /* moved: s->xt, dxt or the active set are no longer a's */
+    for (int ext = 0; ext < 3; ext++) {
+        double c = (ga - g - slope * a) / (a * a);
+        if (!(c < 0.25 * -slope)) break; /* the model's curvature c_model = -slope / 2 */
+        double target = c > 0 ? fmin(-slope / (2.0 * c), 4.0 * a) : 4.0 * a;
+        if (!(target > 1.5 * a)) break;
+        /* the CCD of x -> x + target p (it overwrites s->xt) */
+        for (int i = 0; i < w->nv; i++) cb_v3_scale(s->p[i], s->p[i], target);
+        double frac = 0.0;
+        moved = 1;
+        rc = ccd_step(s, w, cx, t1, 0.0, &frac, err);
+        for (int i = 0; i < w->nv; i++) cb_v3_scale(s->p[i], s->p[i], 1.0 / target);
+        if (rc) return rc;
+        double at = frac * target;
+        if (!(at > 1.2 * a)) break;
+        trial(s, at);
+        rc = gather(s, w, (const double (*)[3])s->xt, t1, &bad, &bad_d, err);
+        if (rc) return rc;
+        double g2 = bad.kind < 0 ? objective(s, w, (const double (*)[3])s->dxt, (const double (*)[3])s->xt, h, t1)
+                                 : INFINITY;
+        if (!(g2 < ga && g2 <= g + 1e-4 * at * slope)) break;
+        a = at;
+        ga = g2;
+        moved = 0;
+    }
+    if (moved) { /* back to a's point and its active set */
+        trial(s, a);
+        rc = gather(s, w, (const double (*)[3])s->xt, t1, &bad, &bad_d, err);
+        if (rc) return rc;
+    }
+    *alpha = a;
+    *gt = ga;
     return CB_OK;
 }
 
@@ -1149,6 +1249,8 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
     double bad_d;
     s->tau = s->moving ? w->state.t : t1;
     s->npath = 0;
+    memset(s->fbound, 0, (size_t)w->nv);
+    memset(s->frev, 0, (size_t)w->nv);
     int rc = gather(s, w, cx, s->tau, &bad, &bad_d, err);
     if (rc) return rc;
     if (bad.kind >= 0) {
@@ -1205,6 +1307,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
             if (!exact || slope < 0 || pinf == 0) break;
         }
         cb_lap(lap, "solve");
+        friction_reversals(s, w, cx, h, t1);
         step_inf = pinf / h;
         if (!(dtau > 0) && step_inf < s->tolerance) {
             converged = 1;
@@ -1258,6 +1361,10 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
                     if (rc) return rc;
                 }
             }
+        }
+        if (accepted && slow && !(dtau > 0) && alpha == 1.0) {
+            rc = extend_step(s, w, h, t1, g, slope, &alpha, &gt, err);
+            if (rc) return rc;
         }
         cb_lap(lap, "line_search");
         if (!accepted) {
