@@ -163,6 +163,13 @@
  * (kappa's balance, the line search's objective, the step's impulse) carry no Hessian
  * (contact/barrier.h), and the pattern's check is a lookup per coupling in the sorted
  * pattern's rows (no sort while the pattern holds).
+ * Slow steps in dense contact (2026-11-26, Newton iterations per step, mean / worst, before
+ * and after friction_reversals and extend_step; CPU-s on the loaded shared machine, load
+ * 15-30, debugoptimized): projectile_20 at 16 x 16, 75 steps: 16.8 / 88 -> 13.2 / 35
+ * (13.1 -> 8.6 CPU-s); projectile_50 at 16 x 16: before, an error at step 18 (the
+ * colliders' time stuck one ulp short of t + h for 500 iterations), after, 30 steps ok, 0
+ * crossings, 42.9 / 90 (13.6 CPU-s); stack3 at 12 x 12 per sheet, 0.5 s: 3.46 / 15 ->
+ * 3.43 / 13; twist_two_turns, 0.3 s: 3.0 / 4 both.
  * The gauntlet funnel (data/scenes/gauntlet/funnel.yaml, a closed 512-triangle mesh
  * collider) with both sheets at 11 x 11 (centre pins [60]) over 0.3 s, --audit: 0
  * crossings (self, vertex, edge, face), 38 CPU-ms per step, 4.6 Newton iterations per
