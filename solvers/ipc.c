@@ -166,7 +166,8 @@
  * Slow steps in dense contact (2026-11-26, Newton iterations per step, mean / worst, before
  * and after friction_reversals and extend_step; CPU-s on the loaded shared machine, load
  * 15-30, debugoptimized): projectile_20 at 16 x 16, 75 steps: 16.8 / 88 -> 13.2 / 35
- * (13.1 -> 8.6 CPU-s); projectile_50 at 16 x 16: before, an error at step 18 (the
+ * (13.1 -> 8.6 CPU-s); at its 40 x 40, the first 46 steps: 36.5 / 210 -> 17.7 / 65 (58.6
+ * CPU-s after, 1.3 per step); projectile_50 at 16 x 16: before, an error at step 18 (the
  * colliders' time stuck one ulp short of t + h for 500 iterations), after, 30 steps ok, 0
  * crossings, 42.9 / 90 (13.6 CPU-s); stack3 at 12 x 12 per sheet, 0.5 s: 3.46 / 15 ->
  * 3.43 / 13; twist_two_turns, 0.3 s: 3.0 / 4 both.
