@@ -90,7 +90,11 @@
  *      shrank by less than half in the last iteration (linear convergence: on the self
  *      pairs the Newton step oscillates about the minimum, the distances' Hessians jump
  *      between their pieces), the accepted alpha is replaced by the minimiser of the
- *      parabola through g, the slope and g(alpha) when that is shorter, feasible and lower.
+ *      parabola through g, the slope and g(alpha) when that is shorter, feasible and lower;
+ *      when the whole step was taken (alpha = 1) and that parabola curves less than half
+ *      the model does (-slope / 2), the step is extended towards its minimiser, each longer
+ *      step capped by its own CCD (extend_step: the per-pair PSD projection makes H stiffer
+ *      than g where the barrier curves down, and Newton crept at alpha = 1).
  *   7. a step that has not converged after max_iterations Newton iterations ends with
  *      CB_ERR_INTERNAL and the reason (the run's status `error`), never silently.
  * Translating colliders (IPC's Dirichlet step, the kinematic degrees of freedom being
@@ -153,6 +157,11 @@
  * the gauntlet's stack3 with 10 x 10 sheets over 0.5 s: 1125 against 824 iterations (20 at
  * most against 11), 12.0 against 8.1 CPU-s; no crossing either way (the static friction's
  * stiffness, 2 mu Lambda / (eps_v h) per pair, is what Newton works against).
+ * A vertex whose full Newton step carries its slip through zero (beyond the
+ * static zone, the exact Hessian has no curvature along the slip: the step overshoots,
+ * and back the next iteration) takes in the next iteration the Hessian of a quadratic
+ * above its friction term, mu Lambda f1(y)/y P, and for the rest of the step after a
+ * second reversal (friction_reversals; cb_spring_solver.fric_bound).
  * The velocity is v = (x - x_n)/h ((1 - damping) v_n + (x - y)/h); no contact stage after the
  * solve (the barrier is the contact). The free velocities are then shifted by
  * -sum r / (h M_free), r = grad g at the solution (momentum_balance): the momentum the
@@ -170,6 +179,19 @@
  * -(1/h) sum_free grad (kappa B + F) (the self part of B sums to zero but for pinned
  * vertices).
  * Stages: broad_phase, ccd (contact), assembly, factor, solve, line_search, finish.
+ *
+ * Its path (set_path_knots, core/solver.h): a step does not move the cloth along the chord
+ * from x_n to x_{n+1} but through its accepted Newton iterates, each reached from the one
+ * before on the straight segment the CCD certified (step 5); those iterates are the path
+ * knots the continuous audit follows (path_record, path_emit: every free vertex at each
+ * iterate, in order; the colliders' time where they moved with the cloth). The chords are
+ * not ipc's path: on data/scenes/gauntlet/projectile_20.yaml (40 x 40, the free 20 m/s
+ * ball) the audit of the chords counted 24 self crossings in two steps (t = 40 and 45
+ * ms), the audit of the iterates none. The audit then checks each segment with its own
+ * CCD (distance 0), so a segment that crosses is still counted; tests/test_ipc.c also
+ * holds every iterate it is given to the thickness (a knot that was not an iterate would
+ * not be). Pinned vertices report no knots (they move to their target at the step's
+ * start, which the audit follows on their chord).
  *
  * Cost (2026-11-26, data/scenes/drape_sphere.yaml at 20 x 20, 2 s at dt 5 ms, --audit,
  * one core of a loaded shared 2-core machine): 17.3 CPU-s, 43 ms per step, 5.9 Newton
@@ -212,6 +234,14 @@
  * (kappa's balance, the line search's objective, the step's impulse) carry no Hessian
  * (contact/barrier.h), and the pattern's check is a lookup per coupling in the sorted
  * pattern's rows (no sort while the pattern holds).
+ * Slow steps in dense contact (2026-11-26, Newton iterations per step, mean / worst, before
+ * and after friction_reversals and extend_step; CPU-s on the loaded shared machine, load
+ * 15-30, debugoptimized): projectile_20 at 16 x 16, 75 steps: 16.8 / 88 -> 13.2 / 35
+ * (13.1 -> 8.6 CPU-s); at its 40 x 40, the first 46 steps: 36.5 / 210 -> 17.7 / 65 (58.6
+ * CPU-s after, 1.3 per step); projectile_50 at 16 x 16: before, an error at step 18 (the
+ * colliders' time stuck one ulp short of t + h for 500 iterations), after, 30 steps ok, 0
+ * crossings, 42.9 / 90 (13.6 CPU-s); stack3 at 12 x 12 per sheet, 0.5 s: 3.46 / 15 ->
+ * 3.43 / 13; twist_two_turns, 0.3 s: 3.0 / 4 both.
  * The gauntlet funnel (data/scenes/gauntlet/funnel.yaml, a closed 512-triangle mesh
  * collider) with both sheets at 11 x 11 (centre pins [60]) over 0.3 s, --audit: 0
  * crossings (self, vertex, edge, face), 38 CPU-ms per step, 4.6 Newton iterations per
@@ -254,7 +284,7 @@
  * friction_velocity's default; at 1e-3 the first Newton step of a patch starting to slide,
  * shortened by the static friction's stiffness to below eps_v h, passed the test and the
  * patch never slid, tests/test_ipc.c's incline), max_iterations
- * (>= 1, default 500: the 16 x 16 drop of tests/test_determinism.c takes 5-17 a step;
+ * (>= 1, default 500: the 16 x 16 drop of tests/test_determinism.c takes 5-18 a step;
  * 10-20, up to 150, with the springs' Hessian clamped in every iteration), self_collision (bool, default true), mollifier (bool, default
  * true), sphere_edges (bool, default true), friction_velocity (eps_v, m/s, default 1e-3), self_friction (>= 0,
  * default 0.1), damping, bending (shells |
@@ -325,6 +355,9 @@ typedef struct ipc_solver {
     double self_friction;  /* `self_friction`: mu of the cloth's pairs with itself */
     cb_ipc_fpair *fp;      /* the lagged friction of the self and mesh collider pairs */
     long nfp, capfp;
+    unsigned char *fbound; /* [nv] the vertices whose friction takes its bound's Hessian in
+                            * the next iteration (friction_reversals; ss.fric_bound) */
+    unsigned char *frev;   /* [nv] their slip reversals in this step's iterations (up to 2) */
     double (*mix)[3];      /* [nv] d2(kappa B)/dx dtau: how the barrier's gradient changes as
                             * the colliders advance in time (filled with the Hessian) */
     double tau;            /* the colliders' and pins' time in the step's Newton iterations */
@@ -342,6 +375,12 @@ typedef struct ipc_solver {
     int pin_phase;         /* the pins are still moving in this iteration (pu set) */
     double min_s;          /* smallest s of the last gather */
     double min_self;       /* smallest distance of a self pair in the last gather (m) */
+    cb_path_knot_fn knot_fn; /* the audit's path knots (set_path_knots; NULL: none) */
+    void *knot_ctx;
+    double *path;          /* [npath][nfree][3] with knot_fn: the accepted iterates of the
+                            * step's last solve (path_record) */
+    double *path_tau;      /* [npath] the colliders' time at each */
+    long npath, cappath, cappath_tau;
     char model[96];
 } ipc_solver;
 
@@ -376,6 +415,10 @@ static void ipc_destroy(void *self)
     free(s->mp_spring);
     free(s->mp_hinge);
     free(s->vphi);
+    free(s->fbound);
+    free(s->frev);
+    free(s->path);
+    free(s->path_tau);
     free(s);
 }
 
@@ -1607,6 +1650,9 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->dxt = cb_calloc((size_t)nv, sizeof *s->dxt);
     s->p = cb_calloc((size_t)nv, sizeof *s->p);
     s->hc = cb_calloc((size_t)nv + 1, sizeof *s->hc);
+    s->fbound = cb_calloc((size_t)nv + 1, 1);
+    s->frev = cb_calloc((size_t)nv + 1, 1);
+    ss->fric_bound = s->fbound;
     s->rest_l2 = cb_calloc((size_t)m->ne + 1, sizeof *s->rest_l2);
     for (int i = 0; i < nv; i++) /* a moving pin needs the mix too */
         if (pin_moves(w, i)) s->moving |= 2;
@@ -1615,7 +1661,7 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     for (int c = 0; c < w->ncolliders; c++) kins |= kin_nedges(&w->colliders[c]) > 0;
     s->vphi = kins ? cb_calloc((size_t)nv + 1, sizeof *s->vphi) : NULL;
     s->vp_row = cb_calloc((size_t)nv + 1, sizeof *s->vp_row); /* zero: the pattern has no pair yet */
-    rc = s->xt && s->dxt && s->p && s->hc && s->rest_l2 && s->vp_row && (s->mix || !s->moving) && (s->vphi || !kins)
+    rc = s->xt && s->dxt && s->p && s->hc && s->rest_l2 && s->vp_row && s->fbound && s->frev && (s->mix || !s->moving) && (s->vphi || !kins)
              ? CB_OK
              : CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %d vertices", nv);
     if (!rc && ((s->self_collision && m->nf > 1) || (s->nmc > 0 && m->nf > 0))) {
@@ -1725,6 +1771,147 @@ static int stall_error(const ipc_solver *s, const cb_world *w, const double (*x)
                    t1 - s->tau, what);
 }
 
+/* The lagged friction's Newton step through a cone's tip. Beyond its static zone (slip
+ * y > eps) a vertex's friction term is mu Lambda |u|: its Hessian has no curvature along
+ * the slip, so where static friction should hold the vertex, Newton's step carries the
+ * slip through zero to the other side, and back the next iteration (a 2-cycle the line
+ * search can only cut short: alpha 0.002-0.01 for 15 iterations, 88 in one step of the
+ * 16 x 16 projectile_20). A vertex whose full step p reverses its slip (u(x) . u(x + p) <
+ * 0, ending beyond eps) takes for the rest of the step the Hessian mu Lambda f1(y)/y P
+ * (cb_spring_friction with ss.fric_bound): the curvature of the quadratic
+ * mu Lambda (f0(y) + f1(y) (|u'|^2 - y^2) / (2 y)), which lies above f0(|u'|) everywhere
+ * (f0(sqrt z) is concave in z: f1(y)/y falls), so its Newton steps shrink the slip towards
+ * the static zone from the side it is on (iteratively reweighted least squares) instead of
+ * overshooting. The other vertices keep the exact Hessian (a sliding vertex converges
+ * quadratically with it, linearly with the bound's). */
+static void friction_reversals(ipc_solver *s, const cb_world *w, const double (*x)[3], double h, double t1)
+{
+    const cb_spring_solver *ss = &s->ss;
+    for (int u = 0; u < ss->nfree && ss->nfric > 0; u++) {
+        int i = ss->vert[u];
+        if (s->frev[i] >= 2 || !(ss->fn[i] > 0) || !(w->colliders[ss->fcol[i]].friction > 0)) continue;
+        double u0[3], u1[3], x1[3];
+        cb_v3_add(x1, x[i], s->p[i]);
+        cb_spring_friction_slip(ss, w, h, t1, i, x[i], u0);
+        double eps = cb_spring_friction_slip(ss, w, h, t1, i, x1, u1);
+        int rev = cb_v3_dot(u0, u1) < 0 && cb_v3_norm(u1) > eps;
+        s->frev[i] = (unsigned char)(s->frev[i] + rev);
+        s->fbound[i] = rev || s->frev[i] >= 2;
+    }
+}
+
+/* The line search's step beyond the Newton step. Each pair's barrier Hessian is
+ * projected to PSD (step 2): where the barrier curves down along p (a vertex sliding off
+ * an edge or a corner it is held from: b' < 0 times the distance's positive curvature
+ * there) the model is stiffer than g, the accepted alpha = 1 falls short of the minimum
+ * along p, and Newton creeps: on the 16 x 16 projectile_20, 70 iterations of one step at
+ * alpha = 1 whose increments shrank by ~0.8 each (or grew: g concave along p), the
+ * barrier's true curvature along p -2e-13 where the model put +2.5e-13. When Newton
+ * converges only linearly (slow) and the Newton step was taken whole, the parabola through
+ * g, its slope and g(alpha) measures the curvature along p; while it is below half the
+ * model's (-slope / 2) the step is extended to that parabola's minimiser (4 alpha when it
+ * has none, at most 4 alpha), capped by the CCD of the longer segment (the same rule as
+ * step 5) and kept when g falls further, at most 3 times (64 p). *alpha, *gt: the
+ * accepted step and g there; the active set is gathered at the point taken. */
+static int extend_step(ipc_solver *s, const cb_world *w, double h, double t1, double g, double slope, double *alpha,
+                       double *gt, cb_error *err)
+{
+    const double (*cx)[3] = (const double (*)[3])w->state.x;
+    double a = *alpha, ga = *gt;
+    ipc_pair bad;
+    double bad_d;
+    int moved = 0, rc = CB_OK; /* moved: s->xt, dxt or the active set are no longer a's */
+    for (int ext = 0; ext < 3; ext++) {
+        double c = (ga - g - slope * a) / (a * a);
+        if (!(c < 0.25 * -slope)) break; /* the model's curvature c_model = -slope / 2 */
+        double target = c > 0 ? fmin(-slope / (2.0 * c), 4.0 * a) : 4.0 * a;
+        if (!(target > 1.5 * a)) break;
+        /* the CCD of x -> x + target p (it overwrites s->xt) */
+        for (int i = 0; i < w->nv; i++) cb_v3_scale(s->p[i], s->p[i], target);
+        double frac = 0.0;
+        moved = 1;
+        rc = ccd_step(s, w, cx, t1, 0.0, &frac, err);
+        for (int i = 0; i < w->nv; i++) cb_v3_scale(s->p[i], s->p[i], 1.0 / target);
+        if (rc) return rc;
+        double at = frac * target;
+        if (!(at > 1.2 * a)) break;
+        trial(s, at);
+        rc = gather(s, w, (const double (*)[3])s->xt, t1, &bad, &bad_d, err);
+        if (rc) return rc;
+        double g2 = bad.kind < 0 ? objective(s, w, (const double (*)[3])s->dxt, (const double (*)[3])s->xt, h, t1)
+                                 : INFINITY;
+        if (!(g2 < ga && g2 <= g + 1e-4 * at * slope)) break;
+        a = at;
+        ga = g2;
+        moved = 0;
+    }
+    if (moved) { /* back to a's point and its active set */
+        trial(s, a);
+        rc = gather(s, w, (const double (*)[3])s->xt, t1, &bad, &bad_d, err);
+        if (rc) return rc;
+    }
+    *alpha = a;
+    *gt = ga;
+    return CB_OK;
+}
+
+/* The path of a step for the audit (core/solver.h, set_path_knots). ipc does not move
+ * from x_n to x_{n+1} on the chord between them: it moves through its accepted Newton
+ * iterates, each reached from the one before on the straight line its CCD certified
+ * (step 5; the colliders advancing with the cloth while tau < t1). path_record keeps
+ * every accepted iterate of a solve (ipc_solve clears them first, so the first step's
+ * solve that is redone with the friction's lagged forces leaves none), path_emit hands
+ * them to the audit as knots of every free vertex at the end of the step. */
+static int path_record(ipc_solver *s, const cb_world *w, cb_error *err)
+{
+    if (!s->knot_fn) return CB_OK;
+    long n = 3L * s->ss.nfree;
+    if (grow((void **)&s->path, &s->cappath, (s->npath + 1) * n, sizeof *s->path) ||
+        grow((void **)&s->path_tau, &s->cappath_tau, s->npath + 1, sizeof *s->path_tau))
+        return CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for the path of %ld iterates", s->npath + 1);
+    double *dst = s->path + s->npath * n;
+    for (int u = 0; u < s->ss.nfree; u++) cb_v3_copy(dst + 3 * u, w->state.x[s->ss.vert[u]]);
+    s->path_tau[s->npath++] = s->tau;
+    return CB_OK;
+}
+
+/* The recorded iterates 1 .. K-1 as knots at times in (t0, t1) (iterate K is the step's
+ * end). The times order the iterates; the audit's self pass needs nothing more, its
+ * collider pass the colliders' time: the iterates that moved the colliders (tau_{j-1} <
+ * t1) sit at t0 + (tau_j - t0)(1 - 1e-6), the colliders' time in the joint motion ipc
+ * certified, scaled by 1 - 1e-6 to leave room before t1 for the iterates at tau = t1,
+ * which share the rest evenly (there a collider is 1e-6 h |v| off its pose of t1: 20 nm
+ * at 20 m/s and 1 ms, against the half thickness ipc keeps). A static scene's iterates
+ * share (t0, t1) evenly. The velocity passed is the path's slope after the knot. The
+ * knots stay 1e-9 h before t1 (the harness sets the end time to (n + 1) dt, which may
+ * differ from t0 + h in the last bits). */
+static void path_emit(ipc_solver *s, double t0, double t1)
+{
+    long K = s->npath, n = 3L * s->ss.nfree;
+    if (!s->knot_fn || K < 2) return;
+    const double shrink = 1.0 - 1e-6;
+    long k1 = 0; /* iterates 1 .. k1 moved the colliders */
+    while (s->moving && k1 < K && (k1 == 0 ? t0 : s->path_tau[k1 - 1]) < t1) k1++;
+    double ta = k1 > 0 ? t0 + (s->path_tau[k1 - 1] - t0) * shrink : t0, prev = t0;
+    double *times = s->path_tau; /* overwritten in place: tau_j is read before T_j is written */
+    for (long j = 1; j <= K; j++) {
+        double T = j <= k1 ? t0 + (times[j - 1] - t0) * shrink : ta + (t1 - ta) * (double)(j - k1) / (double)(K - k1);
+        if (j == K) T = t1;
+        /* strictly increasing (the audit merges equal times into one) */
+        if (!(T > prev)) T = nextafter(prev, INFINITY);
+        times[j - 1] = prev = T;
+    }
+    for (long j = 1; j < K && times[j - 1] < t1 - 1e-9 * (t1 - t0); j++) {
+        const double *xj = s->path + (j - 1) * n, *xn = s->path + j * n;
+        double span = times[j] - times[j - 1];
+        for (int u = 0; u < s->ss.nfree; u++) {
+            double v[3];
+            for (int k = 0; k < 3; k++) v[k] = (xn[3 * u + k] - xj[3 * u + k]) / span;
+            s->knot_fn(s->knot_ctx, s->ss.vert[u], times[j - 1], xj + 3 * u, v);
+        }
+    }
+}
+
 /* The Newton iterations of a step from x = x_n (dx = x_n - y). Translating colliders
  * start at their pose of t_n (tau = t_n, where x_n is feasible) and advance to t1 with
  * the cloth: while tau < t1, an iteration prescribes the rest of their motion,
@@ -1747,6 +1934,9 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
     s->tau = s->moving ? w->state.t : t1;
     /* the moving pins start where the last step left them (IPC's Dirichlet step) */
     for (int k = 0; k < s->nmpin; k++) cb_v3_copy(x[s->mpin[k]], ss->x0[s->mpin[k]]);
+    s->npath = 0;
+    memset(s->fbound, 0, (size_t)w->nv);
+    memset(s->frev, 0, (size_t)w->nv);
     int rc = gather(s, w, cx, s->tau, &bad, &bad_d, err);
     if (rc) return rc;
     if (bad.kind >= 0) {
@@ -1817,6 +2007,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
             if (!exact || slope < 0 || pinf == 0) break;
         }
         cb_lap(lap, "solve");
+        friction_reversals(s, w, cx, h, t1);
         step_inf = pinf / h;
         if (!(dtau > 0) && step_inf < s->tolerance) {
             converged = 1;
@@ -1885,6 +2076,10 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
                 }
             }
         }
+        if (accepted && slow && !(dtau > 0) && alpha == 1.0) {
+            rc = extend_step(s, w, h, t1, g, slope, &alpha, &gt, err);
+            if (rc) return rc;
+        }
         cb_lap(lap, "line_search");
         if (!accepted) {
             /* round-off: a step this small changes no position measurably */
@@ -1910,6 +2105,8 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
         }
         if (pressed >= 3) return stall_error(s, w, cx, t1, err);
         g = gt;
+        rc = path_record(s, w, err);
+        if (rc) return rc;
         /* the active set of the accepted point is the last gathered */
         if (s->kappa_fixed <= 0 && prev_min_s < s_small && s->min_s < s_small && s->min_s < prev_min_s)
             s->kappa = fmin(s->kappa_max, 2.0 * s->kappa);
@@ -2052,6 +2249,7 @@ static int ipc_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
             }
         }
         if (rc) return rc;
+        path_emit(s, w->state.t, t1);
     }
     for (int u = 0; u < ss->nfree; u++) {
         int i = ss->vert[u];
@@ -2087,6 +2285,15 @@ static int ipc_self_collision(const void *self) { return ((const ipc_solver *)se
 
 static const char *ipc_model(const void *self) { return ((const ipc_solver *)self)->model; }
 
+static void ipc_set_path_knots(void *self, cb_path_knot_fn fn, void *ctx)
+{
+    ipc_solver *s = self;
+    if (!s) return;
+    s->knot_fn = fn;
+    s->knot_ctx = fn ? ctx : NULL;
+    s->npath = 0;
+}
+
 const cb_solver_class cb_solver_ipc = {
     .name = "ipc",
     .summary = "Incremental Potential Contact: implicit Euler + log barrier, Newton with a CCD-capped line search",
@@ -2097,4 +2304,5 @@ const cb_solver_class cb_solver_ipc = {
     .destroy = ipc_destroy,
     .self_collision = ipc_self_collision,
     .model = ipc_model,
+    .set_path_knots = ipc_set_path_knots,
 };

@@ -535,6 +535,20 @@ double cb_friction_slip(double ml, double eps, const double n[3], const double u
     return e;
 }
 
+/* The tangential slip u_i of cb_spring_friction of free vertex i at xi (spring_solver.h). */
+double cb_spring_friction_slip(const cb_spring_solver *s, const cb_world *w, double h, double t1, int i,
+                               const double xi[3], double u[3])
+{
+    const cb_collider *col = &w->colliders[s->fcol[i]];
+    const double *n = s->fnrm[i];
+    double ml = col->friction * (h * h * s->fn[i]), vc[3];
+    cb_collider_velocity(col, t1, s->x0[i], vc);
+    cb_v3_sub(u, xi, s->x0[i]);
+    cb_v3_axpy(u, -h, vc);
+    cb_v3_axpy(u, -cb_v3_dot(u, n), n);
+    return fmax(s->friction_velocity * h, 2.0 * ml / (s->contact_stiffness * w->mass[i]));
+}
+
 double cb_spring_friction(const cb_spring_solver *s, const cb_world *w, double h, double t1, const double (*x)[3],
                           double (*grad)[3], double (*hess)[3][3], double hsum[3][3])
 {
@@ -543,21 +557,21 @@ double cb_spring_friction(const cb_spring_solver *s, const cb_world *w, double h
     for (int u = 0; u < s->nfree && s->nfric > 0; u++) {
         int i = s->vert[u];
         if (!(s->fn[i] > 0)) continue;
-        const cb_collider *col = &w->colliders[s->fcol[i]];
-        double mu = col->friction;
+        double mu = w->colliders[s->fcol[i]].friction;
         if (!(mu > 0)) continue;
         const double *n = s->fnrm[i];
-        double lam = h * h * s->fn[i], ml = mu * lam;
-        double eps = fmax(s->friction_velocity * h, 2.0 * ml / (s->contact_stiffness * w->mass[i]));
-        double vc[3], r[3];
-        cb_collider_velocity(col, t1, s->x0[i], vc);
-        cb_v3_sub(r, x[i], s->x0[i]);
-        cb_v3_axpy(r, -h, vc);
-        cb_v3_axpy(r, -cb_v3_dot(r, n), n); /* u: the tangential slip */
+        double lam = h * h * s->fn[i], ml = mu * lam, r[3]; /* r: the tangential slip u */
+        double eps = cb_spring_friction_slip(s, w, h, t1, i, x[i], r);
         double gi[3], H[3][3];
         e += cb_friction_slip(ml, eps, n, r, gi, hess || hsum ? H : NULL);
         if (grad) cb_v3_add(grad[i], grad[i], gi);
         if (!hess && !hsum) continue;
+        if (s->fric_bound && s->fric_bound[i]) { /* ipc's bound after a slip reversal: ml f1(y)/y P */
+            double f1_y, df1;
+            friction_f0(cb_v3_norm(r), eps, &f1_y, &df1);
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++) H[a][b] = ml * f1_y * ((a == b ? 1.0 : 0.0) - n[a] * n[b]);
+        }
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++) {
                 if (hess) hess[u][a][b] += H[a][b];

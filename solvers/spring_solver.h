@@ -84,6 +84,9 @@ typedef struct cb_spring_solver {
     int *fcol;             /* [nv] that collider (-1: none) */
     int nfric;             /* vertices with fn > 0 */
     int lagged;            /* 1 once fn was computed (after the first solve of the run) */
+    const unsigned char *fric_bound; /* [nv] or NULL (the caller's, ipc's): where set, vertex
+                            * i's friction Hessian in cb_spring_friction is the isotropic
+                            * mu Lambda f1(y)/y P, a quadratic above f0 (see there) */
     int spring_exact;      /* 1: cb_spring_solver_assemble keeps the springs' transverse part
                             * unclamped (the exact, possibly indefinite, Hessian); 0: clamped */
     int threads;           /* `threads` of the CHOLMOD calls (cb_chol_set_threads) */
@@ -245,6 +248,11 @@ double cb_spring_friction(const cb_spring_solver *s, const cb_world *w, double h
  * ml f1(y) u / y, M (may be NULL) its Hessian block (PSD). cb_spring_friction and ipc's
  * pair friction (solvers/ipc_friction.h) take their terms from it. */
 double cb_friction_slip(double ml, double eps, const double n[3], const double u[3], double g[3], double M[3][3]);
+
+/* The tangential slip u_i of cb_spring_friction of free vertex i (fn[i] > 0) at position
+ * xi into u; returns its eps (the end of the static zone). */
+double cb_spring_friction_slip(const cb_spring_solver *s, const cb_world *w, double h, double t1, int i,
+                               const double xi[3], double u[3]);
 void cb_spring_friction_lag(cb_spring_solver *s, const cb_world *w, double h, double t1, const double (*x)[3]);
 
 #endif

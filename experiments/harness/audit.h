@@ -7,8 +7,10 @@
  * `clothbench run --audit`) follows every vertex on its path over the step:
  *   - by default the straight line from x_n to x_{n+1} (what the step's two states say);
  *   - for a solver that moves vertices on known piecewise-linear paths (acm: every kick
- *     is a path knot, reported through cb_solver_class.set_path_knots), the exact path through those knots, so
- *     that the audit never reports a crossing the method did not make.
+ *     is a path knot; ipc: every accepted Newton iterate, reached on a segment its CCD
+ *     certified; reported through cb_solver_class.set_path_knots), the exact path through
+ *     those knots, so that the audit never reports a crossing the method did not make
+ *     and checks every piece of the path the method did take.
  * and counts, per step:
  *   self_crossings      vertex-triangle and edge-edge pairs of the cloth (sharing no
  *                       vertex) whose distance reaches 0 during the step: a conservative
