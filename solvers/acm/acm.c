@@ -64,13 +64,24 @@
  *  vertices that left their allowance). Certificates are shorter, recomputations far
  *  rarer (the exact scheme spent ~70% of the time rescheduling). velocity_slack = 0 is
  *  the exact scheme, event for event.
+ *  Elastic kicks of one time are renewed together: on a regular mesh thousands of
+ *  springs and hinges tick at the same time (clock groups below) and a vertex takes up
+ *  to ~18 of their kicks. Positions at that time do not depend on those kicks, and
+ *  certificates and box exits look forward from it, so the renewals wait until every
+ *  elastic event of that time has run, and each touched vertex that left its allowance
+ *  is renewed once, from its velocity after all of them (run_until, flush_batch). With
+ *  velocity_slack = 0 that is bitwise the scheme of a renewal after every kick (the last
+ *  renewal of each certificate already followed the last kick on its vertices); with a
+ *  slack, the allowance is checked against the velocity after all the kicks, not after
+ *  each (other renewals, so other certificate times: tests/test_determinism.c).
  *  Kinetic k-DOP broad phase. Each vertex owns a k-DOP box of half width box_radius
  *  around its position at the last rebuild; its exit time is a kinetic event. A rebuild
- *  (at t = 0 and at every box exit) refits the k-DOP BVH of contact/bvh.h on the box
- *  centres with margin box_radius + A(1)/2 and takes every vertex-triangle and edge-edge
- *  candidate: while all vertices stay in their boxes, a pair that is not a candidate is
- *  farther apart than A(1). New pairs get certificates; pairs that are no candidate any
- *  more and have no active layer are dropped. Vertex-collider pairs are permanent.
+ *  (at t = 0 and at every box exit) refits the k-DOP BVH of contact/bvh.h (its topology
+ *  split once, at t = 0) on the box centres with margin box_radius + A(1)/2 and takes
+ *  every vertex-triangle and edge-edge candidate: while all vertices stay in their
+ *  boxes, a pair that is not a candidate is farther apart than A(1). New pairs get
+ *  certificates; pairs that are no candidate any more and have no active layer are
+ *  dropped. Vertex-collider pairs are permanent.
  *  Restitution and friction (after the full paper): a penalty impulse applied while the
  *  pair separates is scaled by cor^2 (a single layer then returns a fraction cor of the
  *  approach speed); each penalty impulse J is accompanied by a Coulomb friction impulse
@@ -120,20 +131,19 @@
  * positions at events are exact), so pairs with a rotating pinned vertex are not
  * conservatively certified; on the twist the pins took part in 0-3 of ~50000 layer
  * impulses. The same kinematic clock would fix both.
- * No damping; no rebuild of the BVH topology beyond median
- * re-splitting at each rebuild; collider-collider and pinned-pinned pairs are not
- * handled; a pair at distance 0 (an intersecting start) is an error; a pair needing
- * more than max_layers layers stops the run with CB_ERR_NUMERIC (no progress, never a
- * crossing). Pools (pairs, queue) grow amortised at rebuilds.
+ * No damping; the BVH's topology is the median split of the start shape, refitted at
+ * every rebuild, never re-split (a tearing or re-meshed cloth would need it);
+ * collider-collider and pinned-pinned pairs are not handled; a pair at distance 0 (an
+ * intersecting start) is an error; a pair needing more than max_layers layers stops the
+ * run with CB_ERR_NUMERIC (no progress, never a crossing). Pools (pairs, queue) grow
+ * amortised at rebuilds.
  *
  * Stages (cb_step_info): "elastic+gravity", "penalty" (layer ticks), "slab" (certificate
  * failures), "kdop" (box exits and rebuilds), "reschedule" (certificates and box exits
  * recomputed after kicks). Elastic events are not timed one by one (three clock reads
  * cost about as much as the event): "elastic+gravity" is the loop's wall time minus the
- * other stages, so it includes the queue and the allowance checks after elastic kicks;
- * the reschedule after an elastic event happens only when a vertex left its allowance, and
- * one in 16 of those is timed (the first of each step among them), the stage getting
- * their time scaled by the count: two clock reads cost about as much as a reschedule.
+ * other stages, so it includes the queue; the renewals after the elastic events of one
+ * time are timed together (one pair of clock reads per batch) into "reschedule".
  * events = events processed; contacts = pairs with an active layer at the end of the step.
  *
  * Parameters (solvers.acm): safety (elastic clocks, default 0.5), penalty_safety (0.5),
@@ -212,6 +222,8 @@ typedef struct acm_solver {
     unsigned char *box_pending;    /* 1: the box exit of that renewal is not computed yet */
     uint64_t *vstamp;
     int *touched, ntouched;
+    int batch_open;                /* 1: `touched` holds the kicks of elastic events at batch_t, not renewed yet */
+    double batch_t;
     /* clocks */
     double *h_edge, *h_hinge;
     long *tick_edge, *tick_hinge, tick_gravity;
@@ -503,23 +515,6 @@ static void schedule_layer(acm_solver *s, int pid)
                      cb_acm_qkey(CB_ACM_EV_LAYER, pid));
 }
 
-/* Keep in `touched` only the vertices whose velocity left the allowance (what
- * reschedule_touched would act on); returns how many. */
-static int filter_touched(acm_solver *s)
-{
-    if (s->slack == 0.0) return s->ntouched;
-    double slack2 = s->slack * s->slack;
-    int n = 0;
-    for (int k = 0; k < s->ntouched; k++) {
-        int i = s->touched[k];
-        double dv[3];
-        cb_v3_sub(dv, s->vx[i].v, s->Vref[i]);
-        if (cb_v3_norm2(dv) > slack2) s->touched[n++] = i;
-    }
-    s->ntouched = n;
-    return n;
-}
-
 /* Recompute what depends on the trajectories of the touched vertices whose velocity left
  * the allowance around their reference velocity (all of them when slack = 0). */
 static void reschedule_touched(acm_solver *s, double t)
@@ -740,7 +735,11 @@ static int rebuild(acm_solver *s, double t, cb_error *err)
     s->cmax = cmax;
     if (s->bvh) {
         double margin = s->rho + 0.5 * cb_acm_activation(s->eta1, 1);
-        int rc = cb_bvh_build(s->bvh, (const double (*)[3])s->center, margin, err);
+        /* the tree's topology is split once, at create, and refitted at every later
+           rebuild: a cloth's triangles stay neighbours on its surface, so a subtree's
+           volume stays a compact patch (re-splitting was ~4% of the 60 x 60 drape) */
+        int rc = s->st.rebuilds == 1 ? cb_bvh_build(s->bvh, (const double (*)[3])s->center, margin, err)
+                                     : cb_bvh_refit(s->bvh, (const double (*)[3])s->center, margin, err);
         if (!rc) rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
         if (rc) return rc;
         for (int id = s->nvc_pairs; id < s->npairs; id++) s->pairs[id].seen = 0;
@@ -970,17 +969,20 @@ static void event_layer(acm_solver *s, int pid, double t)
     record(s, t, CB_ACM_EV_LAYER, pid, p, d, J);
 }
 
-/* Reschedules after elastic events timed for the "reschedule" stage: one in this many
- * (a power of 2). */
-#define RESCHED_SAMPLE 16
+/* The renewals after the elastic kicks of one time (see run_until): every vertex they
+ * touched whose velocity left its allowance gets its reference velocity, box exit and
+ * certificates renewed once, from its velocity after all of them. */
+static void flush_batch(acm_solver *s)
+{
+    reschedule_touched(s, s->batch_t);
+    s->batch_open = 0;
+}
 
 /* Process every event with time <= t_end. */
 static int run_until(acm_solver *s, double t_end, cb_step_info *info, cb_error *err)
 {
     double stage[5] = {0, 0, 0, 0, 0};
     double w0 = s->profile ? cb_wall_time() : 0.0;
-    long resched_n = 0, resched_ns = 0;   /* reschedules after elastic events: all, timed */
-    double resched_sampled = 0.0;         /* wall time of the timed ones */
     int rc = CB_OK;
     while (!cb_acm_queue_empty(&s->q)) {
         const cb_acm_qentry *top = cb_acm_queue_top(&s->q);
@@ -992,44 +994,49 @@ static int run_until(acm_solver *s, double t_end, cb_step_info *info, cb_error *
         }
         double t = top->t;
         int id = top->id;
+        int elastic = id > 0 && id < s->base_box;
+        /* the elastic kicks of one time are renewed together (batch_open), before anything
+           else comes up: renewals rank above the elastic kinds, so nothing they queue
+           comes before an elastic event of the same time */
+        if (s->batch_open && !(elastic && t == s->batch_t)) {
+            double c1 = s->profile ? cb_wall_time() : 0.0;
+            flush_batch(s);
+            if (s->profile) stage[4] += cb_wall_time() - c1;
+            continue;
+        }
         /* box exits and certificates (deferred) may come up before they are due */
         if (id_deferred(s, id) && !due_check(s, id, t, top->key))
             continue;
-        if (id > 0 && id < s->base_box) {
+        if (elastic) {
             /* elastic clock group: its members that tick at this time run here one after
                the other, in index order, while the group's entry stays at the top of the
                heap; it moves once, to the next member's tick, at the end of the run (one
                short sift per run instead of one per event, and no pop and push). The run
                stops where another entry comes first: `limit`, the least of the root's
                children at its start (cb_acm_queue_second). Entries queued during the
-               run are renewals (certificates, box exits: rank above the elastic kinds, at
-               times >= t) or layer ticks (later than t), never before (t, kind, member),
-               so they cannot come between. Not timed one by one: the clock reads cost as
-               much as the event; "elastic+gravity" is the loop time left over by the
+               run are layer ticks (later than t), never before (t, kind, member), so they
+               cannot come between. The kicks' renewals wait until every elastic event
+               of time t has run (other groups' runs at t too): the positions at t do not
+               depend on kicks at t, and certificates and box exits only look forward
+               from t, so one renewal per vertex from its velocity after all of them
+               holds what a renewal after each kick held (with velocity_slack 0 the same
+               certificates and box exits: the last renewal of each was already after
+               the last kick on its vertices). Not timed one by one: the clock reads cost
+               as much as the event; "elastic+gravity" is the loop time left over by the
                other stages */
+            if (!s->batch_open) {
+                s->stamp++;
+                s->batch_open = 1;
+                s->batch_t = t;
+            }
             acm_group *g = &s->groups[s->group_of[id - s->base_edge]];
             int kind = g->kind, e = s->gmembers[g->first + g->cur];
             const cb_acm_qentry limit = cb_acm_queue_second(&s->q);
             s->now = t;
             for (;;) {
-                s->stamp++;
                 if (kind == CB_ACM_EV_STRETCH) event_stretch(s, e, t);
                 else event_bend(s, e, t);
                 if (s->trace_n) record(s, t, kind, e, NULL, NAN, 0.0);
-                if (s->ntouched && filter_touched(s)) {
-                    /* timed one in RESCHED_SAMPLE (the first of the step among them) and
-                       scaled at the end: two clock reads cost about as much as the
-                       reschedule of one vertex, and in contact nearly every elastic kick
-                       leaves the allowance */
-                    if (s->profile && (resched_n++ & (RESCHED_SAMPLE - 1)) == 0) {
-                        double c1 = cb_wall_time();
-                        reschedule_touched(s, t);
-                        resched_sampled += cb_wall_time() - c1;
-                        resched_ns++;
-                    } else
-                        reschedule_touched(s, t);
-                }
-                s->ntouched = 0;
                 s->st.events[kind]++;
                 s->events_step++;
                 double tn = group_next(s, g, &e);
@@ -1084,8 +1091,12 @@ static int run_until(acm_solver *s, double t_end, cb_step_info *info, cb_error *
         s->st.events[kind]++;
         s->events_step++;
     }
+    if (s->batch_open) {
+        double c1 = s->profile ? cb_wall_time() : 0.0;
+        flush_batch(s);
+        if (s->profile) stage[4] += cb_wall_time() - c1;
+    }
     if (s->profile && info) {
-        if (resched_ns > 0) stage[4] += resched_sampled * ((double)resched_n / (double)resched_ns);
         stage[0] = fmax(0.0, cb_wall_time() - w0 - stage[1] - stage[2] - stage[3] - stage[4]);
         /* accumulated per event kind rather than lapped: see the elastic clock group above */
         cb_step_info_stage(info, "elastic+gravity", stage[0], 0);

@@ -1,4 +1,4 @@
-/* solvers/acm/queue.c — indexed binary min-heap of events (see queue.h). */
+/* solvers/acm/queue.c — indexed 4-ary min-heap of events (see queue.h). */
 #include "solvers/acm/queue.h"
 
 #include <stdlib.h>
