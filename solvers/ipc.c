@@ -257,7 +257,10 @@
  * 4.52 against 4.52 iterations (6.52 against 5.52 factorizations), 2.53 against 3.31
  * CPU-s, the positions at the end 1.1e-6 m apart; 60 x 60 to 0.2 s, 4.40 against 4.43
  * iterations (6.40 against 5.43 factorizations), 10.6 against 12.7 CPU-s (the base
- * 6bf05c8: 12.8), 1.5e-6 m apart.
+ * 6bf05c8: 12.8), 1.5e-6 m apart; a second pair, 10.2 against 13.0 (base 13.1) at 60 x
+ * 60, 2.29 against 3.18 (base 3.10) at 20 x 20. Not everywhere fewer iterations:
+ * projectile_50 at 16 x 16 (30 steps, ok either way) takes 50.5 per step, 153 at most,
+ * against 47.7 and 91 with hinge_reuse 0, at about the same CPU time (13.8 against 13.5 s).
  * Slow steps in dense contact (2026-11-26, Newton iterations per step, mean / worst, before
  * and after friction_reversals and extend_step; CPU-s on the loaded shared machine, load
  * 15-30, debugoptimized): projectile_20 at 16 x 16, 75 steps: 16.8 / 88 -> 13.2 / 35
