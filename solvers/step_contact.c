@@ -16,6 +16,12 @@
 /* Hash cells of 1.5 mean edge lengths: with the box filter the answer does not depend
  * on the cell size; 1.5 visits fewer cells than 1 for thin cloth boxes (measured). */
 #define CELL_SCALE 1.5
+/* The dense grid's cells: 1.25 mean edge lengths at rest (fewer vertices tested per
+ * triangle than 1.5: 0.67 against 0.74 ms of CPU per query on the swinging 81 x 81
+ * curtain; 2.0 was slower, 1.0 no faster), so up to 32 cells per vertex are allowed
+ * before the hash answers instead (with 16, part of the curtain's queries went to the
+ * slower hash). */
+#define GRID_CELL_SCALE 1.25
 /* Cache margin: delta = CACHE_STEPS x the largest coordinate change of the step, at
  * least CACHE_MIN x self_distance (the contact pushes themselves move vertices by up
  * to self_distance), and no cache (rebuilt every step) when that exceeds the mean
@@ -24,7 +30,7 @@
 #define CACHE_MIN 4.0
 /* The dense grid of cells (grid_query) is used while the cloth's bounding box holds at
  * most this many cells per vertex (plus GRID_CELLS_MIN); beyond it, the hash. */
-#define GRID_CELLS_PER_VERTEX 16
+#define GRID_CELLS_PER_VERTEX 32
 #define GRID_CELLS_MIN 1024
 
 struct cb_step_contact {
@@ -46,8 +52,8 @@ struct cb_step_contact {
     double (*held_vel)[3];    /* [nv] and its surface velocity there (the work of the share it takes) */
     /* the dense grid of grid_query: cells over the bounding box, vertices sorted by cell */
     double rest_edge;        /* mean edge length at rest */
-    double cell;             /* cell size of the last build (CELL_SCALE x the mean edge length: at rest for
-                              * the grid, at the positions for the hash) */
+    double cell;             /* CELL_SCALE x the mean edge length of the last build (at rest for the grid,
+                              * at the positions for the hash; the hash's cell size) */
     long gcap;               /* capacity of gstart */
     int *gstart;             /* [cells + 1] first entry of each cell */
     int *gcell;              /* [nv] cell of each vertex */
@@ -118,18 +124,34 @@ void cb_step_contact_free(cb_step_contact **pc)
     *pc = NULL;
 }
 
-/* Squared distance from p to the axis-aligned box of triangle (a, b, q). */
-static inline double box_dist2(const double *p, const double *a, const double *b, const double *q)
+/* The axis-aligned box [lo, hi] of triangle (a, b, q). */
+static inline void tri_bounds(const double *a, const double *b, const double *q, double lo[3], double hi[3])
+{
+    for (int k = 0; k < 3; k++) {
+        lo[k] = a[k] < b[k] ? a[k] : b[k];
+        hi[k] = a[k] < b[k] ? b[k] : a[k];
+        if (q[k] < lo[k]) lo[k] = q[k];
+        if (q[k] > hi[k]) hi[k] = q[k];
+    }
+}
+
+/* Squared distance from p to the box [lo, hi]. */
+static inline double bounds_dist2(const double *p, const double lo[3], const double hi[3])
 {
     double g2 = 0.0;
     for (int k = 0; k < 3; k++) {
-        double lo = a[k] < b[k] ? a[k] : b[k], hi = a[k] < b[k] ? b[k] : a[k];
-        if (q[k] < lo) lo = q[k];
-        if (q[k] > hi) hi = q[k];
-        double g = p[k] < lo ? lo - p[k] : p[k] > hi ? p[k] - hi : 0.0;
+        double g = p[k] < lo[k] ? lo[k] - p[k] : p[k] > hi[k] ? p[k] - hi[k] : 0.0;
         g2 += g * g;
     }
     return g2;
+}
+
+/* Squared distance from p to the axis-aligned box of triangle (a, b, q). */
+static inline double box_dist2(const double *p, const double *a, const double *b, const double *q)
+{
+    double lo[3], hi[3];
+    tri_bounds(a, b, q, lo, hi);
+    return bounds_dist2(p, lo, hi);
 }
 
 /* cb_step_contact_far (step_contact.h): returns 1 when the distance from p to
@@ -295,12 +317,14 @@ static double half_spread(const double (*x)[3], const double (*ref)[3], int nv, 
     return spread;
 }
 
-/* The cell of coordinate q in a grid from lo with n cells of size cell along an axis:
+/* The cell of coordinate q in a grid from lo with n cells of size 1/inv along an axis:
  * monotone in q (so a vertex inside a box lies in a cell between the box's bounds'),
- * clamped to the grid. */
-static inline long grid_cell(double q, double lo, double cell, long n)
+ * clamped to the grid. A product, not a division by the cell size: a cell bound may
+ * move by a rounding, the pairs do not (any monotone map serves, used alike for the
+ * vertices and the boxes). */
+static inline long grid_cell(double q, double lo, double inv, long n)
 {
-    double u = (q - lo) / cell;
+    double u = (q - lo) * inv;
     return u <= 0.0 ? 0 : u >= (double)(n - 1) ? n - 1 : (long)u;
 }
 
@@ -309,12 +333,13 @@ static inline long grid_cell(double q, double lo, double cell, long n)
  * distance plus the same rounding slack, the same comparisons; by triangle, then
  * vertex), found with a dense grid of cells over the cloth's bounding box instead of
  * hashed cells: no hash per cell, and a row of cells along x is one contiguous range of
- * vertices (half the time of the hash query on the 81 x 81 curtain). Cells of CELL_SCALE
+ * vertices (half the time of the hash query on the 81 x 81 curtain). Cells of GRID_CELL_SCALE
  * x the mean edge length at rest (the answer does not depend on it). Returns 1 with the
  * pairs in c->gpairs, 0 when it does not apply (a non-finite coordinate, no edge, or
  * more than GRID_CELLS_PER_VERTEX cells per vertex: the hash then answers, or names the
  * bad vertex), or an error. */
-static int grid_query(cb_step_contact *c, const cb_mesh *m, const double (*x)[3], double distance, cb_error *err)
+static int grid_query(cb_step_contact *c, const cb_mesh *m, const double (*x)[3], double distance, double filter2,
+                      cb_error *err)
 {
     const int nv = m->nv;
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, maxabs = 0.0;
@@ -326,7 +351,7 @@ static int grid_query(cb_step_contact *c, const cb_mesh *m, const double (*x)[3]
             hi[k] = q > hi[k] ? q : hi[k];
             maxabs = fmax(maxabs, fabs(q));
         }
-    double cell = CELL_SCALE * c->rest_edge;
+    double cell = GRID_CELL_SCALE * c->rest_edge;
     if (!(cell > 0.0) || !isfinite(cell) || nv <= 0) return 0;
     const long most = (long)GRID_CELLS_PER_VERTEX * nv + GRID_CELLS_MIN;
     long n[3], cells = 1;
@@ -343,13 +368,14 @@ static int grid_query(cb_step_contact *c, const cb_mesh *m, const double (*x)[3]
         c->gcap = c->gstart ? cells + 1 : 0;
         if (!c->gstart) return CB_FAIL(err, CB_ERR_NOMEM, "step contact: out of memory for %ld cells", cells);
     }
-    c->cell = cell;
+    c->cell = CELL_SCALE * c->rest_edge; /* the mean edge times CELL_SCALE, as the cache reads it */
+    const double inv = 1.0 / cell;
     /* the vertices by cell (counting sort, stable), with their positions */
     int *start = c->gstart;
     memset(start, 0, (size_t)(cells + 1) * sizeof *start);
     for (int v = 0; v < nv; v++) {
-        long g = (grid_cell(x[v][2], lo[2], cell, n[2]) * n[1] + grid_cell(x[v][1], lo[1], cell, n[1])) * n[0] +
-                 grid_cell(x[v][0], lo[0], cell, n[0]);
+        long g = (grid_cell(x[v][2], lo[2], inv, n[2]) * n[1] + grid_cell(x[v][1], lo[1], inv, n[1])) * n[0] +
+                 grid_cell(x[v][0], lo[0], inv, n[0]);
         c->gcell[v] = (int)g;
         start[g + 1]++;
     }
@@ -371,8 +397,8 @@ static int grid_query(cb_step_contact *c, const cb_mesh *m, const double (*x)[3]
         long glo[3], ghi[3];
         cb_spatial_hash_tri_box(x, f, r, blo, bhi);
         for (int k = 0; k < 3; k++) {
-            glo[k] = grid_cell(blo[k], lo[k], cell, n[k]);
-            ghi[k] = grid_cell(bhi[k], lo[k], cell, n[k]);
+            glo[k] = grid_cell(blo[k], lo[k], inv, n[k]);
+            ghi[k] = grid_cell(bhi[k], lo[k], inv, n[k]);
         }
         long first = pl->n;
         for (long gz = glo[2]; gz <= ghi[2]; gz++)
@@ -393,6 +419,17 @@ static int grid_query(cb_step_contact *c, const cb_mesh *m, const double (*x)[3]
                 }
                 pl->n = np;
             }
+        if (filter2 >= 0.0 && pl->n > first) { /* the step's box test (box_dist2) on this triangle's few */
+            double tlo[3], thi[3];
+            tri_bounds(x[f[0]], x[f[1]], x[f[2]], tlo, thi);
+            long np = first;
+            for (long a = first; a < pl->n; a++) {
+                int v = pl->p[a][0];
+                pl->p[np][0] = v;
+                np += bounds_dist2(x[v], tlo, thi) <= filter2;
+            }
+            pl->n = np;
+        }
         for (long a = first + 1; a < pl->n; a++) { /* this triangle's few candidates by vertex */
             int v = pl->p[a][0];
             long b = a;
@@ -428,7 +465,8 @@ int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const doubl
         double cell = c->builds ? c->cell / CELL_SCALE : INFINITY;
         double delta = fmax(CACHE_STEPS * step, CACHE_MIN * c->def.self_distance);
         if (c->def.self_cache == 0 || !(delta <= cell)) delta = 0.0;
-        int rc = grid_query(c, m, x, sqrt(c->reject2) + delta, err);
+        /* no cache: the grid's answer is filtered with the box test as it is found */
+        int rc = grid_query(c, m, x, sqrt(c->reject2) + delta, delta > 0.0 ? -1.0 : c->reject2, err);
         if (rc < 0) return rc;
         if (rc == 0) { /* the hash: the same pairs */
             rc = cb_spatial_hash_query(c->hash, m, x, sqrt(c->reject2) + delta, err);
@@ -449,7 +487,12 @@ int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const doubl
             memcpy(c->xb, x, (size_t)nv * sizeof *x);
         }
     }
-    /* this step's pairs: the candidates passing the box test now (in their order) */
+    /* this step's pairs: the candidates passing the box test now (in their order);
+     * a grid query without cache has applied it already */
+    if (!c->valid && c->built == &c->gpairs) { /* built by this call: no cache, no build is kept */
+        *pairs = &c->gpairs;
+        return CB_OK;
+    }
     const cb_pair_list *src = c->valid ? &c->cand : c->built;
     const int (*f)[3] = (const int (*)[3])m->f;
     const int (*cp)[2] = (const int (*)[2])src->p;

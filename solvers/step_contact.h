@@ -14,9 +14,11 @@
  *     candidate cache built from the box-filtered answer of the contact library's
  *     spatial hash (contact/spatial_hash.h) within (1 + 1e-6) self_distance + delta:
  *     found with a dense grid of cells over the cloth's bounding box while it has at
- *     most 16 cells per vertex (plus 1024), no hashing and a row of cells one range of
- *     vertices, the same pairs in the same order (tests/test_step_contact.c; half the
- *     query's time on the 81 x 81 curtain), else by the hash itself; kept while, in every
+ *     most 32 cells per vertex (plus 1024; cells of 1.25 mean edge lengths at rest), no
+ *     hashing and a row of cells one range of vertices, the same pairs in the same
+ *     order (tests/test_step_contact.c; under half the query's time on the 81 x 81
+ *     curtain), a build without cache box-filtered triangle by triangle as it is found,
+ *     else by the hash itself; kept while, in every
  *     coordinate, the displacements of the vertices since the build span less than
  *     delta (max - min over the vertices: a common translation of the whole cloth
  *     does not count, only relative motion changes a box distance; then no pair can
