@@ -53,7 +53,8 @@ double *cb_chol_values(cb_chol *c);
 /* Factor the current values (analysis on the first call). CB_ERR_NUMERIC when not
  * positive definite (cb_chol_failed_unknown tells which unknown). */
 int cb_chol_factor(cb_chol *c, cb_error *err);
-/* Factorizations done so far (numeric ones; the first includes the analysis). */
+/* Numeric factorizations done so far (the first includes the analysis), those stopped by a
+ * non-positive pivot (CB_ERR_NUMERIC) included: the work done, not the factors usable. */
 int cb_chol_factorizations(const cb_chol *c);
 /* The unknown (row of the original matrix) whose pivot failed in the last factor, -1 if none. */
 int cb_chol_failed_unknown(const cb_chol *c);
