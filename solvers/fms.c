@@ -555,6 +555,9 @@ static int contact_wanted(const fms_solver *s, const cb_world *w, const double (
 {
     const cb_spring_solver *ss = &s->ss;
     int missing = 0;
+    /* without colliders no vertex is within the offset of one (cb_spring_contact_query:
+     * infinitely far), so none is wanted: no queries */
+    if (w->ncolliders == 0) return 0;
     for (int u = 0; u < ss->nfree; u++) {
         int i = ss->vert[u];
         int wnt;
@@ -623,7 +626,7 @@ static int fms_iterate(fms_solver *s, cb_world *w, double h, double t1, int cont
         (*iters)++;
         /* a vertex that came closer than the offset without a contact spring: add
          * the springs and refactor (the iterations go on with the new matrix) */
-        if (contact && w->ncolliders && it + 1 < s->iterations && contact_wanted(s, w, cx, t1, s->want)) {
+        if (contact && it + 1 < s->iterations && contact_wanted(s, w, cx, t1, s->want)) {
             int rc2 = contact_refactor(s, w, s->want, h, err);
             if (rc2) return rc2;
             info->factorizations++;
@@ -650,9 +653,7 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     cb_spring_solver_predict(ss, w, h, t1, imp);
     const int contact = ss->contact_mode == CB_SPRING_CONTACT_CONSTRAINT && nf > 0;
     if (contact) memset(s->want, 0, (size_t)nf);
-    /* without colliders no vertex is within the offset of one (cb_spring_contact_query:
-     * infinitely far), so no contact spring is wanted: the queries are skipped */
-    int missing = contact && w->ncolliders && contact_wanted(s, w, NULL, t1, s->want);
+    int missing = contact && contact_wanted(s, w, NULL, t1, s->want);
     if (ss->chol && (s->h_factored != h || missing)) {
         int rc = contact ? contact_refactor(s, w, s->want, h, err) : factor(s, w, h, err);
         if (rc) return rc;
@@ -729,8 +730,8 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     double residual = NAN;
     if (nf > 0) {
         double gn = cb_spring_solver_gradient(ss, w, cx, h);
-        if (contact) { /* the contact term of g too (none without colliders) */
-            if (w->ncolliders) cb_spring_contact_penalty(ss, w, t1, cx, ss->grad, NULL);
+        if (contact) { /* the contact term of g too */
+            cb_spring_contact_penalty(ss, w, t1, cx, ss->grad, NULL);
             cb_spring_friction(ss, w, h, t1, cx, ss->grad, NULL, NULL);
             double n2 = 0.0;
             for (int u = 0; u < nf; u++) n2 += cb_v3_norm2(ss->grad[ss->vert[u]]);

@@ -489,6 +489,10 @@ double cb_spring_contact_penalty(const cb_spring_solver *s, const cb_world *w, d
 {
     CB_ASSERT(s && w && x);
     double e = 0.0;
+    if (w->ncolliders == 0) { /* every vertex infinitely far from a collider: no term, no query */
+        if (hess) memset(hess, 0, (size_t)s->nfree * sizeof *hess);
+        return e;
+    }
     for (int u = 0; u < s->nfree; u++) {
         int i = s->vert[u];
         double n[3];
