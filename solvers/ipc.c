@@ -300,7 +300,13 @@
  * triangle pairs against a sphere as pairs (their load goes to their vertices' collider
  * friction, above), the derivative of the lagged normal force or basis (IPC lags both:
  * friction is not a potential of x), the friction's coupling to a moving pin in the
- * Dirichlet step's prediction (the friction's blocks are in H, not in pin_mix), cloth
+ * Dirichlet step's prediction (the friction's blocks are in H, not in pin_mix: while
+ * tau < t + h the Newton direction does not carry a friction pair's free side along with
+ * its moving pin. Consistent nonetheless: every iterate's gradient has the friction at the
+ * pins' current positions, and the step converges only at tau = t + h on the plain
+ * iterations, so the solution is the same minimiser and only iterations after tau reached
+ * t + h make up for the missing prediction; a box's or capsule's friction slip, h vc over
+ * the whole step, does not depend on tau and needs no mix), cloth
  * vertices in no triangle against a mesh collider
  * (the candidates come from the cloth's triangles), edges and
  * triangles of the cloth against planes (not needed) and spheres with sphere_edges off
