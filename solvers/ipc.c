@@ -402,7 +402,9 @@ typedef struct ipc_solver {
     long nfp, capfp;
     unsigned char *fbound; /* [nv] the vertices whose friction takes its bound's Hessian in
                             * the next iteration (friction_reversals; ss.fric_bound) */
-    unsigned char *frev;   /* [nv] their slip reversals in this step's iterations (up to 2) */
+    unsigned char *frev;   /* [nv] their slip reversals in this step's accepted iterations (up to 2) */
+    unsigned char *frev_now; /* [nv] the reversals of the current iteration, counted into frev
+                            * when its step is accepted (a retried iteration counts once) */
     double (*mix)[3];      /* [nv] d2(kappa B)/dx dtau: how the barrier's gradient changes as
                             * the colliders advance in time (filled with the Hessian) */
     double tau;            /* the colliders' and pins' time in the step's Newton iterations */
@@ -462,6 +464,7 @@ static void ipc_destroy(void *self)
     free(s->vphi);
     free(s->fbound);
     free(s->frev);
+    free(s->frev_now);
     free(s->path);
     free(s->path_tau);
     free(s);
@@ -1719,6 +1722,7 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->hc = cb_calloc((size_t)nv + 1, sizeof *s->hc);
     s->fbound = cb_calloc((size_t)nv + 1, 1);
     s->frev = cb_calloc((size_t)nv + 1, 1);
+    s->frev_now = cb_calloc((size_t)nv + 1, 1);
     ss->fric_bound = s->fbound;
     s->rest_l2 = cb_calloc((size_t)m->ne + 1, sizeof *s->rest_l2);
     for (int i = 0; i < nv; i++) /* a moving pin needs the mix too */
@@ -1728,7 +1732,8 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     for (int c = 0; c < w->ncolliders; c++) kins |= kin_nedges(&w->colliders[c]) > 0;
     s->vphi = kins ? cb_calloc((size_t)nv + 1, sizeof *s->vphi) : NULL;
     s->vp_row = cb_calloc((size_t)nv + 1, sizeof *s->vp_row); /* zero: the pattern has no pair yet */
-    rc = s->xt && s->dxt && s->p && s->hc && s->rest_l2 && s->vp_row && s->fbound && s->frev && (s->mix || !s->moving) && (s->vphi || !kins)
+    rc = s->xt && s->dxt && s->p && s->hc && s->rest_l2 && s->vp_row && s->fbound && s->frev && s->frev_now &&
+                 (s->mix || !s->moving) && (s->vphi || !kins)
              ? CB_OK
              : CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %d vertices", nv);
     if (!rc && ((s->self_collision && m->nf > 1) || (s->nmc > 0 && m->nf > 0))) {
@@ -1850,20 +1855,36 @@ static int stall_error(const ipc_solver *s, const cb_world *w, const double (*x)
  * (f0(sqrt z) is concave in z: f1(y)/y falls), so its Newton steps shrink the slip towards
  * the static zone from the side it is on (iteratively reweighted least squares) instead of
  * overshooting. The other vertices keep the exact Hessian (a sliding vertex converges
- * quadratically with it, linearly with the bound's). */
+ * quadratically with it, linearly with the bound's). An iteration's reversals count
+ * (frev) only once its step is accepted (friction_reversals_count): an iteration redone
+ * at the same x after its line search failed (with reused hinge blocks) counted its
+ * reversals twice before, and a vertex that reversed once took the bound for the rest of
+ * the step. */
 static void friction_reversals(ipc_solver *s, const cb_world *w, const double (*x)[3], double h, double t1)
 {
     const cb_spring_solver *ss = &s->ss;
     for (int u = 0; u < ss->nfree && ss->nfric > 0; u++) {
         int i = ss->vert[u];
+        s->frev_now[i] = 0;
         if (s->frev[i] >= 2 || !(ss->fn[i] > 0) || !(w->colliders[ss->fcol[i]].friction > 0)) continue;
         double u0[3], u1[3], x1[3];
         cb_v3_add(x1, x[i], s->p[i]);
         cb_spring_friction_slip(ss, w, h, t1, i, x[i], u0);
         double eps = cb_spring_friction_slip(ss, w, h, t1, i, x1, u1);
         int rev = cb_v3_dot(u0, u1) < 0 && cb_v3_norm(u1) > eps;
-        s->frev[i] = (unsigned char)(s->frev[i] + rev);
-        s->fbound[i] = rev || s->frev[i] >= 2;
+        s->frev_now[i] = (unsigned char)rev;
+        s->fbound[i] = rev || s->frev[i] + rev >= 2;
+    }
+}
+
+/* The accepted iteration's reversals into the step's count (friction_reversals). */
+static void friction_reversals_count(ipc_solver *s)
+{
+    const cb_spring_solver *ss = &s->ss;
+    for (int u = 0; u < ss->nfree && ss->nfric > 0; u++) {
+        int i = ss->vert[u];
+        s->frev[i] = (unsigned char)(s->frev[i] + s->frev_now[i]);
+        s->frev_now[i] = 0;
     }
 }
 
@@ -2004,6 +2025,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
     s->npath = 0;
     memset(s->fbound, 0, (size_t)w->nv);
     memset(s->frev, 0, (size_t)w->nv);
+    memset(s->frev_now, 0, (size_t)w->nv);
     int rc = gather(s, w, cx, s->tau, &bad, &bad_d, err);
     if (rc) return rc;
     if (bad.kind >= 0) {
@@ -2181,6 +2203,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
         memcpy(x, s->xt, (size_t)w->nv * sizeof *x);
         memcpy(ss->dx, s->dxt, (size_t)w->nv * sizeof *ss->dx);
         s->tau = tau_t;
+        friction_reversals_count(s);
         if (blocked) {
             double xi = blk.kind == PAIR_VT || blk.kind == PAIR_EE ? s->xi_self : s->xi_col;
             pressed = pair_dist(s, w, &blk, cx, s->tau) - xi < 1e-9 * xi ? pressed + 1 : 0;
