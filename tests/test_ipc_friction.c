@@ -215,6 +215,18 @@ static void test_force(void)
     fprintf(stderr, "  normal force: %d pairs, worst relative error against the barrier's slope %.2e\n", cases, worst);
 }
 
+/* The OBJ faces of a grid of na x nb vertices (row j, column i: vertex j na + i + 1),
+ * two triangles per cell, diagonals alternating. */
+static void grid_faces(FILE *f, int na, int nb)
+{
+    for (int j = 0; j + 1 < nb; j++)
+        for (int i = 0; i + 1 < na; i++) {
+            int v00 = j * na + i + 1, v10 = v00 + 1, v01 = v00 + na, v11 = v01 + 1;
+            if ((i + j) % 2) fprintf(f, "f %d %d %d\nf %d %d %d\n", v00, v10, v11, v00, v11, v01);
+            else fprintf(f, "f %d %d %d\nf %d %d %d\n", v00, v10, v01, v10, v11, v01);
+        }
+}
+
 /* A flat grid in the plane tilted by theta about y (unit normal n = (sin, 0, cos), the
  * down-slope direction t = (cos, 0, -sin)): vertex (i, j) at off n + a t + b y,
  * a = a0 + i (a1 - a0) / (na - 1), b likewise; diagonals alternating. Written to the
@@ -231,12 +243,7 @@ static const char *write_tilted(const char *name, double theta, int na, int nb, 
             double a = a0 + i * (a1 - a0) / (na - 1), b = b0 + j * (b1 - b0) / (nb - 1);
             fprintf(f, "v %.17g %.17g %.17g\n", off * n[0] + a * t[0], b, off * n[2] + a * t[2]);
         }
-    for (int j = 0; j + 1 < nb; j++)
-        for (int i = 0; i + 1 < na; i++) {
-            int v00 = j * na + i + 1, v10 = v00 + 1, v01 = v00 + na, v11 = v01 + 1;
-            if ((i + j) % 2) fprintf(f, "f %d %d %d\nf %d %d %d\n", v00, v10, v11, v00, v11, v01);
-            else fprintf(f, "f %d %d %d\nf %d %d %d\n", v00, v10, v01, v10, v11, v01);
-        }
+    grid_faces(f, na, nb);
     fclose(f);
     return path;
 }
@@ -373,12 +380,7 @@ static const char *write_tent(const char *name, double top)
         for (int i = 0; i < na; i++)
             fprintf(f, "v %.17g %.17g %.17g\n", -0.1 + 0.02 * i, k < 6 ? -0.01 : 0.01,
                     top - 0.02 * (k < 6 ? 5 - k : k - 6));
-    for (int k = 0; k + 1 < nk; k++)
-        for (int i = 0; i + 1 < na; i++) {
-            int v00 = k * na + i + 1, v10 = v00 + 1, v01 = v00 + na, v11 = v01 + 1;
-            if ((i + k) % 2) fprintf(f, "f %d %d %d\nf %d %d %d\n", v00, v10, v11, v00, v11, v01);
-            else fprintf(f, "f %d %d %d\nf %d %d %d\n", v00, v10, v01, v10, v11, v01);
-        }
+    grid_faces(f, na, nk);
     fclose(f);
     return path;
 }
