@@ -2,6 +2,7 @@
 #include "experiments/rerun.h"
 
 #include <hdf5.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -302,6 +303,20 @@ static int check_files(const cb_scene *sc, const char *recorded, FILE *out)
     return changed;
 }
 
+/* cb_run_def.frame_hook of the rerun of a reference with a window
+ * (experiments/reference.c): the reference's run was ended by its check at the frame
+ * *ctx, reference_exceeded_at (that frame not written), so the rerun ends there too. */
+static int window_end(void *ctx, const cb_world *w, long steps, char *why, size_t size, cb_error *err)
+{
+    (void)steps;
+    (void)err;
+    double t_over = *(const double *)ctx;
+    if (w->state.t < t_over) return 0;
+    snprintf(why, size, "ended at t = %.6g s as the reference it reproduces (its window: its check exceeded its "
+             "bound there)", w->state.t);
+    return 1;
+}
+
 int cb_rerun(const cb_rerun_def *def, cb_rerun_result *res, FILE *out, cb_error *err)
 {
     if (!def || !def->run_path || !res) return CB_FAIL(err, CB_ERR_INPUT, "cb_rerun: NULL argument");
@@ -320,6 +335,8 @@ int cb_rerun(const cb_rerun_def *def, cb_rerun_result *res, FILE *out, cb_error 
     char *params = cb_h5_string_attr(f, "parameters"), *dir = cb_h5_string_attr(f, "scene_dir");
     char *spath = cb_h5_string_attr(f, "scene_path"), *digests = cb_h5_string_attr(f, "mesh_files");
     int frames = H5Lexists(f, "/frames", H5P_DEFAULT) > 0;
+    double t_over = NAN; /* a reference ended by its check there (its window), else NaN */
+    if (cb_h5_read_double_attr(f, "reference_exceeded_at", &t_over)) t_over = NAN;
     H5Fclose(f);
     cb_scene *sc = NULL;
     if (rc) goto done;
@@ -364,6 +381,10 @@ int cb_rerun(const cb_rerun_def *def, cb_rerun_result *res, FILE *out, cb_error 
     rd.output = res->output;
     rd.write_frames = frames;
     rd.progress = !def->quiet;
+    if (isfinite(t_over)) { /* before, the rerun went on to the scene's duration */
+        rd.frame_hook = window_end;
+        rd.frame_ctx = &t_over;
+    }
     cb_run_result rr;
     rc = cb_run(&rd, &rr, err);
     if (rc && rr.frames == 0) goto done; /* failed before the first step */

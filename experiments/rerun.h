@@ -7,7 +7,10 @@
  * the value it used), which replace the scene's `solvers.<name>` block so that a
  * changed default cannot change the rerun. Before running, the SHA-256 of every file
  * the scene reads is compared with the one recorded (`mesh_files`); a changed file is
- * reported, and the rerun goes on.
+ * reported, and the rerun goes on. A contact reference with a window (`clothbench
+ * reference`, experiments/reference.h: its run ended by its check at the frame
+ * `reference_exceeded_at`) is rerun to that frame, where its run ended (the check itself
+ * is not rerun).
  *
  * The check compares every /series dataset except the wall-clock ones (`wall_*`),
  * /frames/time, /frames/positions and /mesh bit for bit (NaN payloads included): it

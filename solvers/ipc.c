@@ -146,17 +146,24 @@
  * the last step, kappa |b'(s) 2 phi| / h^2, from the collider pushing it hardest (one
  * collider per vertex); the first step of a run is solved twice, the second time with the
  * forces of the first (as newton). Its Hessian blocks (PSD) go into H, its gradient into
- * grad g. F also holds IPC's friction of the self pairs (mu = `self_friction`) and of the
- * mesh collider pairs (mu = the mesh's `friction`), solvers/ipc_friction.h: for each such
- * pair active at the end of the last step (the start of this one; the first step's second
- * solve: the first's solution), its closest points' barycentric weights w_a, their unit
- * normal n and the barrier's normal force kappa |b'(s) 2 d| / h^2 (times the mollifier of
- * an edge-edge pair) are lagged; its term is mu h^2 lambda f0(|u|) of the closest points'
- * tangential slip u = (I - n n^T) sum_a w_a (x_a - x_n,a) (a collider's points and pinned
- * vertices take part with their own motion, zero for a static mesh), its gradient on the
+ * grad g. F also holds IPC's friction of the self pairs (mu = `self_friction`), of the
+ * mesh collider pairs and of the box and capsule pairs (edges against a box's edges or a
+ * capsule's segment, triangles against a box's vertices or a capsule's ends; mu = the
+ * collider's `friction`), solvers/ipc_friction.h: for each such pair active at the end of
+ * the last step (the start of this one; the first step's second solve: the first's
+ * solution), its closest points' barycentric weights w_a, their unit normal n and the
+ * barrier's normal force kappa |b'(s) 2 phi| / h^2 (phi the distance less a capsule's
+ * radius; times the mollifier of an edge-edge pair) are lagged; its term is
+ * mu h^2 lambda f0(|u|) of the closest points' tangential slip
+ * u = (I - n n^T) sum_a w_a (x_a - x_n,a) (pinned vertices take part with their own
+ * motion, a static mesh's points with none, a box's or capsule's with h times its surface
+ * velocity at the cloth's lagged closest point, as a vertex's slip), its gradient on the
  * free vertices and its PSD Hessian blocks w_a w_b M in H (the system's pattern keeps a
  * lagged pair's couplings while its barrier pair is inactive). A scripted pin's share of
- * a self pair's friction impulse is external work (its pin velocity). With self_friction 0
+ * a pair's friction impulse is external work (its pin velocity), and so is a box's or
+ * capsule's share (its surface velocity). Before the box and capsule pairs had friction, a
+ * cloth resting on a box's edge or a capsule slid freely there: tests/test_ipc_friction.c's
+ * tent over a ridge slid at g sin 30 whatever mu. With self_friction 0
  * the results are bitwise those without it. Its cost (2026-11-26,
  * data/scenes/tangle/two_sheets_sphere.yaml, --audit, debugoptimized build, load ~23): 926 Newton
  * iterations over the 250 steps against 801 with self_friction 0, 1.96 against 1.56 CPU-s;
@@ -293,9 +300,14 @@
  * triangle pairs against a sphere as pairs (their load goes to their vertices' collider
  * friction, above), the derivative of the lagged normal force or basis (IPC lags both:
  * friction is not a potential of x), the friction's coupling to a moving pin in the
- * Dirichlet step's prediction (the friction's blocks are in H, not in pin_mix), the collider friction of the edges' and triangles' pairs against boxes and capsules (their
- * load is not shared to the vertices' lagged normal forces as a sphere's is: the friction
- * sees only the vertices' pairs), cloth vertices in no triangle against a mesh collider
+ * Dirichlet step's prediction (the friction's blocks are in H, not in pin_mix: while
+ * tau < t + h the Newton direction does not carry a friction pair's free side along with
+ * its moving pin. Consistent nonetheless: every iterate's gradient has the friction at the
+ * pins' current positions, and the step converges only at tau = t + h on the plain
+ * iterations, so the solution is the same minimiser and only iterations after tau reached
+ * t + h make up for the missing prediction; a box's or capsule's friction slip, h vc over
+ * the whole step, does not depend on tau and needs no mix), cloth
+ * vertices in no triangle against a mesh collider
  * (the candidates come from the cloth's triangles), edges and
  * triangles of the cloth against planes (not needed) and spheres with sphere_edges off
  * (see above: 1.2 mm into the sphere at 20 x 20 on the drape), a pin's arc inside a step
@@ -390,7 +402,9 @@ typedef struct ipc_solver {
     long nfp, capfp;
     unsigned char *fbound; /* [nv] the vertices whose friction takes its bound's Hessian in
                             * the next iteration (friction_reversals; ss.fric_bound) */
-    unsigned char *frev;   /* [nv] their slip reversals in this step's iterations (up to 2) */
+    unsigned char *frev;   /* [nv] their slip reversals in this step's accepted iterations (up to 2) */
+    unsigned char *frev_now; /* [nv] the reversals of the current iteration, counted into frev
+                            * when its step is accepted (a retried iteration counts once) */
     double (*mix)[3];      /* [nv] d2(kappa B)/dx dtau: how the barrier's gradient changes as
                             * the colliders advance in time (filled with the Hessian) */
     double tau;            /* the colliders' and pins' time in the step's Newton iterations */
@@ -450,6 +464,7 @@ static void ipc_destroy(void *self)
     free(s->vphi);
     free(s->fbound);
     free(s->frev);
+    free(s->frev_now);
     free(s->path);
     free(s->path_tau);
     free(s);
@@ -1351,27 +1366,34 @@ static int ccd_step(ipc_solver *s, const cb_world *w, const double (*x)[3], doub
     return CB_OK;
 }
 
-/* The lagged friction of the self pairs (mu = self_friction) and of the mesh collider
- * pairs (mu = the collider's friction) of the active set at x into s->fp (IPC sec. 5,
- * solvers/ipc_friction.h): each pair's closest points and normal at x, and its normal
- * force times h^2, Lambda = kappa |b'(s) 2 d| (times the mollifier of an edge-edge pair).
- * Pairs with no free vertex, mu 0 or no force are left out. 0 or CB_ERR_NOMEM. */
-static int pair_friction_lag(ipc_solver *s, const cb_world *w, const double (*x)[3], cb_error *err)
+/* The lagged friction of the self pairs (mu = self_friction), of the mesh collider pairs
+ * and of the box and capsule pairs (mu = the collider's friction) of the active set at x
+ * (the colliders at t) into s->fp (IPC sec. 5, solvers/ipc_friction.h): each pair's
+ * closest points and normal at x, its normal force times h^2 (cb_ipc_fpair_force) and, for
+ * a box or capsule, the collider's surface velocity at the cloth's closest point (as
+ * cb_spring_friction takes a vertex's). Pairs with no free vertex, mu 0 or no force are
+ * left out. 0 or CB_ERR_NOMEM. */
+static int pair_friction_lag(ipc_solver *s, const cb_world *w, const double (*x)[3], double t, cb_error *err)
 {
     const cb_mesh *m = w->mesh;
     s->nfp = 0;
     for (long k = 0; k < s->npairs; k++) {
         const ipc_pair *q = &s->pairs[k];
-        int mesh = q->kind >= PAIR_MVT && q->kind <= PAIR_MTV; /* not the boxes' and capsules' pairs */
-        if (q->kind != PAIR_VT && q->kind != PAIR_EE && !mesh) continue;
+        int mesh = q->kind >= PAIR_MVT && q->kind <= PAIR_MTV, kin = q->kind == PAIR_CEE || q->kind == PAIR_CTV;
+        if (q->kind != PAIR_VT && q->kind != PAIR_EE && !mesh && !kin) continue;
         const double *pt[4];
+        double y[4][3];
         int v[4], ee, free_end = 0;
-        double eps, mu, xi, shat;
-        if (mesh) {
+        double eps, mu, xi = s->xi_col, shat = s->shat_col, r = 0.0;
+        const cb_collider *col = NULL;
+        if (kin) {
+            col = &w->colliders[q->c];
+            ee = kin_pair(s, w, q, x, NULL, 0.0, t, y, pt, v, &eps);
+            mu = col->friction;
+            if (col->type == CB_COLLIDER_CAPSULE) r = col->radius;
+        } else if (mesh) {
             ee = mesh_pair(s, m, q, x, pt, v, &eps);
             mu = w->colliders[s->mc[q->c].collider].friction;
-            xi = s->xi_col;
-            shat = s->shat_col;
         } else {
             pair_verts(m, q, v);
             for (int a = 0; a < 4; a++) pt[a] = x[v[a]];
@@ -1383,16 +1405,22 @@ static int pair_friction_lag(ipc_solver *s, const cb_world *w, const double (*x)
         }
         for (int a = 0; a < 4; a++) free_end |= v[a] >= 0 && s->ss.unk[v[a]] >= 0;
         if (!(mu > 0) || !free_end) continue;
-        double d2 = ee ? cb_edge_edge_distance2(pt[0], pt[1], pt[2], pt[3], NULL, NULL, NULL, NULL)
-                       : cb_point_triangle_distance2(pt[0], pt[1], pt[2], pt[3], NULL, NULL);
-        double db = 0.0;
-        cb_barrier(d2 - xi * xi, shat, &db, NULL);
-        double lam = s->kappa * fabs(2.0 * sqrt(d2) * db);
-        if (ee && eps > 0) lam *= cb_ee_mollifier_d(pt[0], pt[1], pt[2], pt[3], eps, NULL, NULL);
+        double lam = cb_ipc_fpair_force(ee, pt, r, xi, shat, s->kappa, eps);
         cb_ipc_fpair f;
         if (!(lam > 0) || !isfinite(lam) || cb_ipc_fpair_lag(ee, pt, &f)) continue;
         f.ml = mu * lam;
+        cb_v3_zero(f.vc);
         for (int a = 0; a < 4; a++) f.v[a] = v[a];
+        if (col) { /* the collider's velocity at the cloth's closest point */
+            double c[3] = {0, 0, 0}, wsum = 0.0;
+            for (int a = 0; a < 4; a++)
+                if (v[a] >= 0) {
+                    cb_v3_axpy(c, f.w[a], pt[a]);
+                    wsum += f.w[a];
+                }
+            cb_v3_scale(c, c, 1.0 / wsum);
+            cb_collider_velocity(col, t, c, f.vc);
+        }
         if (grow((void **)&s->fp, &s->capfp, s->nfp + 1, sizeof *s->fp))
             return CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %ld friction pairs", s->nfp + 1);
         s->fp[s->nfp++] = f;
@@ -1400,11 +1428,12 @@ static int pair_friction_lag(ipc_solver *s, const cb_world *w, const double (*x)
     return CB_OK;
 }
 
-/* The lagged pair friction of s->fp at x (the slips from the step's start x0): its value;
- * with grad, its gradient added on the free vertices; with A, its Hessian blocks (PSD)
- * added to the system's values; with work, the work over the step (length h, ending at t)
- * of the impulses -(1/h) grad on the pinned vertices of self pairs (their pins' velocity:
- * what a scripted pin does through the friction; a static mesh collider does none). */
+/* The lagged pair friction of s->fp at x (the slips from the step's start x0, a box's or
+ * capsule's slots moved by h vc): its value; with grad, its gradient added on the free
+ * vertices; with A, its Hessian blocks (PSD) added to the system's values; with work, the
+ * work over the step (length h, ending at t) of the impulses -(1/h) grad on the pinned
+ * vertices of a pair (their pins' velocity: what a scripted pin does through the
+ * friction) and on a box's or capsule's slots (vc); a static mesh collider does none. */
 static double pair_friction(ipc_solver *s, const cb_world *w, const double (*x)[3], double (*grad)[3], double *A,
                             double h, double t, double *work)
 {
@@ -1412,10 +1441,12 @@ static double pair_friction(ipc_solver *s, const cb_world *w, const double (*x)[
     double e = 0.0, eps = ss->friction_velocity * h;
     for (long k = 0; k < s->nfp; k++) {
         const cb_ipc_fpair *f = &s->fp[k];
-        double d[4][3], g[12], M[3][3];
+        double d[4][3], g[12], M[3][3], dc[3];
         const double *dx[4];
+        int moving = cb_v3_norm2(f->vc) > 0;
+        cb_v3_scale(dc, f->vc, h);
         for (int a = 0; a < 4; a++) {
-            dx[a] = NULL;
+            dx[a] = f->v[a] < 0 && moving ? dc : NULL;
             if (f->v[a] < 0) continue;
             cb_v3_sub(d[a], x[f->v[a]], ss->x0[f->v[a]]);
             dx[a] = d[a];
@@ -1423,6 +1454,7 @@ static double pair_friction(ipc_solver *s, const cb_world *w, const double (*x)[
         e += cb_ipc_fpair_energy(f, dx, eps, grad || work ? g : NULL, A ? M : NULL);
         for (int a = 0; a < 4; a++) {
             int va = f->v[a];
+            if (work && va < 0 && moving) *work += cb_v3_dot(g + 3 * a, f->vc) / h;
             if (va < 0) continue;
             if (grad && ss->unk[va] >= 0) cb_v3_add(grad[va], grad[va], g + 3 * a);
             if (work && ss->unk[va] < 0) {
@@ -1690,6 +1722,7 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->hc = cb_calloc((size_t)nv + 1, sizeof *s->hc);
     s->fbound = cb_calloc((size_t)nv + 1, 1);
     s->frev = cb_calloc((size_t)nv + 1, 1);
+    s->frev_now = cb_calloc((size_t)nv + 1, 1);
     ss->fric_bound = s->fbound;
     s->rest_l2 = cb_calloc((size_t)m->ne + 1, sizeof *s->rest_l2);
     for (int i = 0; i < nv; i++) /* a moving pin needs the mix too */
@@ -1699,7 +1732,8 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     for (int c = 0; c < w->ncolliders; c++) kins |= kin_nedges(&w->colliders[c]) > 0;
     s->vphi = kins ? cb_calloc((size_t)nv + 1, sizeof *s->vphi) : NULL;
     s->vp_row = cb_calloc((size_t)nv + 1, sizeof *s->vp_row); /* zero: the pattern has no pair yet */
-    rc = s->xt && s->dxt && s->p && s->hc && s->rest_l2 && s->vp_row && s->fbound && s->frev && (s->mix || !s->moving) && (s->vphi || !kins)
+    rc = s->xt && s->dxt && s->p && s->hc && s->rest_l2 && s->vp_row && s->fbound && s->frev && s->frev_now &&
+                 (s->mix || !s->moving) && (s->vphi || !kins)
              ? CB_OK
              : CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %d vertices", nv);
     if (!rc && ((s->self_collision && m->nf > 1) || (s->nmc > 0 && m->nf > 0))) {
@@ -1821,20 +1855,36 @@ static int stall_error(const ipc_solver *s, const cb_world *w, const double (*x)
  * (f0(sqrt z) is concave in z: f1(y)/y falls), so its Newton steps shrink the slip towards
  * the static zone from the side it is on (iteratively reweighted least squares) instead of
  * overshooting. The other vertices keep the exact Hessian (a sliding vertex converges
- * quadratically with it, linearly with the bound's). */
+ * quadratically with it, linearly with the bound's). An iteration's reversals count
+ * (frev) only once its step is accepted (friction_reversals_count): an iteration redone
+ * at the same x after its line search failed (with reused hinge blocks) counted its
+ * reversals twice before, and a vertex that reversed once took the bound for the rest of
+ * the step. */
 static void friction_reversals(ipc_solver *s, const cb_world *w, const double (*x)[3], double h, double t1)
 {
     const cb_spring_solver *ss = &s->ss;
     for (int u = 0; u < ss->nfree && ss->nfric > 0; u++) {
         int i = ss->vert[u];
+        s->frev_now[i] = 0;
         if (s->frev[i] >= 2 || !(ss->fn[i] > 0) || !(w->colliders[ss->fcol[i]].friction > 0)) continue;
         double u0[3], u1[3], x1[3];
         cb_v3_add(x1, x[i], s->p[i]);
         cb_spring_friction_slip(ss, w, h, t1, i, x[i], u0);
         double eps = cb_spring_friction_slip(ss, w, h, t1, i, x1, u1);
         int rev = cb_v3_dot(u0, u1) < 0 && cb_v3_norm(u1) > eps;
-        s->frev[i] = (unsigned char)(s->frev[i] + rev);
-        s->fbound[i] = rev || s->frev[i] >= 2;
+        s->frev_now[i] = (unsigned char)rev;
+        s->fbound[i] = rev || s->frev[i] + rev >= 2;
+    }
+}
+
+/* The accepted iteration's reversals into the step's count (friction_reversals). */
+static void friction_reversals_count(ipc_solver *s)
+{
+    const cb_spring_solver *ss = &s->ss;
+    for (int u = 0; u < ss->nfree && ss->nfric > 0; u++) {
+        int i = ss->vert[u];
+        s->frev[i] = (unsigned char)(s->frev[i] + s->frev_now[i]);
+        s->frev_now[i] = 0;
     }
 }
 
@@ -1975,6 +2025,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
     s->npath = 0;
     memset(s->fbound, 0, (size_t)w->nv);
     memset(s->frev, 0, (size_t)w->nv);
+    memset(s->frev_now, 0, (size_t)w->nv);
     int rc = gather(s, w, cx, s->tau, &bad, &bad_d, err);
     if (rc) return rc;
     if (bad.kind >= 0) {
@@ -2152,6 +2203,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
         memcpy(x, s->xt, (size_t)w->nv * sizeof *x);
         memcpy(ss->dx, s->dxt, (size_t)w->nv * sizeof *ss->dx);
         s->tau = tau_t;
+        friction_reversals_count(s);
         if (blocked) {
             double xi = blk.kind == PAIR_VT || blk.kind == PAIR_EE ? s->xi_self : s->xi_col;
             pressed = pair_dist(s, w, &blk, cx, s->tau) - xi < 1e-9 * xi ? pressed + 1 : 0;
@@ -2298,7 +2350,7 @@ static int ipc_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
          * them from this solve and solve again from x_n (as newton does) */
         if (!rc && !ss->lagged) {
             friction_lag(s, w, cx, h, t1);
-            rc = pair_friction_lag(s, w, cx, err);
+            rc = pair_friction_lag(s, w, cx, t1, err);
             if (!rc && (ss->nfric > 0 || s->nfp > 0)) {
                 int it2 = 0;
                 for (int u = 0; u < ss->nfree; u++) {
@@ -2331,7 +2383,7 @@ static int ipc_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     for (int u = 0; u < ss->nfree; u++) cb_v3_axpy(imp, -1.0 / h, s->xt[ss->vert[u]]);
     info->external_work = work;
     friction_lag(s, w, cx, h, t1);
-    int rc = pair_friction_lag(s, w, cx, err);
+    int rc = pair_friction_lag(s, w, cx, t1, err);
     if (rc) return rc;
     for (int k = 0; k < 3; k++) info->external_impulse[k] = imp[k];
     info->solver_energy = cb_spring_solver_energy(ss, cx);

@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include "contact/barrier.h"
 #include "contact/distance.h"
 #include "core/vec3.h"
 #include "solvers/spring_solver.h"
@@ -30,6 +31,19 @@ int cb_ipc_fpair_lag(int ee, const double *const pt[4], cb_ipc_fpair *f)
     if (!(d > 0)) return -1;
     cb_v3_scale(f->n, f->n, 1.0 / d);
     return 0;
+}
+
+double cb_ipc_fpair_force(int ee, const double *const pt[4], double r, double xi, double shat, double kappa,
+                          double eps_x)
+{
+    double d2 = ee ? cb_edge_edge_distance2(pt[0], pt[1], pt[2], pt[3], NULL, NULL, NULL, NULL)
+                   : cb_point_triangle_distance2(pt[0], pt[1], pt[2], pt[3], NULL, NULL);
+    double phi = sqrt(d2) - r, db = 0.0;
+    if (!(phi > xi)) return 0.0;
+    cb_barrier(r > 0 ? phi * phi - xi * xi : d2 - xi * xi, shat, &db, NULL);
+    double lam = kappa * fabs(2.0 * phi * db);
+    if (ee && eps_x > 0) lam *= cb_ee_mollifier_d(pt[0], pt[1], pt[2], pt[3], eps_x, NULL, NULL);
+    return lam;
 }
 
 double cb_ipc_fpair_energy(const cb_ipc_fpair *f, const double *const dx[4], double eps, double g[12],

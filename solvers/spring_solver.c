@@ -523,7 +523,10 @@ static double friction_f0(double y, double eps, double *f1_y, double *df1)
     return y * y / eps - y * y * y / (3.0 * eps * eps) + eps / 3.0;
 }
 
-double cb_friction_slip(double ml, double eps, const double n[3], const double u[3], double g[3], double M[3][3])
+/* cb_friction_slip's term; with bound, M is instead ipc's Hessian after a slip reversal,
+ * ml f1(y)/y P (ipc's fric_bound, spring_solver.h), from the same f0 evaluation. */
+static double friction_term(double ml, double eps, const double n[3], const double u[3], double g[3], double M[3][3],
+                            int bound)
 {
     double y = cb_v3_norm(u), f1_y, df1;
     double e = ml * friction_f0(y, eps, &f1_y, &df1);
@@ -533,10 +536,19 @@ double cb_friction_slip(double ml, double eps, const double n[3], const double u
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++) {
                 double P = (a == b ? 1.0 : 0.0) - n[a] * n[b];
+                if (bound) {
+                    M[a][b] = ml * f1_y * P;
+                    continue;
+                }
                 double uu = y > 0 ? u[a] * u[b] / (y * y) : 0.0;
                 M[a][b] = ml * (df1 * uu + f1_y * (P - uu));
             }
     return e;
+}
+
+double cb_friction_slip(double ml, double eps, const double n[3], const double u[3], double g[3], double M[3][3])
+{
+    return friction_term(ml, eps, n, u, g, M, 0);
 }
 
 /* The tangential slip u_i of cb_spring_friction of free vertex i at xi (spring_solver.h). */
@@ -567,15 +579,10 @@ double cb_spring_friction(const cb_spring_solver *s, const cb_world *w, double h
         double lam = h * h * s->fn[i], ml = mu * lam, r[3]; /* r: the tangential slip u */
         double eps = cb_spring_friction_slip(s, w, h, t1, i, x[i], r);
         double gi[3], H[3][3];
-        e += cb_friction_slip(ml, eps, n, r, gi, hess || hsum ? H : NULL);
+        /* with ipc's bound after a slip reversal, the Hessian ml f1(y)/y P */
+        e += friction_term(ml, eps, n, r, gi, hess || hsum ? H : NULL, s->fric_bound && s->fric_bound[i]);
         if (grad) cb_v3_add(grad[i], grad[i], gi);
         if (!hess && !hsum) continue;
-        if (s->fric_bound && s->fric_bound[i]) { /* ipc's bound after a slip reversal: ml f1(y)/y P */
-            double f1_y, df1;
-            friction_f0(cb_v3_norm(r), eps, &f1_y, &df1);
-            for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++) H[a][b] = ml * f1_y * ((a == b ? 1.0 : 0.0) - n[a] * n[b]);
-        }
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++) {
                 if (hess) hess[u][a][b] += H[a][b];

@@ -388,7 +388,8 @@ static void test_contact_reference(void)
  * is the next frame (beyond the bound), the check's text names both, its D is within the
  * bound. An fms run of the whole 0.45 s against it has a finite position_error and
  * energy_error at every frame up to the window and NaN after it, and its attribute
- * `reference` names the window. (Before the window the same reference was refused.) */
+ * `reference` names the window; `clothbench rerun --check` of the reference is identical
+ * (its rerun ends at the window too). (Before the window the same reference was refused.) */
 static void test_contact_reference_window(void)
 {
     char ref[1024], run[1024];
@@ -414,6 +415,13 @@ static void test_contact_reference_window(void)
     static double t[65536], e[65536], ee[65536];
     int n = read_frame_times(ref, t, 65536);
     CU_ASSERT(n > 0 && fabs(t[n - 1] - W) < 1e-9); /* the reference's frames end with its window */
+    /* a rerun reproduces the window, bit for bit (before, it ran on to 0.45 s) */
+    char again[1024];
+    snprintf(again, sizeof again, "%s", cb_test_tmp_path("drape_window_ref.rerun.h5"));
+    CU_ASSERT_EQUAL(cb("rerun %s -o %s --check -q", ref, again), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "identical\n"));
+    n = read_frame_times(again, t, 65536);
+    CU_ASSERT(n > 0 && fabs(t[n - 1] - W) < 1e-9);
     CU_ASSERT_EQUAL_FATAL(cb("run data/scenes/drape_sphere.yaml --solver fms -o %s -q %s --reference %s", run, small, ref),
                           0);
     n = read_series_named(run, "time", t, 65536);

@@ -47,15 +47,27 @@ int cb_h5_read_string_attr(hid_t loc, const char *name, char *buf, size_t n)
     return CB_OK;
 }
 
-int cb_h5_read_int_attr(hid_t loc, const char *name, int *out)
+/* Attribute `name` of class cls read as mem into out. */
+static int read_number_attr(hid_t loc, const char *name, H5T_class_t cls, hid_t mem, void *out)
 {
-    CB_ASSERT(out);
     if (H5Aexists(loc, name) <= 0) return CB_ERR_IO;
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
     if (a < 0) return CB_ERR_IO;
     hid_t t = H5Aget_type(a);
-    int ok = t >= 0 && H5Tget_class(t) == H5T_INTEGER && H5Aread(a, H5T_NATIVE_INT, out) >= 0;
+    int ok = t >= 0 && H5Tget_class(t) == cls && H5Aread(a, mem, out) >= 0;
     if (t >= 0) H5Tclose(t);
     H5Aclose(a);
     return ok ? CB_OK : CB_ERR_IO;
+}
+
+int cb_h5_read_int_attr(hid_t loc, const char *name, int *out)
+{
+    CB_ASSERT(out);
+    return read_number_attr(loc, name, H5T_INTEGER, H5T_NATIVE_INT, out);
+}
+
+int cb_h5_read_double_attr(hid_t loc, const char *name, double *out)
+{
+    CB_ASSERT(out);
+    return read_number_attr(loc, name, H5T_FLOAT, H5T_NATIVE_DOUBLE, out);
 }

@@ -1,5 +1,6 @@
 /* experiments/harness/h5attr.h — reading string attributes of HDF5 objects (the run file's solver,
- * status, message, scene text...), for `clothbench info`, the sweep and the tests.
+ * status, message, scene text...), and integer and floating ones, for `clothbench info`, the
+ * sweep, rerun and the tests.
  * Variable- and fixed-length strings of either character set are read. */
 #ifndef CB_H5ATTR_H
 #define CB_H5ATTR_H
@@ -18,5 +19,9 @@ int cb_h5_read_string_attr(hid_t loc, const char *name, char *buf, size_t n);
 /* The integer attribute `name` into *out. Returns 0, or CB_ERR_IO when it is missing
  * or not an integer. */
 int cb_h5_read_int_attr(hid_t loc, const char *name, int *out);
+
+/* The floating-point attribute `name` into *out. Returns 0, or CB_ERR_IO when it is
+ * missing or not a floating-point number. */
+int cb_h5_read_double_attr(hid_t loc, const char *name, double *out);
 
 #endif
