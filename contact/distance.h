@@ -44,7 +44,8 @@ double cb_edge_edge_distance2(const double p0[3], const double p1[3], const doub
  * Used to skip the distances of pairs far out of range (solvers/ipc.c: self_lb; on the
  * 60 x 60 drape in contact it settles 80% of the gather's candidates and 86% of the
  * CCD's). It may be negative (no information); 0 for n1 outside 1..3 or non-finite
- * input. */
-double cb_hull_distance_lb(const double *const pts[4], int n1);
+ * input. The axis gap is tried first: when it already reaches `need` it is returned
+ * without the balls (INFINITY: always the larger of the two). */
+double cb_hull_distance_lb(const double *const pts[4], int n1, double need);
 
 #endif

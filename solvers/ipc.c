@@ -512,10 +512,10 @@ static int pair_verts(const cb_mesh *m, const ipc_pair *q, int v[4])
 
 /* A lower bound on the distance of a self pair at x (cb_hull_distance_lb): VT the vertex
  * v[0] against the triangle v[1..3], EE the edges v[0..1] and v[2..3]. */
-static double pair_d_lb(int ee, const int v[4], const double (*x)[3])
+static double pair_d_lb(int ee, const int v[4], const double (*x)[3], double need)
 {
     const double *pts[4] = {x[v[0]], x[v[1]], x[v[2]], x[v[3]]};
-    return cb_hull_distance_lb(pts, ee ? 2 : 1);
+    return cb_hull_distance_lb(pts, ee ? 2 : 1, need);
 }
 
 /* The center of a sphere collider at time t. */
@@ -840,14 +840,14 @@ static int gather(ipc_solver *s, const cb_world *w, const double (*x)[3], double
     if (s->self_collision && s->bvh) {
         int rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
         if (rc) return rc;
-        double far2 = s->xi_self * s->xi_self + s->shat_self;
+        double far2 = s->xi_self * s->xi_self + s->shat_self, far = sqrt(far2);
         for (int kind = PAIR_VT; kind <= PAIR_EE; kind++) {
             const cb_pair_list *l = kind == PAIR_VT ? &s->res->vt : &s->res->ee;
             for (long i = 0; i < l->n; i++) {
                 ipc_pair q = {kind, l->p[i][0], l->p[i][1], 0};
                 int v[4];
                 pair_verts(m, &q, v);
-                double lb = pair_d_lb(kind == PAIR_EE, v, x);
+                double lb = pair_d_lb(kind == PAIR_EE, v, x, far);
                 if (lb > 0 && lb * lb >= far2) continue; /* out of range for sure: self_lb */
                 double d2 = pair_d2(m, &q, x), sv = d2 - s->xi_self * s->xi_self;
                 if (sv < s->shat_self && add_pair(s, &q, sv, sqrt(d2), bad, bad_d, err)) return CB_ERR_NOMEM;
@@ -1298,7 +1298,7 @@ static int ccd_step(ipc_solver *s, const cb_world *w, const double (*x)[3], doub
                 int v[4];
                 pair_verts(m, &q, v);
                 /* far already by the bound (self_lb): then by the distance too */
-                double lb = pair_d_lb(kind == PAIR_EE, v, x);
+                double lb = pair_d_lb(kind == PAIR_EE, v, x, INFINITY);
                 if (lb > s->xi_self && ccd_far(kind == PAIR_EE, v, x, x1, lb, s->xi_self + 0.1 * (lb - s->xi_self)))
                     continue;
                 double d0 = sqrt(pair_d2(m, &q, x)), toi = 1.0;
