@@ -162,3 +162,46 @@ done:
     if (cq) cb_v3_copy(cq, bq);
     return best;
 }
+
+double cb_hull_distance_lb(const double *const pts[4], int n1, double need)
+{
+    if (n1 < 1 || n1 > 3) return 0.0;
+    double c[2][3], lo[2][3], hi[2][3], gap = 0.0, big = 0.0;
+    for (int sd = 0; sd < 2; sd++) {
+        int a = sd ? n1 : 0, b = sd ? 4 : n1;
+        double inv = b - a == 1 ? 1.0 : b - a == 2 ? 0.5 : 1.0 / 3.0;
+        for (int k = 0; k < 3; k++) {
+            double y = pts[a][k], sum = y;
+            lo[sd][k] = hi[sd][k] = y;
+            for (int i = a + 1; i < b; i++) {
+                y = pts[i][k];
+                sum += y;
+                lo[sd][k] = y < lo[sd][k] ? y : lo[sd][k];
+                hi[sd][k] = y > hi[sd][k] ? y : hi[sd][k];
+            }
+            c[sd][k] = sum * inv;
+            double m = fabs(lo[sd][k]) > fabs(hi[sd][k]) ? fabs(lo[sd][k]) : fabs(hi[sd][k]);
+            big = m > big ? m : big;
+        }
+    }
+    if (!isfinite(c[0][0] + c[0][1] + c[0][2] + c[1][0] + c[1][1] + c[1][2])) return 0.0; /* no bound */
+    for (int k = 0; k < 3; k++) {
+        double g = lo[1][k] - hi[0][k] > lo[0][k] - hi[1][k] ? lo[1][k] - hi[0][k] : lo[0][k] - hi[1][k];
+        gap = g > gap ? g : gap;
+    }
+    double margin = 1e-12 * big, lb = gap * (1.0 - 1e-9) - margin;
+    if (lb >= need) return lb; /* enough already: no ball */
+    double r[2] = {0.0, 0.0};
+    for (int sd = 0; sd < 2; sd++) {
+        int a = sd ? n1 : 0, b = sd ? 4 : n1;
+        if (b - a == 1) continue; /* a point: radius 0 */
+        double r2 = 0.0;
+        for (int i = a; i < b; i++) {
+            double d2 = dist2_pts(pts[i], c[sd]);
+            r2 = d2 > r2 ? d2 : r2;
+        }
+        r[sd] = sqrt(r2);
+    }
+    double ball = (sqrt(dist2_pts(c[0], c[1])) - r[0] - r[1]) * (1.0 - 1e-9) - margin;
+    return ball > lb ? ball : lb;
+}

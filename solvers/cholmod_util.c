@@ -21,6 +21,11 @@ struct cb_chol {
     int n, nrhs;
     cholmod_sparse *A;
     cholmod_factor *L;
+    /* supernodal: S = tril(P A P^T) (P the factor's ordering, rows sorted), the matrix
+     * cholmod_factorize makes from A with two transposes per factorization, made here
+     * once as a pattern; smap[k] is the entry of A that entry k of S copies */
+    cholmod_sparse *S;
+    int *smap;
     cholmod_dense *B, *X, *Y, *E;
     /* the factor copied for cb_chol_solve3 in supernodes: supernode s has the columns
      * sup[s] .. sup[s+1]-1 and the rows srow[rp[s] .. rp[s+1]-1] (its own columns
@@ -81,12 +86,14 @@ void cb_chol_free(cb_chol **pc)
     if (c->started) {
         cholmod_free_sparse(&c->A, &c->c);
         cholmod_free_factor(&c->L, &c->c);
+        cholmod_free_sparse(&c->S, &c->c);
         cholmod_free_dense(&c->B, &c->c);
         cholmod_free_dense(&c->X, &c->c);
         cholmod_free_dense(&c->Y, &c->c);
         cholmod_free_dense(&c->E, &c->c);
         cholmod_finish(&c->c);
     }
+    free(c->smap);
     free(c->sup);
     free(c->rp);
     free(c->srow);
@@ -338,6 +345,54 @@ static int copy_factor(cb_chol *c, cb_error *err)
     return CB_OK;
 }
 
+/* The pattern of S = tril(P A P^T) for a supernodal factor and the map from its entries
+ * to A's (struct cb_chol), in the layout cholmod_factorize gives it (a transpose to the
+ * upper triangle, then back: columns in order, rows sorted), so the factor is bit for bit
+ * the one cholmod_factorize computes. Two counting passes: the entries of A bucketed by
+ * their row in S, then dealt out to their columns in row order. */
+static int permuted_pattern(cb_chol *c, cb_error *err)
+{
+    int n = c->n, nnz = ((const int *)c->A->p)[n];
+    const int *ap = c->A->p, *ai = c->A->i, *perm = c->L->Perm;
+    int *pinv = cb_calloc((size_t)n, sizeof *pinv), *rcnt = cb_calloc((size_t)n + 1, sizeof *rcnt),
+        *byrow = cb_calloc((size_t)nnz, sizeof *byrow), *acol = cb_calloc((size_t)nnz, sizeof *acol);
+    c->smap = cb_calloc((size_t)nnz, sizeof *c->smap);
+    c->S = cholmod_allocate_sparse((size_t)n, (size_t)n, (size_t)nnz, 1, 1, -1, CHOLMOD_REAL, &c->c);
+    int rc = pinv && rcnt && byrow && acol && c->smap ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", c->label);
+    if (!rc) rc = check(c, c->S != NULL, "cholmod_allocate_sparse", err);
+    if (!rc) {
+        int *sp = c->S->p, *si = c->S->i;
+        for (int k = 0; k < n; k++) pinv[perm ? perm[k] : k] = k;
+        /* entry (i, j) of A, i >= j, is entry (max, min) of P A P^T's lower triangle */
+        for (int j = 0; j < n; j++)
+            for (int q = ap[j]; q < ap[j + 1]; q++) {
+                int a = pinv[ai[q]], b = pinv[j];
+                acol[q] = j;
+                rcnt[(a > b ? a : b) + 1]++;
+            }
+        for (int r = 0; r < n; r++) rcnt[r + 1] += rcnt[r];
+        memset(sp, 0, (size_t)(n + 1) * sizeof *sp);
+        for (int j = 0; j < n; j++)
+            for (int q = ap[j]; q < ap[j + 1]; q++) {
+                int a = pinv[ai[q]], b = pinv[j];
+                byrow[rcnt[a > b ? a : b]++] = q;
+                sp[(a < b ? a : b) + 1]++;
+            }
+        for (int k = 0; k < n; k++) sp[k + 1] += sp[k];
+        memcpy(rcnt, sp, (size_t)n * sizeof *rcnt); /* the next free slot of each column */
+        for (int e = 0; e < nnz; e++) { /* by row, increasing: sorted within each column */
+            int q = byrow[e], a = pinv[ai[q]], b = pinv[acol[q]], col = a < b ? a : b;
+            si[rcnt[col]] = a > b ? a : b;
+            c->smap[rcnt[col]++] = q;
+        }
+    }
+    free(pinv);
+    free(rcnt);
+    free(byrow);
+    free(acol);
+    return rc;
+}
+
 int cb_chol_factor(cb_chol *c, cb_error *err)
 {
     if (!c) return CB_FAIL(err, CB_ERR_INPUT, "cb_chol_factor: NULL system");
@@ -346,10 +401,19 @@ int cb_chol_factor(cb_chol *c, cb_error *err)
         c->L = cholmod_analyze(c->A, &c->c);
         rc = check(c, c->L != NULL, "cholmod_analyze", err);
         if (rc) return rc;
+        if (c->L->is_super && (rc = permuted_pattern(c, err))) return rc;
     }
     c->failed = -1;
     threads_saved saved = threads_enter(c);
-    int ok = cholmod_factorize(c->A, c->L, &c->c);
+    int ok;
+    if (c->S) { /* cholmod_factorize's supernodal path without its transposes */
+        const double *ax = c->A->x;
+        double *sx = c->S->x, beta[2] = {0.0, 0.0};
+        for (long k = 0, nz = ((const int *)c->S->p)[c->n]; k < nz; k++) sx[k] = ax[c->smap[k]];
+        ok = cholmod_super_numeric(c->S, NULL, beta, c->L, &c->c);
+    } else {
+        ok = cholmod_factorize(c->A, c->L, &c->c);
+    }
     threads_leave(c, saved);
     rc = check(c, ok, "cholmod_factorize", err);
     if (rc) return rc;

@@ -4,7 +4,11 @@
  * The caller gives the pattern of the lower triangle once (compressed columns), then
  * fills the values and factors as often as needed: the fill-reducing ordering and the
  * symbolic analysis are computed on the first factorization only (cholmod_analyze),
- * every factorization after that is numeric only (cholmod_factorize). Solves use
+ * every factorization after that is numeric only (cholmod_factorize; a supernodal
+ * factor through cholmod_super_numeric on the permuted lower triangle P A P^T, whose
+ * pattern and map from A are made once with the analysis, so a factorization copies
+ * the values instead of cholmod_factorize's two transposes: the same factor bit for
+ * bit, 5% of ipc's CPU time at 60 x 60 before). Solves use
  * cholmod_solve2 with a right-hand side, solution and workspace allocated once, so a
  * solve allocates nothing; cb_chol_solve3 (three interleaved right-hand sides, as fms
  * needs for x, y and z) uses our own supernodal forward/back substitution over the

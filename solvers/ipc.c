@@ -46,7 +46,9 @@
  * 8.9 iterations a step, 6.4 against 5.3 CPU-s without sphere_edges). The Newton iteration starts at x_n
  * (intersection-free), not at y:
  *   1. broad phase: the cloth's BVH (contact/bvh.h) refitted at x with margin
- *      (xi + dhat)/2 gives the candidate pairs; the active set is those within xi + dhat;
+ *      (xi + dhat)/2 gives the candidate pairs; the active set is those within xi + dhat
+ *      (a candidate whose lower bound cb_hull_distance_lb, contact/distance.h, is already
+ *      beyond xi + dhat is skipped before its distance: self_lb);
  *   2. assembly: H = M + h^2 (springs, hinges: cb_spring_solver_assemble) + kappa sum_k
  *      P(hess b_k); the springs' Hessians exact (a compressed spring's transverse part
  *      negative: spring_exact), the hinges' projected per hinge as newton's (and, as
@@ -76,7 +78,8 @@
  *      candidates, conservative CCD (contact/ccd.h) the time of impact of each
  *      (a candidate farther apart than its vertices' relative motion can close, the CCD's
  *      own first test, is skipped before it: ccd_far; 116k candidates per CCD at 60 x 60,
- *      nearly all a cell's neighbours);
+ *      nearly all a cell's neighbours; and before its distance when ccd_far already holds
+ *      for the lower bound of self_lb);
  *      against colliders, conservative advancement on the collider's distance of the
  *      vertex, edge or triangle, or of the box's or capsule's pair (Lipschitz in the
  *      step with its vertices' largest |p|; an edge or triangle whose distance from a
@@ -231,7 +234,11 @@
  * iteration (with friction 0 and without sphere_edges too). IPC's start at the
  * CCD-clipped prediction x_n + alpha (y - x_n) (when it lowers g) was tried: 4.5
  * iterations per step, but 3% more time (its CCD, gather and objective cost more than the
- * iteration saved): not kept.
+ * iteration saved): not kept. Measured 2026-11-26 (README, the paragraph on known
+ * limits; CPU time, load 21-32, steps 6-20 of the cloth 5 mm above the sphere): 236
+ * CPU-ms per step at 60 x 60 at 0f157e1, 216 after the factorization without CHOLMOD's two transposes per
+ * call (solvers/cholmod_util.c) and self_lb, the same results; 3.6 Newton iterations and
+ * 5.6 factorizations per step; factor 44% of the stages, assembly 20%, CCD 15%.
  * The cost grows with the active set, and a flat sheet had its own pairs once its
  * smallest triangle altitude (the nearest primitives that share no vertex: an edge /
  * sqrt 2 on the grids) fell below xi + dhat: `clothbench bench --case hanging` (thickness
@@ -516,6 +523,14 @@ static int pair_verts(const cb_mesh *m, const ipc_pair *q, int v[4])
         v[3] = m->e[q->b][1];
     }
     return 4;
+}
+
+/* A lower bound on the distance of a self pair at x (cb_hull_distance_lb): VT the vertex
+ * v[0] against the triangle v[1..3], EE the edges v[0..1] and v[2..3]. */
+static double pair_d_lb(int ee, const int v[4], const double (*x)[3], double need)
+{
+    const double *pts[4] = {x[v[0]], x[v[1]], x[v[2]], x[v[3]]};
+    return cb_hull_distance_lb(pts, ee ? 2 : 1, need);
 }
 
 /* The center of a sphere collider at time t. */
@@ -840,10 +855,15 @@ static int gather(ipc_solver *s, const cb_world *w, const double (*x)[3], double
     if (s->self_collision && s->bvh) {
         int rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
         if (rc) return rc;
+        double far2 = s->xi_self * s->xi_self + s->shat_self, far = sqrt(far2);
         for (int kind = PAIR_VT; kind <= PAIR_EE; kind++) {
             const cb_pair_list *l = kind == PAIR_VT ? &s->res->vt : &s->res->ee;
             for (long i = 0; i < l->n; i++) {
                 ipc_pair q = {kind, l->p[i][0], l->p[i][1], 0};
+                int v[4];
+                pair_verts(m, &q, v);
+                double lb = pair_d_lb(kind == PAIR_EE, v, x, far);
+                if (lb > 0 && lb * lb >= far2) continue; /* out of range for sure: self_lb */
                 double d2 = pair_d2(m, &q, x), sv = d2 - s->xi_self * s->xi_self;
                 if (sv < s->shat_self && add_pair(s, &q, sv, sqrt(d2), bad, bad_d, err)) return CB_ERR_NOMEM;
             }
@@ -1292,6 +1312,10 @@ static int ccd_step(ipc_solver *s, const cb_world *w, const double (*x)[3], doub
                 ipc_pair q = {kind, l->p[i][0], l->p[i][1], 0};
                 int v[4];
                 pair_verts(m, &q, v);
+                /* far already by the bound (self_lb): then by the distance too */
+                double lb = pair_d_lb(kind == PAIR_EE, v, x, INFINITY);
+                if (lb > s->xi_self && ccd_far(kind == PAIR_EE, v, x, x1, lb, s->xi_self + 0.1 * (lb - s->xi_self)))
+                    continue;
                 double d0 = sqrt(pair_d2(m, &q, x)), toi = 1.0;
                 o.eta = s->xi_self + 0.1 * (d0 - s->xi_self);
                 if (ccd_far(kind == PAIR_EE, v, x, x1, d0, o.eta)) continue;

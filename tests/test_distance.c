@@ -231,7 +231,55 @@ static void test_distance_nan(void)
     CU_ASSERT(isnan(s));
 }
 
+/* cb_hull_distance_lb never exceeds the distance (point-triangle, triangle-point and
+ * segment-segment, by the functions above, which the oracles check) on random pairs at
+ * every scale of separation, touching and crossing ones, degenerate ones and far from
+ * the origin; and it is informative: a point 1 above a unit triangle's plane, 3 to its
+ * side, gets at least half its distance, as do two parallel segments 1 apart. Half the
+ * random pairs with the early return of the axis gap (need 0.1), half without. */
+static void test_hull_lower_bound(void)
+{
+    int bad = 0, pos = 0;
+    for (int it = 0; it < 6000; it++) {
+        double x[4][3], off[3], sep = it % 3 == 0 ? 0.0 : pow(10.0, -6.0 + 7.0 * rng_uniform());
+        rng_point(off, -1, 1);
+        double shift = it % 5 == 0 ? 1e3 : 0.0;
+        for (int i = 0; i < 4; i++) {
+            rng_point(x[i], -1, 1);
+            for (int k = 0; k < 3; k++) x[i][k] += shift;
+        }
+        int n1 = 1 + it % 3;
+        for (int i = n1; i < 4; i++) /* the second side moved away by sep along off */
+            for (int k = 0; k < 3; k++) x[i][k] += sep * off[k];
+        if (it % 7 == 0) cb_v3_copy(x[3], x[2]); /* degenerate: two points coincide */
+        const double *pts[4] = {x[0], x[1], x[2], x[3]};
+        double d2 = n1 == 1 ? cb_point_triangle_distance2(x[0], x[1], x[2], x[3], NULL, NULL)
+                  : n1 == 3 ? cb_point_triangle_distance2(x[3], x[0], x[1], x[2], NULL, NULL)
+                            : cb_edge_edge_distance2(x[0], x[1], x[2], x[3], NULL, NULL, NULL, NULL);
+        double lb = cb_hull_distance_lb(pts, n1, it % 2 ? INFINITY : 0.1);
+        pos += lb > 0;
+        if (!(lb <= sqrt(d2))) {
+            if (bad < 5) fprintf(stderr, "  hull bound %.17g above the distance %.17g (n1 %d)\n", lb, sqrt(d2), n1);
+            bad++;
+        }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(pos > 1000); /* far pairs get a positive bound */
+    double p[3] = {4, 0.2, 1}, a[3] = {0, 0, 0}, b[3] = {1, 0, 0}, c[3] = {0, 1, 0};
+    const double *vt[4] = {p, a, b, c};
+    double d = sqrt(cb_point_triangle_distance2(p, a, b, c, NULL, NULL)), lb = cb_hull_distance_lb(vt, 1, INFINITY);
+    CU_ASSERT(lb >= 0.5 * d && lb <= d);
+    double q0[3] = {0, 0, 1}, q1[3] = {1, 0, 1};
+    const double *ee[4] = {a, b, q0, q1};
+    CU_ASSERT(cb_hull_distance_lb(ee, 2, INFINITY) >= 0.5 && cb_hull_distance_lb(ee, 2, INFINITY) <= 1.0);
+    double nan3[3] = {NAN, 0, 0};
+    const double *bad4[4] = {nan3, a, b, c};
+    CU_ASSERT_EQUAL(cb_hull_distance_lb(bad4, 1, INFINITY), 0.0);
+    CU_ASSERT_EQUAL(cb_hull_distance_lb(vt, 0, INFINITY), 0.0);
+}
+
 CB_TEST_MAIN("distance",
+    CB_TEST(test_hull_lower_bound),
     CB_TEST(test_point_triangle_analytic),
     CB_TEST(test_point_triangle_random),
     CB_TEST(test_point_triangle_degenerate),
