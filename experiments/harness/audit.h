@@ -73,4 +73,13 @@ int cb_audit_end(cb_audit *a, const cb_world *w, long *self_crossings, long *col
  * NULL outputs are skipped. */
 void cb_audit_collider_primitives(const cb_audit *a, long *edges, long *faces);
 
+/* The piece bound (audit.c): a path of many pieces sends a pair's piece to the CCD only
+ * where a bound on the pair's distance since its last checked configuration cannot clear
+ * it; the counts are the same as with every piece checked. With `on` set, every piece
+ * goes through the CCD (the reference tests/test_audit.c compares against).
+ * cb_audit_pieces: the self pass's pieces checked by the CCD and spared by the bound
+ * since the audit was created (NULL outputs are skipped). */
+void cb_audit_set_exhaustive(cb_audit *a, int on);
+void cb_audit_pieces(const cb_audit *a, long *checked, long *spared);
+
 #endif
