@@ -323,9 +323,10 @@ static int piece_times(const cb_audit *a, const int *v, int n, double *times)
  * combination of them), and a vertex on a straight piece is farthest at one of its
  * ends; so the pair stays at least G = d_ref - r_1 - r_2 apart (r_s: side s's farthest
  * vertex so far). A piece is spared when G > 4e-10 S + 0.05 L + 1e-9 (1 + d_ref): S the
- * largest coordinate magnitude of its ends, L the sum of both sides' largest vertex
- * moves on it. Then the CCD of that piece (contact/ccd.c, eta 0) returns no contact,
- * the answer it would give: its contact threshold is 1e-10 S, every interval narrower
+ * largest coordinate magnitude in the four vertices' path boxes (at least the CCD's own,
+ * that of the piece's ends), L the sum of both sides' largest vertex moves on it. Then
+ * the CCD of that piece (contact/ccd.c, eta 0) returns no contact, the answer it would
+ * give: its contact threshold is at most 1e-10 S, every interval narrower
  * than 2 (G - 1e-10 S) / L >= 0.1 is cleared by its Lipschitz test, so it stops after
  * a few dozen intervals, far from its interval cap and time tolerance; the last term
  * covers the rounding of d_ref (the whole-step test's margin). A piece that the bound
@@ -335,7 +336,9 @@ static int piece_times(const cb_audit *a, const int *v, int n, double *times)
 typedef struct piece_bound {
     int ee;              /* edge-edge: side 1 is vertices 0, 1; else vertex 0 */
     int stale;           /* take a new reference at the next piece's start */
-    double ref[4][3], dref, r1, r2;
+    int misses;          /* fresh references in a row that did not spare their first piece */
+    double S;            /* a bound of every coordinate magnitude on the pair's path */
+    double ref[4][3], dref, r1, r2; /* r1, r2 squared */
 } piece_bound;
 
 static double pair_distance(int ee, const double *const x[4])
@@ -354,26 +357,34 @@ static void bound_reference(piece_bound *b, const double *const x[4], double d)
 }
 
 /* 1 if the piece from P0 to P1 (the CCD's vertex order) is spared; 0: it goes through
- * the CCD, and the next piece takes a new reference. */
+ * the CCD, and the next piece takes a new reference. A pair whose fresh reference fails
+ * its first piece twice in a row is close for its motion: its remaining pieces go to the
+ * CCD without the bound (which would cost a distance each and spare nothing). */
 static int bound_spares(piece_bound *b, const double *const P0[4], const double *const P1[4])
 {
+    if (b->misses >= 2) return 0;
+    int fresh = b->stale || (b->r1 == 0.0 && b->r2 == 0.0);
     if (b->stale) bound_reference(b, P0, pair_distance(b->ee, P0));
     int n1 = b->ee ? 2 : 1;
-    double l1 = 0, l2 = 0, S = 0;
+    double l1 = 0, l2 = 0;
     for (int j = 0; j < 4; j++) {
-        double r = fmax(cb_v3_dist(P0[j], b->ref[j]), cb_v3_dist(P1[j], b->ref[j]));
-        double l = cb_v3_dist(P0[j], P1[j]);
+        double r = cb_v3_dist2(P0[j], b->ref[j]), r_end = cb_v3_dist2(P1[j], b->ref[j]);
+        double l = cb_v3_dist2(P0[j], P1[j]);
+        r = r_end > r ? r_end : r;
         if (j < n1) {
-            b->r1 = fmax(b->r1, r);
-            l1 = fmax(l1, l);
+            b->r1 = r > b->r1 ? r : b->r1;
+            l1 = l > l1 ? l : l1;
         } else {
-            b->r2 = fmax(b->r2, r);
-            l2 = fmax(l2, l);
+            b->r2 = r > b->r2 ? r : b->r2;
+            l2 = l > l2 ? l : l2;
         }
-        for (int k = 0; k < 3; k++) S = fmax(S, fmax(fabs(P0[j][k]), fabs(P1[j][k])));
     }
-    double gap = b->dref - b->r1 - b->r2;
-    if (gap > 4e-10 * S + 0.05 * (l1 + l2) + 1e-9 * (1.0 + b->dref)) return 1;
+    double gap = b->dref - sqrt(b->r1) - sqrt(b->r2);
+    if (gap > 4e-10 * b->S + 0.05 * (sqrt(l1) + sqrt(l2)) + 1e-9 * (1.0 + b->dref)) {
+        b->misses = 0;
+        return 1;
+    }
+    b->misses += fresh;
     b->stale = 1;
     return 0;
 }
@@ -421,6 +432,8 @@ static int pair_crosses(cb_audit *a, const double (*x1)[3], int kind, const int 
     piece_bound b = {.ee = kind};
     const double *start[4] = {x0[v[0]], x0[v[1]], x0[v[2]], x0[v[3]]};
     bound_reference(&b, start, sqrt(d2));
+    for (int j = 0; j < 4 && m > 2; j++) /* the path boxes hold every position of the pieces */
+        for (int k = 0; k < 3; k++) b.S = fmax(b.S, fmax(fabs(a->lo[v[j]][k]), fabs(a->hi[v[j]][k])));
     for (int p = 0; p + 1 < m; p++) {
         double P0[4][3], P1[4][3], toi;
         if ((p % POLL_EVERY) == POLL_EVERY - 1 && cb_interrupt_requested()) break; /* the caller stops */

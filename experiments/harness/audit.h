@@ -15,7 +15,9 @@
  *   self_crossings      vertex-triangle and edge-edge pairs of the cloth (sharing no
  *                       vertex) whose distance reaches 0 during the step: a conservative
  *                       CCD (contact/ccd.h, eta 0) on every piece, candidates from a BVH
- *                       of the swept triangles (contact/bvh.h);
+ *                       of the swept triangles (contact/bvh.h); a piece that a distance
+ *                       bound proves clear is not sent to the CCD (the piece bound,
+ *                       below: the same counts);
  *   collider_crossings  vertices whose path goes inside a collider during the step (the
  *                       path's smallest signed distance, contact/penetration.h: exact for
  *                       analytic colliders, which translate; mesh colliders: the ends of
