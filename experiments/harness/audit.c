@@ -40,7 +40,9 @@ struct cb_audit {
     knot *knots;         /* this step's knots, sorted by vertex at the end of the step */
     long nknots, capknots;
     long *first;         /* [nv + 1] vertex i's knots are knots[first[i] .. first[i+1]) */
-    knot *tmp;
+    knot *tmp;           /* [captmp] the sort's second buffer */
+    long captmp;
+    long *pos;           /* [nv] the sort's cursors */
     int knot_error;      /* out of memory while recording */
     cb_bvh *bvh;
     cb_bvh_result *res;
@@ -63,6 +65,10 @@ struct cb_audit {
     cb_bvh **cbvh;
     int ncbvh;
     double (*cx0)[3], (*cx1)[3];
+    /* the pieces of multi-piece paths the CCD checked and the piece bound spared (since
+     * creation), and the bound turned off (cb_audit_set_exhaustive) */
+    long checked, spared;
+    int exhaustive;
 };
 
 static int mesh_colliders_create(cb_audit *a, const cb_world *w, cb_error *err);
@@ -82,8 +88,9 @@ int cb_audit_create(const cb_world *w, cb_audit **out, cb_error *err)
         a->reach = cb_calloc(n, sizeof *a->reach);
         a->x1r = cb_calloc(n, sizeof *a->x1r);
         a->first = cb_calloc(n + 1, sizeof *a->first);
+        a->pos = cb_calloc(n, sizeof *a->pos);
     }
-    if (!a || !a->x0 || !a->lo || !a->hi || !a->bad || !a->reach || !a->x1r || !a->first) {
+    if (!a || !a->x0 || !a->lo || !a->hi || !a->bad || !a->reach || !a->x1r || !a->first || !a->pos) {
         cb_audit_free(&a);
         return CB_FAIL(err, CB_ERR_NOMEM, "audit: out of memory (%d vertices)", w->nv);
     }
@@ -141,6 +148,7 @@ void cb_audit_free(cb_audit **pa)
     free(a->knots);
     free(a->tmp);
     free(a->first);
+    free(a->pos);
     cb_bvh_free(&a->bvh);
     cb_bvh_result_free(&a->res);
     cb_selfcheck_free(&a->check);
@@ -184,23 +192,67 @@ void cb_audit_knot(cb_audit *a, int i, double t, const double x[3])
     cb_v3_copy(k->x, x);
 }
 
-/* Sort the knots by vertex, keeping each vertex's order (counting sort). */
-static int sort_knots(cb_audit *a)
+/* Sort the knots by vertex, keeping each vertex's order (a counting sort into the second
+ * buffer, which then becomes the knots': no copy back), and flag the vertices with a
+ * non-finite position at the start, the end or a knot (bad). A solver's path can hold
+ * millions of knots a step (acm), so they are read twice in all. */
+static int sort_knots(cb_audit *a, const double (*x1)[3])
 {
     memset(a->first, 0, (size_t)(a->nv + 1) * sizeof *a->first);
+    for (int i = 0; i < a->nv; i++) a->bad[i] = !cb_v3_isfinite(a->x0[i]) || !cb_v3_isfinite(x1[i]);
     if (a->nknots == 0) return 0;
-    knot *tmp = cb_realloc(a->tmp, (size_t)a->nknots * sizeof *tmp);
-    if (!tmp) return -1;
-    a->tmp = tmp;
+    if (a->captmp < a->capknots) {
+        knot *tmp = cb_realloc(a->tmp, (size_t)a->capknots * sizeof *tmp);
+        if (!tmp) return -1;
+        a->tmp = tmp;
+        a->captmp = a->capknots;
+    }
     for (long k = 0; k < a->nknots; k++) a->first[a->knots[k].vertex + 1]++;
     for (int i = 0; i < a->nv; i++) a->first[i + 1] += a->first[i];
-    long *pos = cb_malloc((size_t)a->nv * sizeof *pos);
-    if (!pos) return -1;
+    long *pos = a->pos;
     memcpy(pos, a->first, (size_t)a->nv * sizeof *pos);
-    for (long k = 0; k < a->nknots; k++) tmp[pos[a->knots[k].vertex]++] = a->knots[k];
-    free(pos);
-    memcpy(a->knots, tmp, (size_t)a->nknots * sizeof *tmp);
+    knot *tmp = a->tmp;
+    for (long k = 0; k < a->nknots; k++) {
+        const knot *kn = &a->knots[k];
+        if (!cb_v3_isfinite(kn->x)) a->bad[kn->vertex] = 1;
+        tmp[pos[kn->vertex]++] = *kn;
+    }
+    a->tmp = a->knots;
+    a->knots = tmp;
+    long cap = a->capknots;
+    a->capknots = a->captmp;
+    a->captmp = cap;
     return 0;
+}
+
+/* The box of vertex i's path from x0 through its knots to `end` (lo, hi) and the farthest
+ * the path gets from x0 (reach: at a knot or the end, the distance from x0 being convex
+ * along each piece); with u, each knot is first moved into the self pass's frame (by
+ * -u (t - t0) / span), in the same pass over the knots. Plain comparisons rather than
+ * fmin and fmax, which are library calls here, made for every coordinate of millions of
+ * knots a step (acm); the positions are finite (callers skip the bad vertices), where
+ * the two agree. */
+static void path_box(cb_audit *a, int i, const double end[3], const double *u, double span)
+{
+    const double *x0 = a->x0[i];
+    double lo[3], hi[3], r2 = cb_v3_dist2(end, x0);
+    for (int q = 0; q < 3; q++) {
+        lo[q] = end[q] < x0[q] ? end[q] : x0[q];
+        hi[q] = end[q] > x0[q] ? end[q] : x0[q];
+    }
+    for (long k = a->first[i]; k < a->first[i + 1]; k++) {
+        double *p = a->knots[k].x;
+        if (u) cb_v3_axpy(p, -(a->knots[k].t - a->t0) / span, u);
+        for (int q = 0; q < 3; q++) {
+            lo[q] = p[q] < lo[q] ? p[q] : lo[q];
+            hi[q] = p[q] > hi[q] ? p[q] : hi[q];
+        }
+        double d2 = cb_v3_dist2(p, x0);
+        r2 = d2 > r2 ? d2 : r2;
+    }
+    cb_v3_copy(a->lo[i], lo);
+    cb_v3_copy(a->hi[i], hi);
+    a->reach[i] = sqrt(r2); /* the largest distance: sqrt is rounded monotonically */
 }
 
 /* Position of vertex i at time t (t0 <= t <= t1) on its path. *cursor (start it at
@@ -263,9 +315,83 @@ static int piece_times(const cb_audit *a, const int *v, int n, double *times)
 
 #define MAX_PIECES 256
 
+/* The piece bound: the CCD of most pieces of a path of many pieces (ipc's Newton iterates,
+ * acm's kicks) is spared by a bound that costs a few norms. Along the pieces after a
+ * reference configuration (the step's start, or the end of the last piece that went
+ * through the CCD) where the pair is d_ref apart, no point of a primitive gets farther
+ * from where it was at the reference than its farthest vertex (a fixed convex
+ * combination of them), and a vertex on a straight piece is farthest at one of its
+ * ends; so the pair stays at least G = d_ref - r_1 - r_2 apart (r_s: side s's farthest
+ * vertex so far). A piece is spared when G > 4e-10 S + 0.05 L + 1e-9 (1 + d_ref): S the
+ * largest coordinate magnitude in the four vertices' path boxes (at least the CCD's own,
+ * that of the piece's ends), L the sum of both sides' largest vertex moves on it. Then
+ * the CCD of that piece (contact/ccd.c, eta 0) returns no contact, the answer it would
+ * give: its contact threshold is at most 1e-10 S, every interval narrower
+ * than 2 (G - 1e-10 S) / L >= 0.1 is cleared by its Lipschitz test, so it stops after
+ * a few dozen intervals, far from its interval cap and time tolerance; the last term
+ * covers the rounding of d_ref (the whole-step test's margin). A piece that the bound
+ * cannot spare goes through the CCD as before, and the next piece starts a new
+ * reference. Counts are therefore the same with and without the bound
+ * (cb_audit_set_exhaustive: tests/test_audit.c compares them). */
+typedef struct piece_bound {
+    int ee;              /* edge-edge: side 1 is vertices 0, 1; else vertex 0 */
+    int stale;           /* take a new reference at the next piece's start */
+    int misses;          /* fresh references in a row that did not spare their first piece */
+    double S;            /* a bound of every coordinate magnitude on the pair's path */
+    double ref[4][3], dref, r1, r2; /* r1, r2 squared */
+} piece_bound;
+
+static double pair_distance(int ee, const double *const x[4])
+{
+    double d2 = ee ? cb_edge_edge_distance2(x[0], x[1], x[2], x[3], NULL, NULL, NULL, NULL)
+                   : cb_point_triangle_distance2(x[0], x[1], x[2], x[3], NULL, NULL);
+    return sqrt(d2);
+}
+
+static void bound_reference(piece_bound *b, const double *const x[4], double d)
+{
+    for (int j = 0; j < 4; j++) cb_v3_copy(b->ref[j], x[j]);
+    b->dref = d;
+    b->r1 = b->r2 = 0.0;
+    b->stale = 0;
+}
+
+/* 1 if the piece from P0 to P1 (the CCD's vertex order) is spared; 0: it goes through
+ * the CCD, and the next piece takes a new reference. A pair whose fresh reference fails
+ * its first piece twice in a row is close for its motion: its remaining pieces go to the
+ * CCD without the bound (which would cost a distance each and spare nothing). */
+static int bound_spares(piece_bound *b, const double *const P0[4], const double *const P1[4])
+{
+    if (b->misses >= 2) return 0;
+    int fresh = b->stale || (b->r1 == 0.0 && b->r2 == 0.0);
+    if (b->stale) bound_reference(b, P0, pair_distance(b->ee, P0));
+    int n1 = b->ee ? 2 : 1;
+    double l1 = 0, l2 = 0;
+    for (int j = 0; j < 4; j++) {
+        double r = cb_v3_dist2(P0[j], b->ref[j]), r_end = cb_v3_dist2(P1[j], b->ref[j]);
+        double l = cb_v3_dist2(P0[j], P1[j]);
+        r = r_end > r ? r_end : r;
+        if (j < n1) {
+            b->r1 = r > b->r1 ? r : b->r1;
+            l1 = l > l1 ? l : l1;
+        } else {
+            b->r2 = r > b->r2 ? r : b->r2;
+            l2 = l > l2 ? l : l2;
+        }
+    }
+    double gap = b->dref - sqrt(b->r1) - sqrt(b->r2);
+    if (gap > 4e-10 * b->S + 0.05 * (sqrt(l1) + sqrt(l2)) + 1e-9 * (1.0 + b->dref)) {
+        b->misses = 0;
+        return 1;
+    }
+    b->misses += fresh;
+    b->stale = 1;
+    return 0;
+}
+
 /* 1 if the pair (vertex-triangle: kind 0, v = {p, a, b, c}; edge-edge: kind 1,
  * v = {p, q, r, s}) reaches distance 0 on some piece of the step. */
-static int pair_crosses(const cb_audit *a, const double (*x1)[3], int kind, const int *v)
+static int pair_crosses(cb_audit *a, const double (*x1)[3], int kind, const int *v)
 {
     for (int j = 0; j < 4; j++)
         if (a->bad[v[j]]) return 0;
@@ -303,6 +429,11 @@ static int pair_crosses(const cb_audit *a, const double (*x1)[3], int kind, cons
     int hit = 0;
     long cursor[4];
     for (int j = 0; j < 4; j++) cursor[j] = a->first[v[j]];
+    piece_bound b = {.ee = kind};
+    const double *start[4] = {x0[v[0]], x0[v[1]], x0[v[2]], x0[v[3]]};
+    bound_reference(&b, start, sqrt(d2));
+    for (int j = 0; j < 4 && m > 2; j++) /* the path boxes hold every position of the pieces */
+        for (int k = 0; k < 3; k++) b.S = fmax(b.S, fmax(fabs(a->lo[v[j]][k]), fabs(a->hi[v[j]][k])));
     for (int p = 0; p + 1 < m; p++) {
         double P0[4][3], P1[4][3], toi;
         if ((p % POLL_EVERY) == POLL_EVERY - 1 && cb_interrupt_requested()) break; /* the caller stops */
@@ -310,6 +441,14 @@ static int pair_crosses(const cb_audit *a, const double (*x1)[3], int kind, cons
             position(a, x1, v[j], times[p], &cursor[j], P0[j]);
             position(a, x1, v[j], times[p + 1], &cursor[j], P1[j]);
         }
+        if (m > 2 && !a->exhaustive) {
+            const double *e0[4] = {P0[0], P0[1], P0[2], P0[3]}, *e1[4] = {P1[0], P1[1], P1[2], P1[3]};
+            if (bound_spares(&b, e0, e1)) {
+                a->spared++;
+                continue;
+            }
+        }
+        a->checked++;
         hit = kind == 0 ? cb_ccd_vertex_triangle(P0[0], P1[0], P0[1], P1[1], P0[2], P1[2], P0[3], P1[3], &o, &toi)
                             : cb_ccd_edge_edge(P0[0], P1[0], P0[1], P1[1], P0[2], P1[2], P0[3], P1[3], &o, &toi);
         if (hit) break;
@@ -319,7 +458,7 @@ static int pair_crosses(const cb_audit *a, const double (*x1)[3], int kind, cons
 }
 
 typedef struct visit_ctx {
-    const cb_audit *a;
+    cb_audit *a;
     const cb_mesh *m;
     const double (*x1)[3];
     const int *vowner, *eowner;
@@ -350,7 +489,7 @@ static int visit_pair(void *ctx, int ta, int tb, double *radius)
     (void)radius;
     visit_ctx *c = ctx;
     if ((++c->visits % POLL_EVERY) == 0 && cb_interrupt_requested()) return CB_ERR_INTERRUPTED;
-    const cb_audit *a = c->a;
+    cb_audit *a = c->a;
     const int *fa = c->m->f[ta], *fb = c->m->f[tb];
     if (too_far(a->tc[ta], a->tr[ta] + a->treach[ta], a->tc[tb], a->tr[tb] + a->treach[tb])) return 0;
     const double (*x0)[3] = (const double (*)[3])a->x0;
@@ -482,19 +621,12 @@ static long vertex_pass(cb_audit *a, const cb_world *w, const double (*x1)[3])
 static void world_path_boxes(cb_audit *a, const double (*x1)[3])
 {
     for (int i = 0; i < a->nv; i++) {
-        for (int q = 0; q < 3; q++) {
-            a->lo[i][q] = a->bad[i] ? 0.0 : fmin(a->x0[i][q], x1[i][q]);
-            a->hi[i][q] = a->bad[i] ? 0.0 : fmax(a->x0[i][q], x1[i][q]);
-        }
-        a->reach[i] = 0.0;
-        if (a->bad[i]) continue;
-        a->reach[i] = cb_v3_dist(a->x0[i], x1[i]);
-        for (long k = a->first[i]; k < a->first[i + 1]; k++) {
-            for (int q = 0; q < 3; q++) {
-                a->lo[i][q] = fmin(a->lo[i][q], a->knots[k].x[q]);
-                a->hi[i][q] = fmax(a->hi[i][q], a->knots[k].x[q]);
-            }
-            a->reach[i] = fmax(a->reach[i], cb_v3_dist(a->x0[i], a->knots[k].x));
+        if (a->bad[i]) {
+            cb_v3_zero(a->lo[i]);
+            cb_v3_zero(a->hi[i]);
+            a->reach[i] = 0.0;
+        } else {
+            path_box(a, i, x1[i], NULL, 1.0);
         }
     }
 }
@@ -823,12 +955,7 @@ int cb_audit_end(cb_audit *a, const cb_world *w, long *self_out, long *coll_out,
     a->t1 = w->state.t;
     const double (*x1)[3] = (const double (*)[3])w->state.x;
     if (cb_interrupt_requested()) return interrupted(err);
-    if (a->knot_error || sort_knots(a)) return CB_FAIL(err, CB_ERR_NOMEM, "audit: out of memory for the path knots");
-    for (int i = 0; i < a->nv; i++) {
-        int ok = cb_v3_isfinite(a->x0[i]) && cb_v3_isfinite(x1[i]);
-        for (long k = a->first[i]; k < a->first[i + 1]; k++) ok = ok && cb_v3_isfinite(a->knots[k].x);
-        a->bad[i] = !ok;
-    }
+    if (a->knot_error || sort_knots(a, x1)) return CB_FAIL(err, CB_ERR_NOMEM, "audit: out of memory for the path knots");
     a->edge_crossings = a->face_crossings = 0;
     if (w->ncolliders) {
         int rc = collider_pass(a, w, x1, coll_out, err);
@@ -851,7 +978,6 @@ int cb_audit_end(cb_audit *a, const cb_world *w, long *self_out, long *coll_out,
         }
     if (nok) cb_v3_scale(u, u, 1.0 / nok);
     double span = a->t1 > a->t0 ? a->t1 - a->t0 : 1.0;
-    for (long k = 0; k < a->nknots; k++) cb_v3_axpy(a->knots[k].x, -(a->knots[k].t - a->t0) / span, u);
     for (int i = 0; i < a->nv; i++) {
         cb_v3_sub(a->x1r[i], x1[i], u);
         if (a->bad[i]) { /* a harmless box: its pairs are skipped anyway */
@@ -860,19 +986,7 @@ int cb_audit_end(cb_audit *a, const cb_world *w, long *self_out, long *coll_out,
             a->reach[i] = 0;
             continue;
         }
-        /* the box of the path and the farthest the path gets from x0 (at a knot or the end:
-         * the distance from x0 is convex along each piece) */
-        double r2 = 0;
-        for (long k = a->first[i]; k <= a->first[i + 1]; k++) {
-            const double *p = k < a->first[i + 1] ? a->knots[k].x : a->x1r[i];
-            for (int q = 0; q < 3; q++) {
-                a->lo[i][q] = fmin(k == a->first[i] ? a->x0[i][q] : a->lo[i][q], p[q]);
-                a->hi[i][q] = fmax(k == a->first[i] ? a->x0[i][q] : a->hi[i][q], p[q]);
-            }
-            double d = cb_v3_dist(p, a->x0[i]);
-            r2 = fmax(r2, d);
-        }
-        a->reach[i] = r2;
+        path_box(a, i, a->x1r[i], u, span);
     }
     const double (*x1r)[3] = (const double (*)[3])a->x1r;
     double rmax = 0;
@@ -921,4 +1035,15 @@ void cb_audit_collider_primitives(const cb_audit *a, long *edges, long *faces)
 {
     if (edges) *edges = a ? a->edge_crossings : 0;
     if (faces) *faces = a ? a->face_crossings : 0;
+}
+
+void cb_audit_set_exhaustive(cb_audit *a, int on)
+{
+    if (a) a->exhaustive = on != 0;
+}
+
+void cb_audit_pieces(const cb_audit *a, long *checked, long *spared)
+{
+    if (checked) *checked = a ? a->checked : 0;
+    if (spared) *spared = a ? a->spared : 0;
 }

@@ -15,7 +15,9 @@
  *   self_crossings      vertex-triangle and edge-edge pairs of the cloth (sharing no
  *                       vertex) whose distance reaches 0 during the step: a conservative
  *                       CCD (contact/ccd.h, eta 0) on every piece, candidates from a BVH
- *                       of the swept triangles (contact/bvh.h);
+ *                       of the swept triangles (contact/bvh.h); a piece that a distance
+ *                       bound proves clear is not sent to the CCD (the piece bound,
+ *                       below: the same counts);
  *   collider_crossings  vertices whose path goes inside a collider during the step (the
  *                       path's smallest signed distance, contact/penetration.h: exact for
  *                       analytic colliders, which translate; mesh colliders: the ends of
@@ -72,5 +74,14 @@ int cb_audit_end(cb_audit *a, const cb_world *w, long *self_crossings, long *col
  * none of their vertices and edges did (a blade's edge or a wire through the face).
  * NULL outputs are skipped. */
 void cb_audit_collider_primitives(const cb_audit *a, long *edges, long *faces);
+
+/* The piece bound (audit.c): a path of many pieces sends a pair's piece to the CCD only
+ * where a bound on the pair's distance since its last checked configuration cannot clear
+ * it; the counts are the same as with every piece checked. With `on` set, every piece
+ * goes through the CCD (the reference tests/test_audit.c compares against).
+ * cb_audit_pieces: the self pass's pieces checked by the CCD and spared by the bound
+ * since the audit was created (NULL outputs are skipped). */
+void cb_audit_set_exhaustive(cb_audit *a, int on);
+void cb_audit_pieces(const cb_audit *a, long *checked, long *spared);
 
 #endif
