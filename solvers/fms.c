@@ -107,7 +107,7 @@
  * bending: springs). The model energy E (springs and bending) is solver_energy.
  * Gravity is f_ext = M g; lumped masses as in the world.
  *
- * Performance. The global step is one cb_chol_solve3 (cholmod_util.h): CHOLMOD gives
+ * Performance. The global step is one cb_chol_solve3_add (cholmod_util.h; it also writes x = y + (x - y) on its way out): CHOLMOD gives
  * the fill-reducing ordering and the numeric factor, the triangular solves are our own
  * over the factor in supernodes (CHOLMOD's supernodal factor read in place: dense
  * column blocks with one row list each, so one index per row of a supernode instead of
@@ -629,13 +629,11 @@ static int fms_iterate(fms_solver *s, cb_world *w, double h, double t1, int cont
                           (!contact || w->ncolliders == 0);
         if (s->rhs_residual) memcpy(s->blast, s->b, (size_t)nf * sizeof *s->blast);
         cb_lap(lap, "local");
-        int rc = cb_chol_solve3(ss->chol, s->b, err);
+        /* x = y + (x - y); the solution x - y kept in b after the last iteration only
+         * (the next local step writes b anew) */
+        int rc = cb_chol_solve3_add(ss->chol, s->b, it == s->iterations - 1, ss->vert, (const double (*)[3])ss->y,
+                                    x, err);
         if (rc) return rc;
-        const double (*X)[3] = (const double (*)[3])s->b;
-        for (int u = 0; u < nf; u++) {
-            int i = ss->vert[u];
-            for (int k = 0; k < 3; k++) x[i][k] = ss->y[i][k] + X[u][k];
-        }
         cb_lap(lap, "global");
         (*iters)++;
         /* a vertex that came closer than the offset without a contact spring: add
