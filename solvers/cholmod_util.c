@@ -703,9 +703,10 @@ static void tri_solves(int ns, const int *restrict sup, const int *restrict rp, 
     }
 }
 
-int cb_chol_solve3(cb_chol *c, double (*b)[3], cb_error *err)
+/* cb_chol_solve3 and cb_chol_solve3_add (map NULL: no addition). */
+static int solve3(cb_chol *c, double (*b)[3], int keep, const int *map, const double (*base)[3], double (*out)[3],
+                  cb_error *err)
 {
-    if (!c || !b) return CB_FAIL(err, CB_ERR_INPUT, "cb_chol_solve3: NULL argument");
     if (!c->L || c->failed >= 0 || !c->factorizations)
         return CB_FAIL(err, CB_ERR_INPUT, "%s: solve without a valid factorization", c->label);
     if (!c->copied) { /* the first solve after a factorization (newton never pays for it) */
@@ -720,11 +721,38 @@ int cb_chol_solve3(cb_chol *c, double (*b)[3], cb_error *err)
         w[k] = (cb_v4){s[0], s[1], s[2], 0.0};
     }
     tri_solves(c->nsup, c->sup, c->rp, c->vrow, c->sx, c->vval, c->dinv, w, c->t);
+    if (!map) {
+        for (int k = 0; k < n; k++) {
+            double *t = b[perm[k]];
+            t[0] = w[k][0];
+            t[1] = w[k][1];
+            t[2] = w[k][2];
+        }
+        return CB_OK;
+    }
     for (int k = 0; k < n; k++) {
-        double *t = b[perm[k]];
-        t[0] = w[k][0];
-        t[1] = w[k][1];
-        t[2] = w[k][2];
+        const int u = perm[k], i = map[u];
+        if (keep) {
+            b[u][0] = w[k][0];
+            b[u][1] = w[k][1];
+            b[u][2] = w[k][2];
+        }
+        out[i][0] = base[i][0] + w[k][0];
+        out[i][1] = base[i][1] + w[k][1];
+        out[i][2] = base[i][2] + w[k][2];
     }
     return CB_OK;
+}
+
+int cb_chol_solve3(cb_chol *c, double (*b)[3], cb_error *err)
+{
+    if (!c || !b) return CB_FAIL(err, CB_ERR_INPUT, "cb_chol_solve3: NULL argument");
+    return solve3(c, b, 1, NULL, NULL, NULL, err);
+}
+
+int cb_chol_solve3_add(cb_chol *c, double (*b)[3], int keep, const int *map, const double (*base)[3],
+                       double (*out)[3], cb_error *err)
+{
+    if (!c || !b || !map || !base || !out) return CB_FAIL(err, CB_ERR_INPUT, "cb_chol_solve3_add: NULL argument");
+    return solve3(c, b, keep, map, base, out, err);
 }

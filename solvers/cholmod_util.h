@@ -82,5 +82,12 @@ int cb_chol_solve(cb_chol *c, const double **x, cb_error *err);
  * copy O(nnz(L)), allocating only when the factor grows); other solves allocate
  * nothing. The same solution as cb_chol_solve up to round-off. */
 int cb_chol_solve3(cb_chol *c, double (*b)[3], cb_error *err);
+/* cb_chol_solve3, with the solution X also added to base on its way out:
+ * out[map[u]] = base[map[u]] + X[u] for every row u (map: n distinct indices into base
+ * and out), in the same pass as the permutation back (fms: x = y + (x - y)). keep: b
+ * holds X afterwards as in cb_chol_solve3; 0: b's contents are left undefined (no store
+ * of X). */
+int cb_chol_solve3_add(cb_chol *c, double (*b)[3], int keep, const int *map, const double (*base)[3],
+                       double (*out)[3], cb_error *err);
 
 #endif

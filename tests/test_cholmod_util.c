@@ -165,6 +165,61 @@ static void test_solve3_matches_cholmod(void)
     free(rowidx);
 }
 
+/* cb_chol_solve3_add: out[map[u]] = base[map[u]] + X[u] with X cb_chol_solve3's solution
+ * (bitwise: the same solve, one addition), b holding X when keep and base untouched,
+ * rows of out outside map untouched; a NULL map, base or out refused. On a tridiagonal
+ * SPD system with a map that reverses the rows into arrays one row longer. */
+static void test_solve3_add(void)
+{
+    enum { n = 60 };
+    int colptr[n + 1], rowidx[2 * n];
+    int nnz = 0;
+    for (int j = 0; j < n; j++) {
+        colptr[j] = nnz;
+        rowidx[nnz++] = j;
+        if (j + 1 < n) rowidx[nnz++] = j + 1;
+    }
+    colptr[n] = nnz;
+    cb_chol *c = NULL;
+    cb_error e;
+    CU_ASSERT_EQUAL_FATAL(cb_chol_create(n, colptr, rowidx, 3, CB_CHOL_AUTO, "tridiagonal", &c, &e), CB_OK);
+    double *A = cb_chol_values(c);
+    for (int j = 0; j < n; j++)
+        for (int p = colptr[j]; p < colptr[j + 1]; p++) A[p] = rowidx[p] == j ? 2.5 + 0.1 * (j % 3) : -1.0;
+    CU_ASSERT_EQUAL_FATAL(cb_chol_factor(c, &e), CB_OK);
+    double b0[n][3], x[n][3], b1[n][3], base[n + 1][3], out[n + 1][3];
+    int map[n];
+    for (int u = 0; u < n; u++) {
+        map[u] = n - u; /* row n - u: row 0 of out and base is outside the map */
+        for (int k = 0; k < 3; k++) {
+            b0[u][k] = sin(1.0 + u + 7.0 * k);
+            base[u][k] = 10.0 * cos(2.0 * u + k);
+        }
+    }
+    for (int k = 0; k < 3; k++) base[n][k] = -3.0 + k;
+    memcpy(x, b0, sizeof x);
+    CU_ASSERT_EQUAL_FATAL(cb_chol_solve3(c, x, &e), CB_OK);
+    for (int keep = 0; keep < 2; keep++) {
+        memcpy(b1, b0, sizeof b1);
+        for (int i = 0; i <= n; i++)
+            for (int k = 0; k < 3; k++) out[i][k] = 123.0;
+        CU_ASSERT_EQUAL_FATAL(cb_chol_solve3_add(c, b1, keep, map, (const double (*)[3])base, out, &e), CB_OK);
+        int same = 1, kept = 1;
+        for (int u = 0; u < n; u++)
+            for (int k = 0; k < 3; k++) {
+                same &= out[map[u]][k] == base[map[u]][k] + x[u][k];
+                kept &= b1[u][k] == x[u][k];
+            }
+        CU_ASSERT(same);
+        if (keep) CU_ASSERT(kept);
+        for (int k = 0; k < 3; k++) CU_ASSERT_EQUAL(out[0][k], 123.0);
+    }
+    CU_ASSERT_EQUAL(cb_chol_solve3_add(c, b1, 1, NULL, (const double (*)[3])base, out, &e), CB_ERR_INPUT);
+    CU_ASSERT_EQUAL(cb_chol_solve3_add(c, b1, 1, map, NULL, out, &e), CB_ERR_INPUT);
+    CU_ASSERT_EQUAL(cb_chol_solve3_add(c, b1, 1, map, (const double (*)[3])base, NULL, &e), CB_ERR_INPUT);
+    cb_chol_free(&c);
+}
+
 /* A free vertex without mass (only on a spring, line_density 0) and without stiffness
  * (stretch 0) makes M + h^2 L singular: the step fails with a message naming the
  * matrix, the cause and the vertex. */
@@ -258,5 +313,6 @@ static void test_threads_are_the_solvers(void)
 CB_TEST_MAIN("cholmod_util",
              CB_TEST(test_cholmod_errors),
              CB_TEST(test_solve3_matches_cholmod),
+             CB_TEST(test_solve3_add),
              CB_TEST(test_massless_vertex_not_posdef),
              CB_TEST(test_threads_are_the_solvers))

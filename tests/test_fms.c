@@ -339,7 +339,8 @@ static void test_single_spring_decay(void)
 }
 
 /* The reported residual is |grad g(x)| / |grad g(y)| of the step (fms takes |grad g(y)|
- * from its first right-hand side and |grad g(x)| from its own pass over the springs):
+ * from its first right-hand side and |grad g(x)| as b(x_k) - b(x) from one more local
+ * pass, these scenes having no contact springs):
  * against cb_springs_gradient (plus the quadratic bending term's gradient,
  * cb_bending_add_gradient) at the step's y and result, at 1, 3 and 10 iterations, with
  * bend springs and with quadratic bending (in the xy plane, where the cloth bends). */
