@@ -1215,7 +1215,8 @@ static double advance(const ipc_solver *s, const cb_world *w, const ipc_pair *kq
  * (contact/ccd.h, conservative). advance's conservative advancement, whose Lipschitz
  * bound is the whole relative motion and which gave up after 200 advances, allowed
  * 2e-2 of the step where nothing came close: the cloth wrapping the 50 m/s ball of
- * projectile_50 slides along it 1e-5 m from it. Returns -1 for the other pairs. */
+ * projectile_50 slides along it 1e-5 m from it. Returns -1 for the other pairs (and
+ * where the CCD cannot tell 0.9 gap0 from its margin): advance's. */
 static double round_toi(const ipc_solver *s, const cb_collider *col, double t, double dtau, int nv, const int *v,
                         const double (*x)[3], double gap0, double amax)
 {
@@ -1248,7 +1249,8 @@ static double round_toi(const ipc_solver *s, const cb_collider *col, double t, d
     o.eta = rho;
     int hit = nv == 2 ? cb_ccd_edge_edge(ctr, ctr, ctr, ctr, y0[0], y1[0], y0[1], y1[1], &o, &toi)
                       : cb_ccd_vertex_triangle(ctr, ctr, y0[0], y1[0], y0[1], y1[1], y0[2], y1[2], &o, &toi);
-    return hit ? fmin(amax, toi) : amax;
+    /* toi 0: 0.9 gap0 within the CCD's margin (1e-10 of the coordinates): advance decides */
+    return !hit ? amax : toi > 0 ? fmin(amax, toi) : -1.0;
 }
 
 /* A CCD bound toi of pair q: the step a becomes toi when that is shorter, q the limit. */
