@@ -66,30 +66,7 @@ void cb_model_release(cb_cloth_model *m)
 double cb_dihedral_angle(const double x0[3], const double x1[3], const double x2[3],
                          const double x3[3], double grad[4][3])
 {
-    double e[3], a[3], b[3], n1[3], n2[3], c[3];
-    cb_v3_sub(e, x1, x0);
-    cb_v3_sub(a, x2, x0);
-    cb_v3_sub(b, x3, x0);
-    cb_v3_cross(n1, e, a);
-    cb_v3_cross(n2, b, e);
-    double le = cb_v3_norm(e);
-    cb_v3_cross(c, n1, n2);
-    double theta = atan2(cb_v3_dot(c, e) / (le > 0 ? le : 1.0), cb_v3_dot(n1, n2));
-    if (grad) {
-        double n1s = cb_v3_norm2(n1), n2s = cb_v3_norm2(n2), le2 = le * le;
-        if (!(n1s > 0) || !(n2s > 0) || !(le2 > 0)) {
-            memset(grad, 0, 4 * sizeof grad[0]);
-            return theta;
-        }
-        cb_v3_scale(grad[2], n1, -le / n1s);
-        cb_v3_scale(grad[3], n2, -le / n2s);
-        double s2 = cb_v3_dot(a, e) / le2, s3 = cb_v3_dot(b, e) / le2;
-        for (int k = 0; k < 3; k++) {
-            grad[0][k] = -(1.0 - s2) * grad[2][k] - (1.0 - s3) * grad[3][k];
-            grad[1][k] = -s2 * grad[2][k] - s3 * grad[3][k];
-        }
-    }
-    return theta;
+    return cb_dihedral_angle_at(x0, x1, x2, x3, grad, 0);
 }
 
 double cb_model_edge_energy(const cb_cloth_model *m, int e, const double (*x)[3])

@@ -146,9 +146,14 @@ static const row table[] = {
      * certificate and layer times; the elastic events are the same. With velocity_slack 0
      * (the exact scheme) the run is bitwise the one before: the velocity_slack=0 row has
      * the hash of 9bebf9e */
-    {"acm", {NULL}, 16, {1, 1}, 0x94c468e4888be1afULL, 0},
-    {"acm", {"solvers.acm.bend_clock=element"}, 16, {1, 1}, 0xb9b20b408abc08b3ULL, 0},
-    {"acm", {"solvers.acm.velocity_slack=0"}, 16, {1, 1}, 0x7c8bc571e0d4c5dcULL, 0},
+    /* acm: 0x94c468e4888be1af, (bend_clock: element) 0xb9b20b408abc08b3 and
+     * (velocity_slack: 0) 0x7c8bc571e0d4c5dc until the hinge events took their angle with
+     * cb_atan2 (core/atan2.h, within 2 ulp of libm's atan2; issue 35): the angle, so the
+     * hinge kicks, differ by round-off (tests/test_model.c), the clocks and the elastic
+     * events are the same; reviewed */
+    {"acm", {NULL}, 16, {1, 1}, 0xe594a6d8983a482dULL, 0},
+    {"acm", {"solvers.acm.bend_clock=element"}, 16, {1, 1}, 0x28e481469c0798ecULL, 0},
+    {"acm", {"solvers.acm.velocity_slack=0"}, 16, {1, 1}, 0x2d2f1c09eefd9187ULL, 0},
     /* the parallel paths, with 1 and 2 threads */
     /* pbd/xpbd sweep two mesh parts side by side (`parts`, a sweep order of its own); with
      * parts: 1 and simd: off they give the results of before both (a barrier per colour) */

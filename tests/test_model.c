@@ -1,6 +1,9 @@
 /* tests/test_model.c — the shared cloth model: energies and their exact gradients
  * against central finite differences, the dihedral angle against known folds,
  * and the invariances (rigid motions) that make internal forces conserve momentum. */
+#include <float.h>
+#include <string.h>
+
 #include "cb_test.h"
 
 #include "core/mesh.h"
@@ -103,6 +106,26 @@ static void test_bend_gradient_fd(void)
     cb_mesh_free(&mesh);
 }
 
+/* Asserts that gradient g matches the central differences of the angle (fast: 0 libm's
+ * atan2, 1 cb_atan2) at x, to 1e-6 of its largest entry. */
+static void check_dihedral_fd(double x[4][3], const double g[4][3], int fast)
+{
+    double gmax = 0, emax = 0;
+    for (int v = 0; v < 4; v++)
+        for (int k = 0; k < 3; k++) {
+            double h = 1e-7, x0 = x[v][k];
+            x[v][k] = x0 + h;
+            double tp = cb_dihedral_angle_at(x[0], x[1], x[2], x[3], NULL, fast);
+            x[v][k] = x0 - h;
+            double tm = cb_dihedral_angle_at(x[0], x[1], x[2], x[3], NULL, fast);
+            x[v][k] = x0;
+            if (fabs(tp - tm) > 1.0) continue; /* across the +-pi branch cut */
+            emax = fmax(emax, fabs((tp - tm) / (2 * h) - g[v][k]));
+            gmax = fmax(gmax, fabs(g[v][k]));
+        }
+    CU_ASSERT(emax <= 1e-6 * fmax(gmax, 1.0));
+}
+
 /* The analytic gradient of the angle itself, vertex by vertex. */
 static void test_dihedral_gradient_fd(void)
 {
@@ -111,20 +134,67 @@ static void test_dihedral_gradient_fd(void)
         for (int v = 0; v < 4; v++)
             for (int k = 0; k < 3; k++) x[v][k] = 2 * urand() - 1;
         cb_dihedral_angle(x[0], x[1], x[2], x[3], g);
-        double gmax = 0, emax = 0;
-        for (int v = 0; v < 4; v++)
-            for (int k = 0; k < 3; k++) {
-                double h = 1e-7, x0 = x[v][k];
-                x[v][k] = x0 + h;
-                double tp = cb_dihedral_angle(x[0], x[1], x[2], x[3], NULL);
-                x[v][k] = x0 - h;
-                double tm = cb_dihedral_angle(x[0], x[1], x[2], x[3], NULL);
-                x[v][k] = x0;
-                if (fabs(tp - tm) > 1.0) continue; /* across the +-pi branch cut */
-                emax = fmax(emax, fabs((tp - tm) / (2 * h) - g[v][k]));
-                gmax = fmax(gmax, fabs(g[v][k]));
+        check_dihedral_fd(x, (const double (*)[3])g, 0);
+    }
+}
+
+/* Distance of a from b in units in the last place of b. */
+static double ulps(double a, double b)
+{
+    if (a == b) return 0.0;
+    return fabs(a - b) / (nextafter(fabs(b), INFINITY) - fabs(b));
+}
+
+/* cb_atan2 (core/atan2.h) against libm's atan2: within 2 ulp over every octant, at
+ * small and large ratios, across the reduction's switch at z = 0.66 and the octant
+ * boundary z = 1; signed zeros, the axes, infinities and NaN as atan2 gives them. */
+static void test_fast_atan2(void)
+{
+    double worst = 0.0;
+    for (int i = 0; i < 200000; i++) {
+        double phi = (2 * urand() - 1) * M_PI, r = exp(40 * urand() - 20);
+        double y = r * sin(phi), x = r * cos(phi);
+        worst = fmax(worst, ulps(cb_atan2(y, x), atan2(y, x)));
+    }
+    /* the ratios where the branches meet, on both sides */
+    double zs[] = {0.66, nextafter(0.66, 0), nextafter(0.66, 1), 1.0, nextafter(1.0, 0), 1e-300, 1e-8, 0.1};
+    for (int i = 0; i < 8; i++)
+        for (int q = 0; q < 8; q++) {
+            double y = zs[i], x = 1.0;
+            if (q & 1) y = -y;
+            if (q & 2) x = -x;
+            if (q & 4) {
+                double t = x;
+                x = y;
+                y = t;
             }
-        CU_ASSERT(emax <= 1e-6 * fmax(gmax, 1.0));
+            worst = fmax(worst, ulps(cb_atan2(y, x), atan2(y, x)));
+        }
+    fprintf(stderr, "  cb_atan2: worst %.2f ulp from atan2\n", worst);
+    CU_ASSERT(worst <= 2.0);
+    double sp[][2] = {{0.0, 1.0}, {-0.0, 1.0}, {0.0, -1.0}, {-0.0, -1.0}, {1.0, 0.0}, {-1.0, 0.0}, {0.0, 0.0},
+                      {-0.0, -0.0}, {1.0, INFINITY}, {1.0, -INFINITY}, {INFINITY, 1.0}, {INFINITY, INFINITY}};
+    for (int i = 0; i < 12; i++) {
+        double a = cb_atan2(sp[i][0], sp[i][1]), b = atan2(sp[i][0], sp[i][1]);
+        CU_ASSERT(a == b && signbit(a) == signbit(b));
+    }
+    CU_ASSERT(isnan(cb_atan2(NAN, 1.0)) && isnan(cb_atan2(1.0, NAN)));
+}
+
+/* The dihedral angle with cb_atan2 (acm's hinges) is the model's to round-off, and its
+ * gradient is the model's bitwise (the same arithmetic) and the finite differences of
+ * its own angle. */
+static void test_dihedral_fast_angle(void)
+{
+    for (int trial = 0; trial < 2000; trial++) {
+        double x[4][3], g[4][3], gf[4][3];
+        for (int v = 0; v < 4; v++)
+            for (int k = 0; k < 3; k++) x[v][k] = 2 * urand() - 1;
+        double th = cb_dihedral_angle(x[0], x[1], x[2], x[3], g);
+        double tf = cb_dihedral_angle_at(x[0], x[1], x[2], x[3], gf, 1);
+        CU_ASSERT(fabs(tf - th) <= 4 * DBL_EPSILON * fmax(fabs(th), 1e-300) || ulps(tf, th) <= 2.0);
+        CU_ASSERT(memcmp(g, gf, sizeof g) == 0);
+        if (trial < 200) check_dihedral_fd(x, (const double (*)[3])gf, 1);
     }
 }
 
@@ -224,6 +294,8 @@ CB_TEST_MAIN("model",
              CB_TEST(test_stretch_gradient_fd),
              CB_TEST(test_bend_gradient_fd),
              CB_TEST(test_dihedral_gradient_fd),
+             CB_TEST(test_fast_atan2),
+             CB_TEST(test_dihedral_fast_angle),
              CB_TEST(test_dihedral_known_folds),
              CB_TEST(test_energy_rigid_invariance),
              CB_TEST(test_max_strain_and_weights))
