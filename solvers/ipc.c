@@ -501,8 +501,11 @@ static int pin_moves(const cb_world *w, int i)
 }
 
 /* The cloth's vertices of a pair (VT: vertex, then the triangle's; EE: both edges'; COL,
- * MVT: the vertex; ESPH, MEE: the edge's; TSPH, MTV: the triangle's); returns their number. */
-static int pair_verts(const cb_mesh *m, const ipc_pair *q, int v[4])
+ * MVT: the vertex; ESPH, MEE, CEE: the edge's; TSPH, MTV, CTV: the triangle's) into v, which
+ * holds at least that many (kin_pair passes the last three slots of four for CTV: a
+ * pointer, not int[4], so that gcc -O3 does not take the declared size for the access);
+ * returns their number. */
+static int pair_verts(const cb_mesh *m, const ipc_pair *q, int *v)
 {
     if (q->kind == PAIR_MVT || q->kind == PAIR_MEE || q->kind == PAIR_MTV) {
         int n = q->kind == PAIR_MVT ? 1 : q->kind == PAIR_MEE ? 2 : 3;
