@@ -725,6 +725,24 @@ static int pair_near(const acm_solver *s, int kind, int a, int b, double reach, 
     return !(d2 >= reach * reach);
 }
 
+/* pair_near as the k-DOP tree's self query produces each candidate
+ * (cb_bvh_self_query_filtered): the far ones, nearly all of them before contact (mesh
+ * neighbours; ~80,000 a rebuild on the 60 x 60 drape), are never stored. The query's
+ * own slab test on s->proj with gaps sep is pair_separated's (the same numbers), so the
+ * candidates reaching keep_near are those pair_separated keeps; keep_near runs all of
+ * pair_near on them. */
+typedef struct near_ctx {
+    const acm_solver *s;
+    double reach;
+    const double *sep;
+} near_ctx;
+
+static int keep_near(void *ctx, unsigned kind, int a, int b)
+{
+    const near_ctx *c = ctx;
+    return pair_near(c->s, kind == CB_BVH_VT ? CB_ACM_PAIR_VT : CB_ACM_PAIR_EE, a, b, c->reach, c->sep);
+}
+
 static int rebuild(acm_solver *s, double t, cb_error *err)
 {
     s->st.rebuilds++;
@@ -743,9 +761,6 @@ static int rebuild(acm_solver *s, double t, cb_error *err)
            volume stays a compact patch (re-splitting was ~4% of the 60 x 60 drape) */
         int rc = s->st.rebuilds == 1 ? cb_bvh_build(s->bvh, (const double (*)[3])s->center, margin, err)
                                      : cb_bvh_refit(s->bvh, (const double (*)[3])s->center, margin, err);
-        if (!rc) rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
-        if (rc) return rc;
-        for (int id = s->nvc_pairs; id < s->npairs; id++) s->pairs[id].seen = 0;
         /* every vertex stays in its box, inside a ball of radius rho sqrt(3) (the axis
          * slabs alone bound it), so a pair's distance moves by at most 2 sqrt(3) rho */
         double reach = cb_acm_activation(s->eta1, 1) + 2.0 * sqrt(3.0) * s->rho;
@@ -754,12 +769,17 @@ static int rebuild(acm_solver *s, double t, cb_error *err)
            the distances, so a separated pair is surely not near */
         double sep[CB_BV_MAX_SLABS];
         for (int j = 0; j < s->ndir; j++) sep[j] = s->dirlen[j] * (reach * (1.0 + 1e-6) + 1e-12 * cmax);
+        near_ctx nc = {s, reach, sep};
+        cb_bvh_filter f = {s->proj, sep, keep_near, &nc};
+        if (!rc) rc = cb_bvh_self_query_filtered(s->bvh, CB_BVH_VT | CB_BVH_EE, &f, s->res, err);
+        if (rc) return rc;
+        for (int id = s->nvc_pairs; id < s->npairs; id++) s->pairs[id].seen = 0;
+        /* the near candidates, vertex-triangle then edge-edge, each in traversal order */
         for (int pass = 0; pass < 2; pass++) {
             const cb_pair_list *L = pass == 0 ? &s->res->vt : &s->res->ee;
             int kind = pass == 0 ? CB_ACM_PAIR_VT : CB_ACM_PAIR_EE;
             for (long c = 0; c < L->n; c++) {
                 int a = L->p[c][0], b = L->p[c][1];
-                if (!pair_near(s, kind, a, b, reach, sep)) continue;
                 int id = hash_find(s, pair_key(kind, a, b));
                 if (id >= 0) {
                     s->pairs[id].seen = 1;
