@@ -810,8 +810,11 @@ CB_BVH_INLINE void traverse(trav *t, const int ns, const int self, const int use
                 const unsigned valid = (1u << ni->ntri) - 1u;
                 for (int l = 0; l + 1 < ni->ntri; l++) {
                     const unsigned later = valid & ~((2u << l) - 1u);
-                    unsigned m = near4(bi + l, LANES, bi, ns, r, use_r) & later;
-                    if (tt && m) m &= ~shared4(A->sv[ni->first + l], A->lvid[ni->leaf]);
+                    /* triangles sharing a vertex always pass near4 (both volumes hold
+                     * the vertex's, the margin and r being >= 0): skip it when all do */
+                    const unsigned sh = shared4(A->sv[ni->first + l], A->lvid[ni->leaf]) & later;
+                    unsigned m = sh == later ? later : near4(bi + l, LANES, bi, ns, r, use_r) & later;
+                    if (tt) m &= ~sh;
                     TRAV_ROW(ni->first + l, ni->first, m, near4(bi + l, LANES, bi, ns, r, use_r));
                 }
             } else {
@@ -925,9 +928,9 @@ CB_BVH_INLINE int emit_self_any(trav *t, int sa, int sb, const int filt)
      * k + 1 (mod 3), so edges k of ta and l of tb share a vertex when M has a bit in rows
      * k, k + 1 and columns l, l + 1: edge_rows[k] & edge_cols[l]. */
     static const unsigned edge_rows[3] = {077u, 0770u, 0707u}, edge_cols[3] = {0333u, 0666u, 0555u};
-    unsigned M = 0;
-    for (int k = 0; k < 3; k++)
-        for (int l = 0; l < 3; l++) M |= (unsigned)(va[k] == vb[l]) << (3 * k + l);
+    const v4i lb = {vb[0], vb[1], vb[2], -1}, b0 = {1, 2, 4, 0}, b1 = {8, 16, 32, 0}, b2 = {64, 128, 256, 0};
+    const v4i mv = ((lb == va[0]) & b0) | ((lb == va[1]) & b1) | ((lb == va[2]) & b2);
+    const unsigned M = (unsigned)(mv[0] | mv[1] | mv[2]);
     /* bit k: va[k] is in tb / vb[k] is in ta */
     const unsigned inb = (unsigned)((M & 07u) != 0) | (unsigned)((M & 070u) != 0) << 1 | (unsigned)((M & 0700u) != 0) << 2;
     const unsigned ina = (unsigned)((M & 0111u) != 0) | (unsigned)((M & 0222u) != 0) << 1 |
