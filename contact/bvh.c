@@ -810,8 +810,11 @@ CB_BVH_INLINE void traverse(trav *t, const int ns, const int self, const int use
                 const unsigned valid = (1u << ni->ntri) - 1u;
                 for (int l = 0; l + 1 < ni->ntri; l++) {
                     const unsigned later = valid & ~((2u << l) - 1u);
-                    unsigned m = near4(bi + l, LANES, bi, ns, r, use_r) & later;
-                    if (tt && m) m &= ~shared4(A->sv[ni->first + l], A->lvid[ni->leaf]);
+                    /* triangles sharing a vertex always pass near4 (both volumes hold
+                     * the vertex's, the margin and r being >= 0): skip it when all do */
+                    const unsigned sh = shared4(A->sv[ni->first + l], A->lvid[ni->leaf]) & later;
+                    unsigned m = sh == later ? later : near4(bi + l, LANES, bi, ns, r, use_r) & later;
+                    if (tt) m &= ~sh;
                     TRAV_ROW(ni->first + l, ni->first, m, near4(bi + l, LANES, bi, ns, r, use_r));
                 }
             } else {
@@ -858,6 +861,7 @@ CB_BVH_INLINE void traverse(trav *t, const int ns, const int self, const int use
 typedef struct qctx {
     unsigned what;
     cb_bvh_result *r;
+    const cb_bvh_filter *f;   /* cb_bvh_self_query_filtered's filter, or NULL */
 } qctx;
 
 /* Triangle pairs only, the shared-vertex pairs already dropped by the traversal. */
@@ -868,7 +872,47 @@ CB_BVH_INLINE int emit_tt(trav *t, int sa, int sb)
     return cb_pair_list_push(&q->r->tt, ta < tb ? ta : tb, ta < tb ? tb : ta);
 }
 
-CB_BVH_INLINE int emit_self(trav *t, int sa, int sb)
+/* 1 when on some slab the projections of vertices va[na] and vb[nb] are more than gap[j]
+ * apart (cb_bvh_filter). */
+CB_BVH_INLINE int proj_separated(const double *proj, const double *gap, const int ns, const int *va, const int na,
+                                 const int *vb, const int nb)
+{
+    for (int j = 0; j < ns; j++) {
+        double alo = proj[(size_t)va[0] * ns + j], ahi = alo, blo = proj[(size_t)vb[0] * ns + j], bhi = blo;
+        for (int k = 1; k < na; k++) {
+            const double x = proj[(size_t)va[k] * ns + j];
+            alo = x < alo ? x : alo;
+            ahi = x > ahi ? x : ahi;
+        }
+        for (int k = 1; k < nb; k++) {
+            const double x = proj[(size_t)vb[k] * ns + j];
+            blo = x < blo ? x : blo;
+            bhi = x > bhi ? x : bhi;
+        }
+        if (blo - ahi > gap[j] || alo - bhi > gap[j]) return 1;
+    }
+    return 0;
+}
+
+/* Store the self candidate (a, b) of list l (kind CB_BVH_VT: vertex a, triangle b with
+ * vertices tv; CB_BVH_EE: edges a, b), through the filter when there is one (filt: a
+ * compile-time constant per traversal copy). */
+CB_BVH_INLINE int push_kept(const cb_bvh *bv, const qctx *q, const int filt, unsigned kind, cb_pair_list *l, int a,
+                            int b, const int *tv)
+{
+    if (filt) {
+        const cb_bvh_filter *f = q->f;
+        if (f->proj) {
+            const int *va = kind == CB_BVH_VT ? &a : bv->m->e[a], *vb = kind == CB_BVH_VT ? tv : bv->m->e[b];
+            if (proj_separated(f->proj, f->gap, bv->ns, va, kind == CB_BVH_VT ? 1 : 2, vb, kind == CB_BVH_VT ? 3 : 2))
+                return 0;
+        }
+        if (f->keep && !f->keep(f->ctx, kind, a, b)) return 0;
+    }
+    return cb_pair_list_push(l, a, b);
+}
+
+CB_BVH_INLINE int emit_self_any(trav *t, int sa, int sb, const int filt)
 {
     const qctx *q = t->ctx;
     const cb_bvh *b = t->a;
@@ -880,35 +924,47 @@ CB_BVH_INLINE int emit_self(trav *t, int sa, int sb)
                  (a2 == b1) | (a2 == b2);
         return sh ? 0 : cb_pair_list_push(&q->r->tt, ta < tb ? ta : tb, ta < tb ? tb : ta);
     }
-    unsigned ina = 0, inb = 0;   /* bit k: va[k] is in tb / vb[k] is in ta */
-    for (int k = 0; k < 3; k++)
-        for (int l = 0; l < 3; l++)
-            if (va[k] == vb[l]) { inb |= 1u << k; ina |= 1u << l; }
+    /* bit 3k + l of M: va[k] == vb[l]. Edge k of a triangle joins its vertices k and
+     * k + 1 (mod 3), so edges k of ta and l of tb share a vertex when M has a bit in rows
+     * k, k + 1 and columns l, l + 1: edge_rows[k] & edge_cols[l]. */
+    static const unsigned edge_rows[3] = {077u, 0770u, 0707u}, edge_cols[3] = {0333u, 0666u, 0555u};
+    const v4i lb = {vb[0], vb[1], vb[2], -1}, b0 = {1, 2, 4, 0}, b1 = {8, 16, 32, 0}, b2 = {64, 128, 256, 0};
+    const v4i mv = ((lb == va[0]) & b0) | ((lb == va[1]) & b1) | ((lb == va[2]) & b2);
+    const unsigned M = (unsigned)(mv[0] | mv[1] | mv[2]);
+    /* bit k: va[k] is in tb / vb[k] is in ta */
+    const unsigned inb = (unsigned)((M & 07u) != 0) | (unsigned)((M & 070u) != 0) << 1 | (unsigned)((M & 0700u) != 0) << 2;
+    const unsigned ina = (unsigned)((M & 0111u) != 0) | (unsigned)((M & 0222u) != 0) << 1 |
+                         (unsigned)((M & 0444u) != 0) << 2;
     int rc = 0;
     if ((q->what & CB_BVH_TT) && !inb)
         rc = cb_pair_list_push(&q->r->tt, ta < tb ? ta : tb, ta < tb ? tb : ta);
     if (!(q->what & (CB_BVH_VT | CB_BVH_EE))) return rc;
     const unsigned oa = b->sown[sa], ob = b->sown[sb];
+    /* owned vertices not in the other triangle, then owned edges sharing no vertex, in
+     * index order (k, then l) */
     if (q->what & CB_BVH_VT) {
-        for (int k = 0; k < 3 && !rc; k++)
-            if ((oa >> k & 1u) && !(inb >> k & 1u)) rc = cb_pair_list_push(&q->r->vt, va[k], tb);
-        for (int l = 0; l < 3 && !rc; l++)
-            if ((ob >> l & 1u) && !(ina >> l & 1u)) rc = cb_pair_list_push(&q->r->vt, vb[l], ta);
+        for (unsigned mk = oa & 7u & ~inb; mk && !rc; mk &= mk - 1)
+            rc = push_kept(b, q, filt, CB_BVH_VT, &q->r->vt, va[__builtin_ctz(mk)], tb, vb);
+        for (unsigned ml = ob & 7u & ~ina; ml && !rc; ml &= ml - 1)
+            rc = push_kept(b, q, filt, CB_BVH_VT, &q->r->vt, vb[__builtin_ctz(ml)], ta, va);
     }
-    if ((q->what & CB_BVH_EE) && (oa & 0x38u) && (ob & 0x38u)) {
-        for (int k = 0; k < 3 && !rc; k++) {
-            if (!(oa >> (3 + k) & 1u)) continue;
-            int a0 = va[k], a1 = va[(k + 1) % 3], ea = b->sedge[sa][k];
-            for (int l = 0; l < 3 && !rc; l++) {
-                if (!(ob >> (3 + l) & 1u)) continue;
-                int b0 = vb[l], b1 = vb[(l + 1) % 3], eb = b->sedge[sb][l];
-                if (a0 == b0 || a0 == b1 || a1 == b0 || a1 == b1) continue;
-                rc = cb_pair_list_push(&q->r->ee, ea < eb ? ea : eb, ea < eb ? eb : ea);
+    if (q->what & CB_BVH_EE) {
+        for (unsigned mk = oa >> 3 & 7u; mk && !rc; mk &= mk - 1) {
+            const int k = __builtin_ctz(mk), ea = b->sedge[sa][k];
+            const unsigned rk = M & edge_rows[k];
+            for (unsigned ml = ob >> 3 & 7u; ml && !rc; ml &= ml - 1) {
+                const int l = __builtin_ctz(ml);
+                if (rk & edge_cols[l]) continue;
+                const int eb = b->sedge[sb][l];
+                rc = push_kept(b, q, filt, CB_BVH_EE, &q->r->ee, ea < eb ? ea : eb, ea < eb ? eb : ea, NULL);
             }
         }
     }
     return rc;
 }
+
+CB_BVH_INLINE int emit_self(trav *t, int sa, int sb) { return emit_self_any(t, sa, sb, 0); }
+CB_BVH_INLINE int emit_self_kept(trav *t, int sa, int sb) { return emit_self_any(t, sa, sb, 1); }
 
 CB_BVH_INLINE int emit_pair(trav *t, int sa, int sb)
 {
@@ -938,22 +994,37 @@ static void result_reset(cb_bvh_result *r)
     r->tt.n = r->vt.n = r->tv.n = r->ee.n = 0;
 }
 
-int cb_bvh_self_query(const cb_bvh *b, unsigned what, cb_bvh_result *r, cb_error *err)
+static int self_query(const cb_bvh *b, unsigned what, const cb_bvh_filter *f, cb_bvh_result *r,
+                      const char *fn, cb_error *err)
 {
-    if (!b || !r) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_self_query: tree or result is NULL");
-    if (!b->built) return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_self_query: the tree has not been built");
+    if (!b || !r) return CB_FAIL(err, CB_ERR_INPUT, "%s: tree or result is NULL", fn);
+    if (!b->built) return CB_FAIL(err, CB_ERR_INPUT, "%s: the tree has not been built", fn);
     if (what & ~(unsigned)(CB_BVH_TT | CB_BVH_VT | CB_BVH_EE))
-        return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_self_query: flags 0x%x are not CB_BVH_TT|VT|EE", what);
+        return CB_FAIL(err, CB_ERR_INPUT, "%s: flags 0x%x are not CB_BVH_TT|VT|EE", fn, what);
     result_reset(r);
     if (!what) return 0;
-    qctx q = {what, r};
+    qctx q = {what, r, f};
     trav t = {.a = b, .b = b, .ns = b->ns, .ctx = &q};
     trav_set_radius(&t, 0.0);
     if (what == CB_BVH_TT) TRAVERSE(&t, 1, 0, 1, emit_tt);
+    else if (f && (what & (CB_BVH_VT | CB_BVH_EE))) TRAVERSE(&t, 1, 0, 0, emit_self_kept);
     else TRAVERSE(&t, 1, 0, 0, emit_self);
     if (t.stop == TRAV_OVERFLOW) return CB_FAIL(err, CB_ERR_INTERNAL, "BVH self query: traversal stack overflow");
     if (t.stop) return CB_FAIL(err, CB_ERR_NOMEM, "BVH self query: out of memory growing the result lists");
     return 0;
+}
+
+int cb_bvh_self_query(const cb_bvh *b, unsigned what, cb_bvh_result *r, cb_error *err)
+{
+    return self_query(b, what, NULL, r, "cb_bvh_self_query", err);
+}
+
+int cb_bvh_self_query_filtered(const cb_bvh *b, unsigned what, const cb_bvh_filter *f, cb_bvh_result *r,
+                               cb_error *err)
+{
+    if (f && f->proj && !f->gap)
+        return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_self_query_filtered: the filter has projections but no gaps");
+    return self_query(b, what, f, r, "cb_bvh_self_query_filtered", err);
 }
 
 static int check_pair_trees(const cb_bvh *a, const cb_bvh *b, const char *fn, cb_error *err)
@@ -975,7 +1046,7 @@ int cb_bvh_pair_query(const cb_bvh *a, const cb_bvh *b, unsigned what, cb_bvh_re
         return CB_FAIL(err, CB_ERR_INPUT, "cb_bvh_pair_query: flags 0x%x are not CB_BVH_TT|VT|TV|EE", what);
     result_reset(r);
     if (!what) return 0;
-    qctx q = {what, r};
+    qctx q = {what, r, NULL};
     trav t = {.a = a, .b = b, .ns = a->ns, .ctx = &q};
     trav_set_radius(&t, 0.0);
     TRAVERSE(&t, 0, 0, 0, emit_pair);

@@ -147,6 +147,27 @@ void cb_bvh_result_free(cb_bvh_result **r);
  * `what` is an OR of CB_BVH_TT, CB_BVH_VT, CB_BVH_EE; the lists not asked for are
  * emptied. Order is deterministic (traversal order). */
 int cb_bvh_self_query(const cb_bvh *b, unsigned what, cb_bvh_result *r, cb_error *err);
+/* A filter for the self query's vertex-triangle and edge-edge candidates, applied where
+ * the traversal produces each one (so the dropped ones are never stored):
+ *  - proj ([nv][k/2], the caller's projections of each vertex on the tree's slab
+ *    directions in cb_bv_directions order) and gap ([k/2]): a candidate is dropped when
+ *    on some slab j the projections of its two primitives' vertices are more than
+ *    gap[j] apart (lo_B - hi_A > gap[j] or lo_A - hi_B > gap[j]); proj NULL: no such test;
+ *  - then keep(ctx, CB_BVH_VT, v, t) or keep(ctx, CB_BVH_EE, ea, eb), with the pair as it
+ *    would be stored: 0 drops it; keep NULL keeps it.
+ * The kept candidates come in the order of cb_bvh_self_query (its lists with the
+ * dropped pairs taken out). For a caller that rejects most candidates (acm's distance
+ * filter, before contact nearly all: mesh neighbours a little too far apart). */
+typedef int (*cb_bvh_keep_fn)(void *ctx, unsigned kind, int a, int b);
+typedef struct cb_bvh_filter {
+    const double *proj;
+    const double *gap;
+    cb_bvh_keep_fn keep;
+    void *ctx;
+} cb_bvh_filter;
+/* The self query through filter f (NULL: cb_bvh_self_query). A TT list is not filtered. */
+int cb_bvh_self_query_filtered(const cb_bvh *b, unsigned what, const cb_bvh_filter *f, cb_bvh_result *r,
+                               cb_error *err);
 /* Two-tree query (e.g. cloth A vs a mesh collider B); both trees of the same kind.
  * `what`: CB_BVH_TT, CB_BVH_VT, CB_BVH_TV, CB_BVH_EE. */
 int cb_bvh_pair_query(const cb_bvh *a, const cb_bvh *b, unsigned what, cb_bvh_result *r,

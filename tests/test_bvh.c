@@ -277,6 +277,91 @@ static void self_oracle(const cb_mesh *m, const vols *V, pset *tt, pset *vt, pse
     free(eown);
 }
 
+/* cb_bvh_self_query_filtered's contract, checked against the unfiltered lists: a slab
+ * separation on projections computed here (gap 0.6 x margin x |d_j|) and a keep rule that
+ * drops every third pair; what is left must be the unfiltered lists with exactly those
+ * pairs taken out, in the same order. */
+typedef struct keep_rule {
+    long calls;
+} keep_rule;
+
+static int keep_two_of_three(void *ctx, unsigned kind, int a, int b)
+{
+    keep_rule *k = ctx;
+    k->calls++;
+    return (a + 2 * b + (kind == CB_BVH_EE)) % 3 != 0;
+}
+
+static int slab_apart(const double *proj, const double *gap, int ns, const int *va, int na, const int *vb, int nb)
+{
+    for (int j = 0; j < ns; j++) {
+        double alo = INFINITY, ahi = -INFINITY, blo = INFINITY, bhi = -INFINITY;
+        for (int k = 0; k < na; k++) {
+            alo = fmin(alo, proj[va[k] * ns + j]);
+            ahi = fmax(ahi, proj[va[k] * ns + j]);
+        }
+        for (int k = 0; k < nb; k++) {
+            blo = fmin(blo, proj[vb[k] * ns + j]);
+            bhi = fmax(bhi, proj[vb[k] * ns + j]);
+        }
+        if (blo - ahi > gap[j] || alo - bhi > gap[j]) return 1;
+    }
+    return 0;
+}
+
+static void check_filtered(const cb_mesh *m, const double (*x)[3], const cb_bvh *b, double margin)
+{
+    cb_error err = {0};
+    const double (*dir)[3] = NULL;
+    const int ns = cb_bv_directions(cb_bvh_kind(b), &dir);
+    double *proj = cb_calloc((size_t)m->nv * ns, sizeof(double)), gap[CB_BV_MAX_SLABS];
+    for (int v = 0; v < m->nv; v++)
+        for (int j = 0; j < ns; j++) proj[v * ns + j] = dir[j][0] * x[v][0] + dir[j][1] * x[v][1] + dir[j][2] * x[v][2];
+    for (int j = 0; j < ns; j++) gap[j] = 0.6 * margin * sqrt(dir[j][0] * dir[j][0] + dir[j][1] * dir[j][1] + dir[j][2] * dir[j][2]);
+    cb_bvh_result *all = NULL, *r = NULL;
+    CU_ASSERT_FATAL(cb_bvh_result_create(&all, NULL) == 0);
+    CU_ASSERT_FATAL(cb_bvh_result_create(&r, NULL) == 0);
+    CU_ASSERT_FATAL(cb_bvh_self_query(b, CB_BVH_VT | CB_BVH_EE, all, &err) == 0);
+    keep_rule kr = {0};
+    cb_bvh_filter f = {proj, gap, keep_two_of_three, &kr};
+    CU_ASSERT_FATAL(cb_bvh_self_query_filtered(b, CB_BVH_VT | CB_BVH_EE, &f, r, &err) == 0);
+    long dropped_gap = 0, dropped_keep = 0, called = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const cb_pair_list *A = pass ? &all->ee : &all->vt, *R = pass ? &r->ee : &r->vt;
+        long n = 0;
+        int same = 1;
+        for (long i = 0; i < A->n; i++) {
+            const int a = A->p[i][0], c = A->p[i][1];
+            const int *va = pass ? m->e[a] : &a, *vb = pass ? m->e[c] : m->f[c];
+            if (slab_apart(proj, gap, ns, va, pass ? 2 : 1, vb, pass ? 2 : 3)) { dropped_gap++; continue; }
+            called++;
+            if ((a + 2 * c + pass) % 3 == 0) { dropped_keep++; continue; }
+            if (n >= R->n || R->p[n][0] != a || R->p[n][1] != c) same = 0;
+            n++;
+        }
+        CU_ASSERT(same);
+        CU_ASSERT(n == R->n);
+    }
+    /* the keep rule saw exactly the pairs that passed the slab test; the filters had
+     * something to drop (on a flat grid the slab test may drop all) */
+    CU_ASSERT(kr.calls == called);
+    CU_ASSERT(dropped_gap > 0);
+    CU_ASSERT(dropped_keep > 0 || called == 0);
+    /* no filter: the unfiltered lists */
+    cb_bvh_filter none = {NULL, NULL, NULL, NULL};
+    CU_ASSERT_FATAL(cb_bvh_self_query_filtered(b, CB_BVH_VT | CB_BVH_EE, &none, r, &err) == 0);
+    CU_ASSERT(r->vt.n == all->vt.n && r->ee.n == all->ee.n);
+    CU_ASSERT(r->vt.n == 0 || memcmp(r->vt.p, all->vt.p, (size_t)r->vt.n * sizeof *r->vt.p) == 0);
+    CU_ASSERT(r->ee.n == 0 || memcmp(r->ee.p, all->ee.p, (size_t)r->ee.n * sizeof *r->ee.p) == 0);
+    /* projections without gaps */
+    cb_bvh_filter bad = {proj, NULL, NULL, NULL};
+    CU_ASSERT(cb_bvh_self_query_filtered(b, CB_BVH_VT, &bad, r, &err) == CB_ERR_INPUT);
+    CU_ASSERT(strstr(err.message, "no gaps") != NULL);
+    cb_bvh_result_free(&all);
+    cb_bvh_result_free(&r);
+    free(proj);
+}
+
 /* One mesh at positions x: every kind, self query vs oracle and vs the true pairs
  * within 2 * margin. */
 static void check_self_all_kinds(const char *name, const cb_mesh *m, const double (*x)[3], double margin)
@@ -328,6 +413,7 @@ static void check_self_all_kinds(const char *name, const cb_mesh *m, const doubl
         /* asking for one kind only gives the same list and empties the others */
         CU_ASSERT(cb_bvh_self_query(b, CB_BVH_VT, r, &err) == 0);
         CU_ASSERT(r->tt.n == 0 && r->ee.n == 0 && r->vt.n == vt.n);
+        check_filtered(m, x, b, margin);
 
         free(tt.k); free(vt.k); free(ee.k);
         free(ott.k); free(ovt.k); free(oee.k);
