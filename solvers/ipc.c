@@ -70,7 +70,9 @@
  *      springs hold anyway, never redo the analysis (they did 27 times in the first 40
  *      steps of the 60 x 60 drape);
  *   3. factor and solve H p = -grad g (CHOLMOD);
- *   4. stop when |p|_inf / h < tolerance (m/s) (IPC's test on the Newton increment);
+ *   4. stop when |p|_inf / h < tolerance (m/s) (IPC's test on the Newton increment;
+ *      near the solution decided without the factorization when it can be: cg_test,
+ *      below);
  *   5. CCD: the largest step alpha_max <= 1 along p for which no pair comes closer than
  *      xi + 0.1 (d_0 - xi) (d_0 its distance now): the swept BVH (x to x + p, margin
  *      (xi + dhat)/2, the gather's: with xi/2 a pair ending just above xi was no
@@ -267,16 +269,21 @@
  * an increment below the tolerance from a matrix with blocks reused from before this
  * iteration is redone with every hinge evaluated at the iterate and only that one ends
  * the step; a step the line search rejects with reused blocks is redone the same way
- * before ipc gives up. The redone test costs no factorization when it can be decided
- * without (fresh_test): the new matrix differs from the factored one only in the blocks
- * of hinges that moved by less than hinge_reuse, so conjugate gradients preconditioned
- * by the factor at hand, started at its increment, converge by orders of magnitude per
- * iteration (one or two solves and products); the test passes there only when the
- * increment plus twice the error estimate is below the tolerance, and every other case
- * (near or above the tolerance, slow CG, no descent) factors the matrix as before. The
- * results are bit for bit the same (the same iterate ends the step); on the 60 x 60 drape
- * in contact every step's test was decided there, 4 factorizations a step instead of 5,
- * 178 against 193 CPU-ms per step (steps 6-20; release builds, interleaved, load ~6). Measured 2026-11-26 (release
+ * before ipc gives up.
+ * The convergence tests without their factorizations (cg_test): near the solution the
+ * matrix at the new iterate differs little from the one factored in the iteration before
+ * (and the redone test's only in the blocks of hinges that moved by less than
+ * hinge_reuse), so conjugate gradients preconditioned by the factor at hand converge by
+ * orders of magnitude per iteration (two or three solves and products against a
+ * factorization); the test passes there only when the increment plus twice the error
+ * estimate is below the tolerance, and every other case (near or above the tolerance,
+ * slow CG, no descent, the last factor not the exact matrix of the iteration before)
+ * factors the matrix as before. Tried at an iterate when the last increment was within
+ * ten times the tolerance. The results are bit for bit the same (the same decisions, so
+ * the same iterate ends the step); on the 60 x 60 drape in contact every step's tests
+ * were decided there: 3 factorizations a step instead of 5 (the Newton iterations'),
+ * 163 against 192 CPU-ms per step (steps 6-20; release builds, interleaved pairs against
+ * 26b1227, load ~7); the redone test alone by CG: 178. Measured 2026-11-26 (release
  * build, load ~5 on the shared 2-core machine, drape_sphere.yaml with the cloth 5 mm
  * above the sphere; iterations per step; hinge_reuse 0.01 against 0): 20 x 20 to 0.5 s,
  * 4.52 against 4.52 iterations (6.52 against 5.52 factorizations), 2.53 against 3.31
@@ -418,7 +425,7 @@ typedef struct ipc_solver {
     double *rest_l2;       /* [ne] squared rest length of each edge (the mollifier's eps_x) */
     double (*xt)[3], (*dxt)[3], (*p)[3];
     double (*hc)[3][3];    /* [nfree] the friction's Hessian blocks */
-    double *cg;            /* [5 * 3 nfree] fresh_test's vectors (with the hinge cache only) */
+    double *cg;            /* [5 * 3 nfree] cg_test's vectors */
     double self_friction;  /* `self_friction`: mu of the cloth's pairs with itself */
     cb_ipc_fpair *fp;      /* the lagged friction of the self and mesh collider pairs */
     long nfp, capfp;
@@ -1869,7 +1876,7 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     if (!rc) rc = cb_spring_solver_setup(ss, w, 3, "ipc: the Hessian M + h^2 H + kappa B", err);
     if (!rc) rc = pins_init(s, w, err);
     if (!rc && ss->nfree > 0) rc = seed_pattern(s, w, err);
-    if (!rc && ss->nfree > 0 && ss->hinge_cache) {
+    if (!rc && ss->nfree > 0) {
         s->cg = cb_calloc((size_t)15 * ss->nfree, sizeof *s->cg);
         if (!s->cg) rc = CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %d vertices", nv);
     }
@@ -2152,34 +2159,35 @@ static int precondition(ipc_solver *s, const double *r, double *z, double *rz, d
     return CB_OK;
 }
 
-/* ipc's convergence test redone with every hinge evaluated at x (Hinge reuse, in the
- * header) without the factorization of that matrix A: its values are assembled, the
- * factor is still that of the matrix with the reused hinge blocks (P), which differs
- * from A only in blocks of hinges that moved by less than hinge_reuse of their edge.
- * Conjugate gradients on A p = -grad g, preconditioned by P and started at P's solution
- * p0, then converge by the factor |P^-1 (A - P)| per iteration; z = P^-1 r estimates the
- * error A^-1 r of each iterate p to that factor. The test passes here only when, after
- * an iteration that cut |z|_inf tenfold or more (the estimate's factor is small),
- * |p|_inf + 2 |z|_inf is below the tolerance times h and |z|_inf below 1% of it, and p is
- * a descent direction (the exact solve's increment is then below the tolerance too,
- * unless the estimate were off by more than twice); otherwise (the increment is near
- * the tolerance or above it, A is not positive definite along a direction, CG slow)
- * it returns 0 and the caller factors A, as before: the decisions of the exact test,
- * and the results bit for bit, at one factorization fewer per converged step.
- * P's solution is s->p (read before the first solve here). Returns 1: converged (*pinf = |p|_inf), 0: undecided, < 0: error. */
-static int fresh_test(ipc_solver *s, double h, double *pinf, cb_error *err)
+/* ipc's convergence test on the increment of the assembled matrix A (its values) without
+ * A's factorization, by the factor at hand (P): the matrix of the last iteration at the
+ * iterate before (cg_first: the test at a new iterate), or the same iterate's with some
+ * hinge blocks reused from before (the test redone with every hinge evaluated at x, Hinge
+ * reuse in the header; started at P's increment, s->p). Near the solution, A - P is
+ * small against P: conjugate gradients on A p = -grad g preconditioned by P converge by
+ * the factor |P^-1 (A - P)| per iteration, and z = P^-1 r estimates the error A^-1 r of
+ * each iterate p to that factor. The test passes here only when, after an iteration that
+ * cut |z|_inf tenfold or more (the estimate's factor is small), |p|_inf + 2 |z|_inf is
+ * below the tolerance times h and |z|_inf below 1% of it, and p is a descent direction
+ * (the exact solve's increment is then below the tolerance too, unless the estimate were
+ * off by more than twice); otherwise (the increment is near the tolerance or above it, A
+ * is not positive definite along a direction, CG slow: at most 4 iterations) it returns 0
+ * and the caller factors A, as before: the decisions of the exact test, and the results
+ * bit for bit, without the factorizations of the test. On 1, s->p is the increment p
+ * (the start of the redone test) and *pinf = |p|_inf; 0: undecided; < 0: error. */
+static int cg_test(ipc_solver *s, const cb_world *w, double h, int from_p, double *pinf, cb_error *err)
 {
     cb_spring_solver *ss = &s->ss;
     int n = 3 * ss->nfree;
     double *p = s->cg, *r = p + n, *z = r + n, *d = z + n, *q = d + n, lim = s->tolerance * h;
-    for (int i = 0; i < n; i++) p[i] = s->p[ss->vert[i / 3]][i % 3];
-    cb_chol_multiply(ss->chol, p, q);
-    for (int i = 0; i < n; i++) r[i] = -ss->grad[ss->vert[i / 3]][i % 3] - q[i];
+    for (int i = 0; i < n; i++) p[i] = from_p ? s->p[ss->vert[i / 3]][i % 3] : 0.0;
+    if (from_p) cb_chol_multiply(ss->chol, p, q);
+    for (int i = 0; i < n; i++) r[i] = -ss->grad[ss->vert[i / 3]][i % 3] - (from_p ? q[i] : 0.0);
     double rz, zinf;
     int rc = precondition(s, r, z, &rz, &zinf, err);
     if (rc) return rc;
     memcpy(d, z, (size_t)n * sizeof *d);
-    for (int it = 0; it < 3; it++) {
+    for (int it = 0; it < 4; it++) {
         cb_chol_multiply(ss->chol, d, q);
         double dq = 0.0;
         for (int i = 0; i < n; i++) dq += d[i] * q[i];
@@ -2195,6 +2203,8 @@ static int fresh_test(ipc_solver *s, double h, double *pinf, cb_error *err)
         if (rc) return rc;
         if (!(zinf1 <= 0.1 * zinf)) return 0;
         if (xinf + 2.0 * zinf1 < lim && zinf1 <= 0.01 * lim && slope > 0) {
+            if (!from_p) memset(s->p, 0, (size_t)w->nv * sizeof *s->p);
+            for (int i = 0; i < n; i++) s->p[ss->vert[i / 3]][i % 3] = p[i];
             *pinf = xinf;
             return 1;
         }
@@ -2236,6 +2246,8 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
     int iters = 0, converged = 0, slow = 0;
     double prev_inf = INFINITY, step_inf = INFINITY, prev_min_s = s->min_s, s_small = 1e-18 * s->bbox * s->bbox;
     int stalled = 0, pressed = 0, fresh = 0; /* fresh: every cached hinge was evaluated at x */
+    const cb_chol *pf_chol = NULL; /* the system whose factor is the exact matrix of the last iteration */
+    int pf_n = 0;                  /* its factorizations then */
     while (iters < s->max_iterations) {
         if (iters > 0 && cb_interrupt_requested())
             return CB_FAIL(err, CB_ERR_INTERRUPTED, "ipc: interrupted by a signal in iteration %d", iters);
@@ -2253,11 +2265,22 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
         double slope = 0.0, pinf = 0.0;
         int stale = -1; /* hinges reused from before this iteration (the second pass reuses the first's) */
         int exact = 1;
+        /* near the solution (the last increment within ten times the tolerance), the test
+         * at this iterate by cg_test on the last iteration's factor first (not after its
+         * own factorization proved undecided: fresh) */
+        int try_cg = !(dtau > 0) && !fresh && s->cg && pf_chol == ss->chol && pf_chol &&
+                     cb_chol_factorizations(ss->chol) == pf_n && prev_inf < 10.0 * s->tolerance;
         for (; exact >= 0; exact--) {
             assemble(s, w, cx, h, t1, exact);
             if (stale < 0) stale = fresh ? 0 : ss->hinge_reused;
             fresh = 0;
             cb_lap(lap, "assembly");
+            if (exact && try_cg) {
+                rc = cg_test(s, w, h, 0, &pinf, err);
+                if (rc < 0) return rc;
+                cb_lap(lap, "solve");
+                if (rc == 1) break;
+            }
             rc = cb_spring_solver_factor(ss, w, h, err);
             if (rc == CB_ERR_NUMERIC && exact) { /* not a factorization used: no count, no message */
                 cb_error_clear(err);
@@ -2265,6 +2288,8 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
             }
             if (rc) return rc;
             info->factorizations++;
+            pf_chol = exact ? ss->chol : NULL;
+            pf_n = cb_chol_factorizations(ss->chol);
             cb_lap(lap, "factor");
             double *B = cb_chol_rhs(ss->chol);
             for (int u = 0; u < ss->nfree; u++)
@@ -2290,7 +2315,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
         step_inf = pinf / h;
         if (!(dtau > 0) && step_inf < s->tolerance && stale > 0) {
             /* converged with reused hinge blocks: the test is redone on the increment
-             * of H with every hinge evaluated at x; by fresh_test on the factor at hand
+             * of H with every hinge evaluated at x; by cg_test on the factor at hand
              * when the exact springs' matrix was factored, else (or undecided there) by
              * the factorization of the next pass, whose assembly then finds every hinge
              * in the cache (fresh) */
@@ -2299,7 +2324,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
                 assemble(s, w, cx, h, t1, 1);
                 cb_lap(lap, "assembly");
                 double pf = 0.0;
-                rc = fresh_test(s, h, &pf, err);
+                rc = cg_test(s, w, h, 1, &pf, err);
                 cb_lap(lap, "solve");
                 if (rc < 0) return rc;
                 if (rc == 1) {
