@@ -265,13 +265,14 @@
  * (contact/barrier.h), and the pattern's check is a lookup per coupling in the sorted
  * pattern's rows (no sort while the pattern holds).
  * Hinge reuse (hinge_reuse, default 0.01; 0: every hinge evaluated at each assembly, the
- * results of before bit for bit): the assembly keeps each hinge's projected 12 x 12
- * Hessian with the positions it was evaluated at and reuses it while each of the hinge's
+ * results of before bit for bit): the assembly keeps each hinge's 12 x 12 Hessian (the
+ * exact one since hinge_exact; the clamped pass's projected ones are not kept) with the
+ * positions it was evaluated at and reuses it while each of the hinge's
  * vertex offsets from its first vertex moved by at most hinge_reuse of its edge
  * (newton's cache, cb_spring_solver_hinge_cache). Only the search direction changes:
  * the line search's Armijo test and objective are on the exact g (from tau = t + h on;
- * before, the steps are taken without it either way), and a reused block is PSD, so H
- * stays positive definite. ipc's convergence test is on the increment H^-1 grad g, so
+ * before, the steps are taken without it either way), and a matrix that is not positive
+ * definite falls back to the clamped pass as without reuse. ipc's convergence test is on the increment H^-1 grad g, so
  * an increment below the tolerance from a matrix with blocks reused from before this
  * iteration is redone with every hinge evaluated at the iterate and only that one ends
  * the step; a step the line search rejects with reused blocks is redone the same way
