@@ -236,7 +236,8 @@ void cb_bending_add_pin_impulse(const cb_bending *b, const double (*x)[3], const
     }
 }
 
-void cb_bending_hinge_hessian(const cb_bending *b, int i, const double (*x)[3], double H[12][12])
+/* The hinge's Hessian, projected to PSD with project. */
+static void hinge_hessian(const cb_bending *b, int i, const double (*x)[3], double H[12][12], int project)
 {
     const int *h = b->h[i];
     if (b->kind == CB_BENDING_QUADRATIC) {
@@ -252,7 +253,17 @@ void cb_bending_hinge_hessian(const cb_bending *b, int i, const double (*x)[3], 
     const double *gf = &g[0][0];
     for (int r = 0; r < 12; r++)
         for (int c = 0; c < 12; c++) H[r][c] = s * (gf[r] * gf[c] + d * H[r][c]);
-    if (d != 0.0) cb_hinge_psd_project(x[h[0]], x[h[1]], x[h[2]], x[h[3]], H);
+    if (d != 0.0 && project) cb_hinge_psd_project(x[h[0]], x[h[1]], x[h[2]], x[h[3]], H);
+}
+
+void cb_bending_hinge_hessian(const cb_bending *b, int i, const double (*x)[3], double H[12][12])
+{
+    hinge_hessian(b, i, x, H, 1);
+}
+
+void cb_bending_hinge_hessian_exact(const cb_bending *b, int i, const double (*x)[3], double H[12][12])
+{
+    hinge_hessian(b, i, x, H, 0);
 }
 
 /* A <- (W (x) I3) A, W = 1/2 [1 1 1 1; 1 1 -1 -1; 1 -1 1 -1; 1 -1 -1 1] (symmetric and

@@ -68,6 +68,10 @@ void cb_bending_add_pin_impulse(const cb_bending *b, const double (*x)[3], const
                                 const cb_world *w, double t, double *work);
 /* The Hessian of term i at x, 12 x 12, positive semi-definite (shells: projected). */
 void cb_bending_hinge_hessian(const cb_bending *b, int i, const double (*x)[3], double H[12][12]);
+/* The same unprojected: shells' exact Hessian 2 k_bend w (g g^T + (theta - theta0) H_theta),
+ * indefinite where the hinge is bent away from its rest angle and curves the wrong way
+ * (ipc's Newton iterations, solvers/ipc.c); quadratic's (already PSD) as above. */
+void cb_bending_hinge_hessian_exact(const cb_bending *b, int i, const double (*x)[3], double H[12][12]);
 
 /* The exact Hessian of the signed dihedral angle (cb_dihedral_angle, core/model.h) at
  * x0..x3, 12 x 12 and symmetric, by forward differentiation of its gradient formula;

@@ -211,6 +211,23 @@ static void threads_leave(const cb_chol *c, threads_saved saved)
     if (openblas_get_num_threads() != saved.blas) openblas_set_num_threads(saved.blas);
 }
 double *cb_chol_values(cb_chol *c) { return c ? (double *)c->A->x : NULL; }
+void cb_chol_multiply(const cb_chol *c, const double *x, double *y)
+{
+    CB_ASSERT(c && x && y);
+    const int *cp = c->A->p, *ri = c->A->i;
+    const double *a = c->A->x;
+    memset(y, 0, (size_t)c->n * sizeof *y);
+    for (int j = 0; j < c->n; j++) {
+        double xj = x[j], yj = a[cp[j]] * xj; /* the diagonal first */
+        for (int p = cp[j] + 1; p < cp[j + 1]; p++) {
+            int i = ri[p];
+            y[i] += a[p] * xj;
+            yj += a[p] * x[i];
+        }
+        y[j] += yj;
+    }
+}
+
 double *cb_chol_rhs(cb_chol *c) { return c ? (double *)c->B->x : NULL; }
 int cb_chol_factorizations(const cb_chol *c) { return c ? c->factorizations : 0; }
 int cb_chol_failed_unknown(const cb_chol *c) { return c ? c->failed : -1; }

@@ -66,6 +66,11 @@ int cb_chol_failed_unknown(const cb_chol *c);
 double cb_chol_factor_nnz(const cb_chol *c);
 int cb_chol_is_supernodal(const cb_chol *c);
 
+/* y = A x (n doubles each) with the current values (the symmetric matrix whose lower
+ * triangle they hold), whatever the factor holds: an iterative refinement of a solve for
+ * values changed since the last factorization (ipc's convergence test, solvers/ipc.c). */
+void cb_chol_multiply(const cb_chol *c, const double *x, double *y);
+
 /* The right-hand side, column-major n x nrhs: fill it, then call cb_chol_solve. */
 double *cb_chol_rhs(cb_chol *c);
 /* Solve A X = B for the current factor; the solution (column-major n x nrhs) is

@@ -51,12 +51,18 @@
  *      beyond xi + dhat is skipped before its distance: self_lb);
  *   2. assembly: H = M + h^2 (springs, hinges: cb_spring_solver_assemble) + kappa sum_k
  *      P(hess b_k); the springs' Hessians exact (a compressed spring's transverse part
- *      negative: spring_exact), the hinges' projected per hinge as newton's (and, as
- *      newton's, reused while the hinge's shape moved by less than hinge_reuse of its
- *      edge: below, "Hinge reuse"); when that H is
- *      not positive definite (CHOLMOD's factorization fails) or its step is no descent
- *      direction, the iteration reassembles and refactors H with the springs' transverse
- *      part clamped at 0 (newton's, PSD). Clamped in every iteration (before), H was
+ *      negative: spring_exact), the hinges' exact too (cb_bending_hinge_hessian_exact,
+ *      unprojected: hinge_exact; as newton's projected ones, reused while the hinge's
+ *      shape moved by less than hinge_reuse of its edge: below, "Hinge reuse"); when that
+ *      H is not positive definite (CHOLMOD's factorization fails) or its step is no
+ *      descent direction, the iteration reassembles and refactors H with the springs'
+ *      transverse part clamped at 0 and the hinges' Hessians projected per hinge
+ *      (newton's, PSD). With the hinges projected in every iteration (before), Newton
+ *      converged linearly wherever the sheet bent away from its rest angle (the increment
+ *      falling by ~0.2 per iteration; quadratically with `bending: quadratic`): 7 iterations
+ *      in steps 19-20 of the 60 x 60 drape 5 mm above the sphere, now 5 and 6; and their
+ *      projection was most of the assembly (1.34 against 0.54 s of its 20 steps). Clamped
+ *      springs in every iteration (before that), H was
  *      stiffer than g sideways wherever the draping sheet compressed its springs (h^2 k
  *      (1 - r/l) against the vertex mass: 0.025 x 1% against 6e-5 kg in the 16 x 16 drop
  *      of tests/test_determinism.c) and Newton converged linearly there, ~0.88 a step,
@@ -70,7 +76,9 @@
  *      springs hold anyway, never redo the analysis (they did 27 times in the first 40
  *      steps of the 60 x 60 drape);
  *   3. factor and solve H p = -grad g (CHOLMOD);
- *   4. stop when |p|_inf / h < tolerance (m/s) (IPC's test on the Newton increment);
+ *   4. stop when |p|_inf / h < tolerance (m/s) (IPC's test on the Newton increment;
+ *      near the solution decided without the factorization when it can be: cg_test,
+ *      below);
  *   5. CCD: the largest step alpha_max <= 1 along p for which no pair comes closer than
  *      xi + 0.1 (d_0 - xi) (d_0 its distance now): the swept BVH (x to x + p, margin
  *      (xi + dhat)/2, the gather's: with xi/2 a pair ending just above xi was no
@@ -257,17 +265,32 @@
  * (contact/barrier.h), and the pattern's check is a lookup per coupling in the sorted
  * pattern's rows (no sort while the pattern holds).
  * Hinge reuse (hinge_reuse, default 0.01; 0: every hinge evaluated at each assembly, the
- * results of before bit for bit): the assembly keeps each hinge's projected 12 x 12
- * Hessian with the positions it was evaluated at and reuses it while each of the hinge's
+ * results of before bit for bit): the assembly keeps each hinge's 12 x 12 Hessian (the
+ * exact one since hinge_exact; the clamped pass's projected ones are not kept) with the
+ * positions it was evaluated at and reuses it while each of the hinge's
  * vertex offsets from its first vertex moved by at most hinge_reuse of its edge
  * (newton's cache, cb_spring_solver_hinge_cache). Only the search direction changes:
  * the line search's Armijo test and objective are on the exact g (from tau = t + h on;
- * before, the steps are taken without it either way), and a reused block is PSD, so H
- * stays positive definite. ipc's convergence test is on the increment H^-1 grad g, so
+ * before, the steps are taken without it either way), and a matrix that is not positive
+ * definite falls back to the clamped pass as without reuse. ipc's convergence test is on the increment H^-1 grad g, so
  * an increment below the tolerance from a matrix with blocks reused from before this
- * iteration is redone with every hinge evaluated at the iterate (one more factorization
- * per step) and only that one ends the step; a step the line search rejects with reused
- * blocks is redone the same way before ipc gives up. Measured 2026-11-26 (release
+ * iteration is redone with every hinge evaluated at the iterate and only that one ends
+ * the step; a step the line search rejects with reused blocks is redone the same way
+ * before ipc gives up.
+ * The convergence tests without their factorizations (cg_test): near the solution the
+ * matrix at the new iterate differs little from the one factored in the iteration before
+ * (and the redone test's only in the blocks of hinges that moved by less than
+ * hinge_reuse), so conjugate gradients preconditioned by the factor at hand converge by
+ * orders of magnitude per iteration (two or three solves and products against a
+ * factorization); the test passes there only when the increment plus twice the error
+ * estimate is below the tolerance, and every other case (near or above the tolerance,
+ * slow CG, no descent, the last factor not the exact matrix of the iteration before)
+ * factors the matrix as before. Tried at an iterate when the last increment was within
+ * ten times the tolerance. The results are bit for bit the same (the same decisions, so
+ * the same iterate ends the step); on the 60 x 60 drape in contact every step's tests
+ * were decided there: 3 factorizations a step instead of 5 (the Newton iterations'),
+ * 163 against 192 CPU-ms per step (steps 6-20; release builds, interleaved pairs against
+ * 26b1227, load ~7); the redone test alone by CG: 178. Measured 2026-11-26 (release
  * build, load ~5 on the shared 2-core machine, drape_sphere.yaml with the cloth 5 mm
  * above the sphere; iterations per step; hinge_reuse 0.01 against 0): 20 x 20 to 0.5 s,
  * 4.52 against 4.52 iterations (6.52 against 5.52 factorizations), 2.53 against 3.31
@@ -409,6 +432,7 @@ typedef struct ipc_solver {
     double *rest_l2;       /* [ne] squared rest length of each edge (the mollifier's eps_x) */
     double (*xt)[3], (*dxt)[3], (*p)[3];
     double (*hc)[3][3];    /* [nfree] the friction's Hessian blocks */
+    double *cg;            /* [5 * 3 nfree] cg_test's vectors */
     double self_friction;  /* `self_friction`: mu of the cloth's pairs with itself */
     cb_ipc_fpair *fp;      /* the lagged friction of the self and mesh collider pairs */
     long nfp, capfp;
@@ -466,6 +490,7 @@ static void ipc_destroy(void *self)
     free(s->dxt);
     free(s->p);
     free(s->hc);
+    free(s->cg);
     free(s->fp);
     free(s->mix);
     free(s->mpin);
@@ -1610,7 +1635,7 @@ static void init_kappa(ipc_solver *s, const cb_world *w, const double (*x)[3], d
  * hinges' Hessian blocks between a free vertex and a moving pin, times the pin's rate pu
  * (the pairs' blocks are added in barrier). The springs' blocks as
  * cb_spring_solver_assemble makes them (exact or clamped with ss->spring_exact), the
- * hinges' projected as there. */
+ * hinges' exact or projected as there (hinge_exact). */
 static void pin_mix(ipc_solver *s, const double (*x)[3], double h)
 {
     const cb_spring_solver *ss = &s->ss;
@@ -1638,7 +1663,10 @@ static void pin_mix(ipc_solver *s, const double (*x)[3], double h)
         int i = s->mp_hinge[k];
         const int *hv = ss->bend.h[i];
         double H[12][12];
-        cb_bending_hinge_hessian(&ss->bend, i, x, H);
+        if (ss->hinge_exact && ss->spring_exact)
+            cb_bending_hinge_hessian_exact(&ss->bend, i, x, H);
+        else
+            cb_bending_hinge_hessian(&ss->bend, i, x, H);
         for (int a = 0; a < 4; a++) {
             if (ss->unk[hv[a]] < 0) continue;
             for (int b = 0; b < 4; b++) {
@@ -1792,6 +1820,7 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     if (!rc) rc = cb_springs_build(w, bending == CB_BENDING_SPRINGS ? CB_SPRINGS_MODEL : CB_SPRINGS_STRETCH, &ss->sp, err);
     if (!rc) rc = cb_bending_init(&ss->bend, w, (cb_bending_kind)bending, err);
     if (!rc && reuse > 0) rc = cb_spring_solver_hinge_cache(ss, reuse, err);
+    ss->hinge_exact = 1; /* the hinges exact in the exact pass, as the springs */
     if (rc) {
         if (rc != CB_ERR_NOMEM) cb_error_prefix(err, "ipc: ");
         ipc_destroy(s);
@@ -1858,6 +1887,10 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     if (!rc) rc = cb_spring_solver_setup(ss, w, 3, "ipc: the Hessian M + h^2 H + kappa B", err);
     if (!rc) rc = pins_init(s, w, err);
     if (!rc && ss->nfree > 0) rc = seed_pattern(s, w, err);
+    if (!rc && ss->nfree > 0) {
+        s->cg = cb_calloc((size_t)15 * ss->nfree, sizeof *s->cg);
+        if (!s->cg) rc = CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %d vertices", nv);
+    }
     if (rc) {
         ipc_destroy(s);
         return rc;
@@ -2102,6 +2135,98 @@ static void path_emit(ipc_solver *s, double t0, double t1)
  * iterations of the potential at t1; the step converges only there. A step that does
  * not converge within max_iterations, or whose line search cannot decrease g, fails
  * with the reason. */
+/* grad g and H at x in one pass over the pairs (the springs' exact Hessian with exact,
+ * else their clamped one) */
+static void assemble(ipc_solver *s, const cb_world *w, const double (*x)[3], double h, double t1, int exact)
+{
+    cb_spring_solver *ss = &s->ss;
+    ss->spring_exact = exact;
+    cb_spring_solver_gradient(ss, w, x, h);
+    memset(s->hc, 0, (size_t)ss->nfree * sizeof *s->hc);
+    cb_spring_friction(ss, w, h, t1, x, ss->grad, s->hc, NULL);
+    cb_spring_solver_assemble(ss, w, x, h, (const double (*)[3][3])s->hc);
+    if (s->moving) memset(s->mix, 0, (size_t)w->nv * sizeof *s->mix);
+    barrier(s, w, x, s->tau, ss->grad, cb_chol_values(ss->chol), h, NULL);
+    pair_friction(s, w, x, ss->grad, cb_chol_values(ss->chol), h, t1, NULL);
+    if (s->pin_phase) pin_mix(s, x, h);
+}
+
+/* r's preconditioned residual z = P^-1 r by the factor of the system (P: the matrix last
+ * factored); returns r . z, *zinf = |z|_inf */
+static int precondition(ipc_solver *s, const double *r, double *z, double *rz, double *zinf, cb_error *err)
+{
+    int n = 3 * s->ss.nfree;
+    memcpy(cb_chol_rhs(s->ss.chol), r, (size_t)n * sizeof *r);
+    const double *sol;
+    int rc = cb_chol_solve(s->ss.chol, &sol, err);
+    if (rc) return rc;
+    *rz = 0.0;
+    *zinf = 0.0;
+    for (int i = 0; i < n; i++) {
+        z[i] = sol[i];
+        *rz += r[i] * z[i];
+        *zinf = fmax(*zinf, fabs(z[i]));
+    }
+    return CB_OK;
+}
+
+/* ipc's convergence test on the increment of the assembled matrix A (its values) without
+ * A's factorization, by the factor at hand (P): the matrix of the last iteration at the
+ * iterate before (cg_first: the test at a new iterate), or the same iterate's with some
+ * hinge blocks reused from before (the test redone with every hinge evaluated at x, Hinge
+ * reuse in the header; started at P's increment, s->p). Near the solution, A - P is
+ * small against P: conjugate gradients on A p = -grad g preconditioned by P converge by
+ * the factor |P^-1 (A - P)| per iteration, and z = P^-1 r estimates the error A^-1 r of
+ * each iterate p to that factor. The test passes here only when, after an iteration that
+ * cut |z|_inf tenfold or more (the estimate's factor is small), |p|_inf + 2 |z|_inf is
+ * below the tolerance times h and |z|_inf below 1% of it, and p is a descent direction
+ * (the exact solve's increment is then below the tolerance too, unless the estimate were
+ * off by more than twice); otherwise (the increment is near the tolerance or above it, A
+ * is not positive definite along a direction, CG slow: at most 4 iterations) it returns 0
+ * and the caller factors A, as before: the decisions of the exact test, and the results
+ * bit for bit, without the factorizations of the test. On 1, s->p is the increment p
+ * (the start of the redone test) and *pinf = |p|_inf; 0: undecided; < 0: error. */
+static int cg_test(ipc_solver *s, const cb_world *w, double h, int from_p, double *pinf, cb_error *err)
+{
+    cb_spring_solver *ss = &s->ss;
+    int n = 3 * ss->nfree;
+    double *p = s->cg, *r = p + n, *z = r + n, *d = z + n, *q = d + n, lim = s->tolerance * h;
+    for (int i = 0; i < n; i++) p[i] = from_p ? s->p[ss->vert[i / 3]][i % 3] : 0.0;
+    if (from_p) cb_chol_multiply(ss->chol, p, q);
+    for (int i = 0; i < n; i++) r[i] = -ss->grad[ss->vert[i / 3]][i % 3] - (from_p ? q[i] : 0.0);
+    double rz, zinf;
+    int rc = precondition(s, r, z, &rz, &zinf, err);
+    if (rc) return rc;
+    memcpy(d, z, (size_t)n * sizeof *d);
+    for (int it = 0; it < 4; it++) {
+        cb_chol_multiply(ss->chol, d, q);
+        double dq = 0.0;
+        for (int i = 0; i < n; i++) dq += d[i] * q[i];
+        if (!(dq > 0) || !(rz > 0)) return 0;
+        double a = rz / dq, rz1, zinf1, xinf = 0.0, slope = 0.0;
+        for (int i = 0; i < n; i++) {
+            p[i] += a * d[i];
+            r[i] -= a * q[i];
+            xinf = fmax(xinf, fabs(p[i]));
+            slope -= p[i] * ss->grad[ss->vert[i / 3]][i % 3];
+        }
+        rc = precondition(s, r, z, &rz1, &zinf1, err);
+        if (rc) return rc;
+        if (!(zinf1 <= 0.1 * zinf)) return 0;
+        if (xinf + 2.0 * zinf1 < lim && zinf1 <= 0.01 * lim && slope > 0) {
+            if (!from_p) memset(s->p, 0, (size_t)w->nv * sizeof *s->p);
+            for (int i = 0; i < n; i++) s->p[ss->vert[i / 3]][i % 3] = p[i];
+            *pinf = xinf;
+            return 1;
+        }
+        if (xinf - 2.0 * zinf1 >= lim) return 0;
+        for (int i = 0; i < n; i++) d[i] = z[i] + rz1 / rz * d[i];
+        rz = rz1;
+        zinf = zinf1;
+    }
+    return 0;
+}
+
 static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_info *info, cb_lap_timer *lap,
                      int *iters_p, double *residual, cb_error *err)
 {
@@ -2131,7 +2256,9 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
     double g = objective(s, w, (const double (*)[3])ss->dx, cx, h, t1);
     int iters = 0, converged = 0, slow = 0;
     double prev_inf = INFINITY, step_inf = INFINITY, prev_min_s = s->min_s, s_small = 1e-18 * s->bbox * s->bbox;
-    int stalled = 0, pressed = 0;
+    int stalled = 0, pressed = 0, fresh = 0; /* fresh: every cached hinge was evaluated at x */
+    const cb_chol *pf_chol = NULL; /* the system whose factor is the exact matrix of the last iteration */
+    int pf_n = 0;                  /* its factorizations then */
     while (iters < s->max_iterations) {
         if (iters > 0 && cb_interrupt_requested())
             return CB_FAIL(err, CB_ERR_INTERRUPTED, "ipc: interrupted by a signal in iteration %d", iters);
@@ -2148,18 +2275,23 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
          * first, the clamped one when that is not positive definite or gives no descent */
         double slope = 0.0, pinf = 0.0;
         int stale = -1; /* hinges reused from before this iteration (the second pass reuses the first's) */
-        for (int exact = 1; exact >= 0; exact--) {
-            ss->spring_exact = exact;
-            cb_spring_solver_gradient(ss, w, cx, h);
-            memset(s->hc, 0, (size_t)ss->nfree * sizeof *s->hc);
-            cb_spring_friction(ss, w, h, t1, cx, ss->grad, s->hc, NULL);
-            cb_spring_solver_assemble(ss, w, cx, h, (const double (*)[3][3])s->hc);
-            if (stale < 0) stale = ss->hinge_reused;
-            if (s->moving) memset(s->mix, 0, (size_t)w->nv * sizeof *s->mix);
-            barrier(s, w, cx, s->tau, ss->grad, cb_chol_values(ss->chol), h, NULL);
-            pair_friction(s, w, cx, ss->grad, cb_chol_values(ss->chol), h, t1, NULL);
-            if (s->pin_phase) pin_mix(s, cx, h);
+        int exact = 1;
+        /* near the solution (the last increment within ten times the tolerance), the test
+         * at this iterate by cg_test on the last iteration's factor first (not after its
+         * own factorization proved undecided: fresh) */
+        int try_cg = !(dtau > 0) && !fresh && s->cg && pf_chol == ss->chol && pf_chol &&
+                     cb_chol_factorizations(ss->chol) == pf_n && prev_inf < 10.0 * s->tolerance;
+        for (; exact >= 0; exact--) {
+            assemble(s, w, cx, h, t1, exact);
+            if (stale < 0) stale = fresh ? 0 : ss->hinge_reused;
+            fresh = 0;
             cb_lap(lap, "assembly");
+            if (exact && try_cg) {
+                rc = cg_test(s, w, h, 0, &pinf, err);
+                if (rc < 0) return rc;
+                cb_lap(lap, "solve");
+                if (rc == 1) break;
+            }
             rc = cb_spring_solver_factor(ss, w, h, err);
             if (rc == CB_ERR_NUMERIC && exact) { /* not a factorization used: no count, no message */
                 cb_error_clear(err);
@@ -2167,6 +2299,8 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
             }
             if (rc) return rc;
             info->factorizations++;
+            pf_chol = exact ? ss->chol : NULL;
+            pf_n = cb_chol_factorizations(ss->chol);
             cb_lap(lap, "factor");
             double *B = cb_chol_rhs(ss->chol);
             for (int u = 0; u < ss->nfree; u++)
@@ -2192,8 +2326,25 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
         step_inf = pinf / h;
         if (!(dtau > 0) && step_inf < s->tolerance && stale > 0) {
             /* converged with reused hinge blocks: the test is redone on the increment
-             * of H with every hinge evaluated at x */
+             * of H with every hinge evaluated at x; by cg_test on the factor at hand
+             * when the exact springs' matrix was factored, else (or undecided there) by
+             * the factorization of the next pass, whose assembly then finds every hinge
+             * in the cache (fresh) */
             cb_spring_solver_hinge_forget(ss);
+            if (exact == 1 && s->cg) {
+                assemble(s, w, cx, h, t1, 1);
+                cb_lap(lap, "assembly");
+                double pf = 0.0;
+                rc = cg_test(s, w, h, 1, &pf, err);
+                cb_lap(lap, "solve");
+                if (rc < 0) return rc;
+                if (rc == 1) {
+                    step_inf = pf / h;
+                    converged = 1;
+                    break;
+                }
+                fresh = 1;
+            }
             continue;
         }
         friction_reversals(s, w, cx, h, t1);

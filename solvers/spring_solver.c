@@ -198,13 +198,18 @@ static int hinge_unchanged(const double *c, const int *hv, const double (*x)[3],
 static void add_hinge(cb_spring_solver *ss, int i, const double (*x)[3], double h2, double *A)
 {
     const int *hv = ss->bend.h[i];
-    double own[78], *c = ss->hinge_cache ? ss->hinge_cache + (size_t)CB_HINGE_CACHE * i : NULL;
+    int unproj = ss->hinge_exact && ss->spring_exact; /* the cache holds its kind only */
+    double own[78], *c = ss->hinge_cache && (unproj || !ss->hinge_exact) ? ss->hinge_cache + (size_t)CB_HINGE_CACHE * i
+                                                                          : NULL;
     const double *e = c;
     if (c && hinge_unchanged(c, hv, x, ss->hinge_reuse)) {
         ss->hinge_reused++;
     } else {
         double H[12][12], *q = c ? c : own;
-        cb_bending_hinge_hessian(&ss->bend, i, x, H);
+        if (unproj)
+            cb_bending_hinge_hessian_exact(&ss->bend, i, x, H);
+        else
+            cb_bending_hinge_hessian(&ss->bend, i, x, H);
         for (int a = 0; a < 4; a++)
             for (int r = 0; r < 3; r++)
                 for (int col = 0; col <= r; col++) *q++ = H[3 * a + r][3 * a + col];

@@ -89,6 +89,10 @@ typedef struct cb_spring_solver {
                             * mu Lambda f1(y)/y P, a quadratic above f0 (see there) */
     int spring_exact;      /* 1: cb_spring_solver_assemble keeps the springs' transverse part
                             * unclamped (the exact, possibly indefinite, Hessian); 0: clamped */
+    int hinge_exact;       /* 1 (ipc): with spring_exact the hinges' exact Hessians too
+                            * (cb_bending_hinge_hessian_exact; the hinge cache then holds
+                            * those), without it their projected ones, evaluated each time;
+                            * 0 (newton): the projected ones always */
     int threads;           /* `threads` of the CHOLMOD calls (cb_chol_set_threads) */
     double *hinge_cache;   /* [bend.n CB_HINGE_CACHE] NULL: every hinge's Hessian evaluated at
                             * each assembly; else cb_spring_solver_hinge_cache */

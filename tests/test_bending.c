@@ -289,6 +289,11 @@ static void hinge_hessian_check(const cb_bending *b, int i, double (*x)[3], int 
         free(gw);
         for (int r = 0; r < 12; r++) F[r][c] = (gp[r / 3][r % 3] - gm[r / 3][r % 3]) / (2 * eps);
     }
+    /* the exact one (ipc's, cb_bending_hinge_hessian_exact) is the differences' everywhere */
+    cb_bending_hinge_hessian_exact(b, i, (const double (*)[3])x, H);
+    double dx = rel_diff12(H, F);
+    if (!(dx < 1e-5)) fprintf(stderr, "  hinge %d: exact Hessian vs differences %.3e\n", i, dx);
+    CU_ASSERT(dx < 1e-5);
     cb_bending_hinge_hessian(b, i, (const double (*)[3])x, H);
     CU_ASSERT(min_eig12(H) > -1e-10 * fmax(1.0, fabs(H[0][0])));
     if (!projected_only) {

@@ -69,6 +69,55 @@ static void test_cholmod_errors(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(e.message, "diagonal"));
 }
 
+/* cb_chol_multiply against the dense product of the full symmetric matrix (both
+ * triangles written out from the lower one), on a random sparse pattern, and the solve
+ * it refines: A x for the x of a solve is the right-hand side to 1e-12. */
+static void test_multiply(void)
+{
+    enum { n = 60 };
+    static double D[n][n];
+    memset(D, 0, sizeof D);
+    unsigned seed = 777u;
+    int colptr[n + 1], rowidx[n * n], nnz = 0;
+    for (int j = 0; j < n; j++) {
+        colptr[j] = nnz;
+        rowidx[nnz++] = j;
+        D[j][j] = n + 1.0;
+        for (int i = j + 1; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            if ((seed >> 16) % 5 != 0) continue;
+            rowidx[nnz++] = i;
+            D[i][j] = D[j][i] = ((seed >> 8) % 1000) / 1000.0 - 0.5;
+        }
+    }
+    colptr[n] = nnz;
+    cb_error e;
+    cb_chol *c = NULL;
+    CU_ASSERT_EQUAL_FATAL(cb_chol_create(n, colptr, rowidx, 1, CB_CHOL_AUTO, "test system", &c, &e), CB_OK);
+    double *A = cb_chol_values(c), x[n], y[n];
+    for (int j = 0; j < n; j++)
+        for (int p = colptr[j]; p < colptr[j + 1]; p++) A[p] = D[rowidx[p]][j];
+    for (int i = 0; i < n; i++) x[i] = sin(1.0 + i);
+    cb_chol_multiply(c, x, y);
+    double worst = 0.0;
+    for (int i = 0; i < n; i++) {
+        double want = 0.0;
+        for (int j = 0; j < n; j++) want += D[i][j] * x[j];
+        worst = fmax(worst, fabs(y[i] - want));
+    }
+    CU_ASSERT(worst < 1e-12);
+    /* diagonally dominant: positive definite */
+    CU_ASSERT_EQUAL_FATAL(cb_chol_factor(c, &e), CB_OK);
+    for (int i = 0; i < n; i++) cb_chol_rhs(c)[i] = cos(2.0 * i);
+    const double *sol;
+    CU_ASSERT_EQUAL_FATAL(cb_chol_solve(c, &sol, &e), CB_OK);
+    cb_chol_multiply(c, sol, y);
+    worst = 0.0;
+    for (int i = 0; i < n; i++) worst = fmax(worst, fabs(y[i] - cos(2.0 * i)));
+    CU_ASSERT(worst < 1e-12);
+    cb_chol_free(&c);
+}
+
 /* Our own triangular solves (cb_chol_solve3, three interleaved right-hand sides)
  * against cholmod_solve2 (cb_chol_solve) on random sparse SPD systems, simplicial and
  * supernodal, and after a refactorization with new values: the same solution to
@@ -312,6 +361,7 @@ static void test_threads_are_the_solvers(void)
 
 CB_TEST_MAIN("cholmod_util",
              CB_TEST(test_cholmod_errors),
+             CB_TEST(test_multiply),
              CB_TEST(test_solve3_matches_cholmod),
              CB_TEST(test_solve3_add),
              CB_TEST(test_massless_vertex_not_posdef),
