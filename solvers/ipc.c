@@ -346,7 +346,18 @@
  * (the candidates come from the cloth's triangles), edges and
  * triangles of the cloth against planes (not needed) and spheres with sphere_edges off
  * (see above: 1.2 mm into the sphere at 20 x 20 on the drape), a pin's arc inside a step
- * (its chord), a pin against a collider whose offset it starts inside, strain limiting. The class does not claim CB_SOLVER_COLLIDER_FRICTION although it has collider
+ * (its chord), a pin against a collider whose offset it starts inside, strain limiting
+ * (Codimensional IPC's barrier on the triangles' singular values). Without it the strain
+ * is the shared spring model's, and that model concentrates stretch at a grip's corner: on
+ * the gauntlet's twist_two_turns ipc ends `diverged` by the strain rule at 2.748 s (1.00017
+ * on the free boundary's first edge off a grip) with no crossing; 0.876 of it is there at
+ * half a relative turn, before the barrier does anything, newton without contact has the same
+ * strain to three digits until then (tests/test_ipc.c holds the two within the solvers'
+ * tolerance on the twist at 8 x 8 to 0.6 s), that corner edge's strain grows with the mesh
+ * (0.59 at 15 x 15, 1.00 at 60 x 60 at half a turn) while the boundary fibre's mean stays
+ * 0.39, near the 0.38 the grips force on any method, and the contact adds 0.13-0.20 by 1.1
+ * relative turns (20 x 20, thickness 1-4 mm). Not our code's doing: the measurements are
+ * in the README's gauntlet paragraph on ipc (issue 34). The class does not claim CB_SOLVER_COLLIDER_FRICTION although it has collider
  * friction: tests/test_friction.c's bundled incline patch starts exactly at the collider
  * offset, which a barrier refuses; tests/test_ipc.c holds its friction to the same
  * Coulomb answers on an incline that starts inside the barrier's range.
