@@ -129,7 +129,9 @@
  * right-hand side and x double at the interface: ~0.6x the solves' CPU time on the 81 x 81
  * curtain (125-130 against 210-225 us per pair); the positions stay within 4e-7 m of the
  * double run over the curtain's 2 s (tests/test_fms.c bounds it by 1e-5 m) and the
- * residual after 10 iterations differs by < 1e-4 relative, but the iterations converge
+ * residual after 10 iterations differs by < 1e-4 relative (with colliders the set of
+ * contact springs at an impact may differ, and the runs part by more: 2 mm after 0.5 s
+ * on the 30 x 30 drape, README "Benchmarks"), but the iterations converge
  * only to the float solves' level (a relative gradient ~1e-7-1e-6 instead of ~1e-12 on a
  * small well-converging case), and the residual is then computed by a full gradient pass
  * (the last solve does not balance b(x_k) exactly; ~0.15 ms per step on the curtain).
