@@ -1,6 +1,7 @@
 /* solvers/cholmod_util.c — sparse SPD systems through CHOLMOD, every call checked
  * (cholmod_util.h). */
 #include "solvers/cholmod_util.h"
+#include "solvers/chol_single.h"
 
 #include <cholmod.h>
 #include <stdio.h>
@@ -47,6 +48,8 @@ struct cb_chol {
     long rcap, vcap;         /* capacity of srow, sv */
     int tcap;
     int copied;              /* the copy holds the current factor */
+    cb_chol_precision precision; /* of cb_chol_solve3's triangular solves */
+    cb_chol_single *fs;      /* CB_CHOL_SINGLE: the factor's values in float (chol_single.h) */
     int factorizations;
     int failed;
     int threads;             /* threads of CHOLMOD and BLAS in this system's calls (0: one per core) */
@@ -103,6 +106,7 @@ void cb_chol_free(cb_chol **pc)
     free(c->dinv);
     free(c->t);
     free(c->w);
+    cb_chol_single_free(&c->fs);
     free(c);
     *pc = NULL;
 }
@@ -168,6 +172,16 @@ int cb_chol_create(int n, const int *colptr, const int *rowidx, int nrhs, cb_cho
 }
 
 int cb_chol_size(const cb_chol *c) { return c ? c->n : 0; }
+int cb_chol_set_precision(cb_chol *c, cb_chol_precision precision, cb_error *err)
+{
+    if (!c) return CB_FAIL(err, CB_ERR_INPUT, "cb_chol_set_precision: NULL system");
+    if (precision != CB_CHOL_DOUBLE && precision != CB_CHOL_SINGLE)
+        return CB_FAIL(err, CB_ERR_INPUT, "%s: unknown precision %d", c->label, (int)precision);
+    if (precision != c->precision) c->copied = 0; /* the next solve makes the copy it needs */
+    c->precision = precision;
+    return CB_OK;
+}
+cb_chol_precision cb_chol_get_precision(const cb_chol *c) { return c ? c->precision : CB_CHOL_DOUBLE; }
 void cb_chol_set_threads(cb_chol *c, int threads)
 {
     if (c) c->threads = threads >= 0 ? threads : 1;
@@ -358,6 +372,10 @@ static int copy_factor(cb_chol *c, cb_error *err)
     }
     if (!(dmin > 0))
         return CB_FAIL(err, CB_ERR_INTERNAL, "%s: the factor has a diagonal entry %g (not positive)", c->label, dmin);
+    if (c->precision == CB_CHOL_SINGLE) {
+        int rc = cb_chol_single_set(&c->fs, n, ns, c->sup, c->rp, c->vrow, c->sx, c->vval, c->label, err);
+        if (rc) return rc;
+    }
     c->copied = 1;
     return CB_OK;
 }
@@ -731,6 +749,32 @@ static int solve3(cb_chol *c, double (*b)[3], int keep, const int *map, const do
         if (rc) return rc;
     }
     const int n = c->n, *perm = c->perm;
+    if (c->precision == CB_CHOL_SINGLE) { /* the same steps on float rows (chol_single.h) */
+        float (*f)[4] = cb_chol_single_rows(c->fs);
+        for (int k = 0; k < n; k++) {
+            const double *s = b[perm[k]];
+            f[k][0] = (float)s[0];
+            f[k][1] = (float)s[1];
+            f[k][2] = (float)s[2];
+            f[k][3] = 0.0f;
+        }
+        cb_chol_single_solve(c->fs);
+        for (int k = 0; k < n; k++) {
+            const int u = perm[k];
+            if (!map || keep) {
+                b[u][0] = f[k][0];
+                b[u][1] = f[k][1];
+                b[u][2] = f[k][2];
+            }
+            if (map) {
+                const int i = map[u];
+                out[i][0] = base[i][0] + f[k][0];
+                out[i][1] = base[i][1] + f[k][1];
+                out[i][2] = base[i][2] + f[k][2];
+            }
+        }
+        return CB_OK;
+    }
     cb_v4 *w = c->w;
     /* P A P^T = L L^T: w = P b, L z = w, L^T w = z, x = P^T w */
     for (int k = 0; k < n; k++) {

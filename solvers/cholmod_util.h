@@ -31,6 +31,15 @@ typedef enum {
     CB_CHOL_SUPERNODAL = 2   /* supernodal LL^T: BLAS on dense blocks */
 } cb_chol_mode;
 
+/* The arithmetic of cb_chol_solve3's triangular solves (the factorization is CHOLMOD's,
+ * in double, either way): double (the default), or single: the factor's values copied to
+ * float once per factorization (at the first solve after it; O(nnz(L)), its supernodes
+ * padded to eight rows, chol_single.h) and the solves in float, the right-hand side and
+ * the solution double at the interface (rounded to float on the way in). The solution
+ * then carries float round-off (about 6e-8 times the condition number, relative).
+ * cb_chol_solve (CHOLMOD's solve) is double whatever this says. */
+typedef enum { CB_CHOL_DOUBLE = 0, CB_CHOL_SINGLE = 1 } cb_chol_precision;
+
 typedef struct cb_chol cb_chol;
 
 /* n x n system (n >= 1; n = 0 is an input error "empty system") with nrhs right-hand
@@ -52,6 +61,10 @@ int cb_chol_size(const cb_chol *c);
  * Without OpenMP in the build the CHOLMOD part cannot be controlled (use factor:
  * simplicial, which has no parallel region). */
 void cb_chol_set_threads(cb_chol *c, int threads);
+/* The precision of the cb_chol_solve3 solves from the next one on (see cb_chol_precision);
+ * CB_ERR_INPUT for another value. */
+int cb_chol_set_precision(cb_chol *c, cb_chol_precision precision, cb_error *err);
+cb_chol_precision cb_chol_get_precision(const cb_chol *c);
 /* The values [colptr[n]], in the order of rowidx; the caller fills them before factoring. */
 double *cb_chol_values(cb_chol *c);
 /* Factor the current values (analysis on the first call). CB_ERR_NUMERIC when not

@@ -122,7 +122,21 @@
  * faster, and 15-20 ms more analysis in the first step) and less or more supernode
  * relaxation (fewer explicit zeros but more, smaller supernodes: no faster), eight-wide
  * (AVX-512) rows in the forward pass (no faster), fused multiply-adds (no faster, and
- * the bits would depend on the CPU). The local step and the right-hand side are one branch-free pass over the
+ * the bits would depend on the CPU). `factor_precision: single` (an option, never the
+ * default; the run's parameters and model, "... / factor single", say it): the factor is
+ * CHOLMOD's in double as always, copied to float once per factorization, and the
+ * triangular solves run in float with eight rows per vector (solvers/chol_single.c), the
+ * right-hand side and x double at the interface: ~0.6x the solves' CPU time on the 81 x 81
+ * curtain (125-130 against 210-225 us per pair); the positions stay within 4e-7 m of the
+ * double run over the curtain's 2 s (tests/test_fms.c bounds it by 1e-5 m) and the
+ * residual after 10 iterations differs by < 1e-4 relative (with colliders the set of
+ * contact springs at an impact may differ, and the runs part by more: 2 mm after 0.5 s
+ * on the 30 x 30 drape, README "Benchmarks"), but the iterations converge
+ * only to the float solves' level (a relative gradient ~1e-7-1e-6 instead of ~1e-12 on a
+ * small well-converging case), and the residual is then computed by a full gradient pass
+ * (the last solve does not balance b(x_k) exactly; ~0.15 ms per step on the curtain).
+ * FastMassSpring (sam007961), which refbench times against, is float throughout. The
+ * local step and the right-hand side are one branch-free pass over the
  * springs sorted by their smaller end, stored as arrays (ends, their right-hand-side
  * rows, rest length, h^2 k); d is not stored (only for the springs to pins, in the last
  * iteration). The pass (solvers/springs_local.c) is bound by one sqrt and one division
@@ -192,7 +206,8 @@
  * flat rest state, springs on a bent one; shells is refused: not quadratic), self_collision (bool, default true), self_friction
  * (>= 0, default 0.1), self_iterations (>= 1, default 2), contact_offset (>= 0, m;
  * default thickness/2: distance kept from colliders), factor (auto | simplicial |
- * supernodal: the CHOLMOD factorization kind), self_cache (bool, default true: the
+ * supernodal: the CHOLMOD factorization kind), factor_precision (double | single, default
+ * double: the arithmetic of the global step's triangular solves, below), self_cache (bool, default true: the
  * self-contact candidate cache, same results either way), contact (constraint |
  * projection), contact_stiffness (c > 0, default 1e2), friction_velocity (eps_v, m/s,
  * default 1e-3: static friction below this slip speed), threads (>= 0, default 1: CHOLMOD
@@ -201,6 +216,7 @@
  * newton in solvers/spring_solver.c.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,6 +230,8 @@
 
 typedef struct fms_solver {
     int iterations;
+    int precision;         /* cb_chol_precision of the global step's solves (`factor_precision`) */
+    char model[160];       /* the model text with the precision when single (fms_model) */
     int width;             /* springs per vector of the local step (cb_springs_local_width) */
     cb_spring_solver ss;   /* springs, unknowns, system (blocks 1 x 1), y, dx, contact */
     double h_factored;     /* dt of the current factor and of kh (0: none) */
@@ -346,6 +364,10 @@ static int fms_create(const cb_world *w, const cb_params *p, void **self, cb_err
     int rc = cb_params_begin(p, &q, err);
     if (!rc) rc = cb_params_int(&q, "iterations", 10, 1, 1000000, &s->iterations,
                                 "local/global iterations per step", err);
+    static const char *const precision_names[] = {"double", "single", NULL};
+    if (!rc) rc = cb_params_choice(&q, "factor_precision", precision_names, CB_CHOL_DOUBLE, &s->precision,
+                                   "triangular solves of the global step: double, or single (float copy of the factor)",
+                                   err);
     if (!rc) rc = cb_spring_solver_configure(&s->ss, "fms", w, &q, FMS_BENDING, 0, err);
     rc = cb_params_end(p, &q, rc, err);
     if (rc) {
@@ -367,10 +389,13 @@ static int fms_create(const cb_world *w, const cb_params *p, void **self, cb_err
     rc = s->c && s->b && s->blast && s->wc && s->cu && s->cvel && s->want && s->dy ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "fms: out of memory for %d vertices", nv);
     if (!rc) rc = cb_spring_solver_setup(&s->ss, w, 1, "fms: the global matrix M + h^2 L", err);
     if (!rc) rc = build_springs(s, w, err);
+    if (!rc && s->ss.chol) rc = cb_chol_set_precision(s->ss.chol, (cb_chol_precision)s->precision, err);
     if (rc) {
         fms_destroy(s);
         return rc;
     }
+    snprintf(s->model, sizeof s->model, "%s%s", cb_spring_solver_model(&s->ss),
+             s->precision == CB_CHOL_SINGLE ? " / factor single" : "");
     *self = s;
     return CB_OK;
 }
@@ -624,9 +649,11 @@ static int fms_iterate(fms_solver *s, cb_world *w, double h, double t1, int cont
         if (it == 0)
             for (int u = 0; u < nf; u++) *gnorm0_2 += cb_v3_norm2(s->b[u]);
         /* the last right-hand side, for the residual (fms_step), where g is the
-         * springs', the bending's and the inertia's only */
+         * springs', the bending's and the inertia's only and the solve exact to double
+         * round-off (a single-precision solve leaves A (x - y) - b(x_k) at float
+         * round-off: then the gradient in full) */
         s->rhs_residual = it == s->iterations - 1 && s->ncu == 0 && ss->nfric == 0 &&
-                          (!contact || w->ncolliders == 0);
+                          (!contact || w->ncolliders == 0) && s->precision == CB_CHOL_DOUBLE;
         if (s->rhs_residual) memcpy(s->blast, s->b, (size_t)nf * sizeof *s->blast);
         cb_lap(lap, "local");
         /* x = y + (x - y); the solution x - y kept in b after the last iteration only
@@ -776,7 +803,7 @@ static int fms_self_collision(const void *self)
     return cb_step_contact_self_active(((const fms_solver *)self)->ss.contact);
 }
 
-static const char *fms_model(const void *self) { return cb_spring_solver_model(&((const fms_solver *)self)->ss); }
+static const char *fms_model(const void *self) { return ((const fms_solver *)self)->model; }
 
 const cb_solver_class cb_solver_fms = {
     .name = "fms",

@@ -186,12 +186,12 @@ ref_fms() {
          END { if (!found) exit 1 }' <<<"$line" || die "fms driver printed '$line'"
 }
 
-# cb THREADS CASE SOLVER SIZE -> "min_ms_per_step create_ms first_step_ms" (nan when the
-# row failed or a column is absent: a warning says which)
+# cb THREADS CASE SOLVER SIZE [BENCH OPTION...] -> "min_ms_per_step create_ms first_step_ms"
+# (nan when the row failed or a column is absent: a warning says which)
 cb() {
     local csv rc=0
     csv=$(run_env "$1" "$clothbench" bench --case "$2" --solver "$3" --size "$4" --steps "$steps" \
-        --repeats "$repeats" -q 2>>"$log") || rc=$?
+        --repeats "$repeats" -q "${@:5}" 2>>"$log") || rc=$?
     awk -F, -v want="$2" '
         NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
         $1 == want {
@@ -212,7 +212,7 @@ log="${out%.csv}.log"
 note "$rounds round(s), $steps steps x $repeats repeats per run; log of the runs' stderr: $log"
 
 declare -A ref cbv        # case -> space-separated values, one per round
-cases=(pbd_bend pbd_bend_2threads fms_curtain_81 fms_classic_60 fms_prefactor_81 fms_create_81)
+cases=(pbd_bend pbd_bend_2threads fms_curtain_81 fms_curtain_81_single fms_classic_60 fms_prefactor_81 fms_create_81)
 for c in "${cases[@]}"; do ref[$c]=""; cbv[$c]=""; done
 
 for ((r = 1; r <= rounds; r++)); do
@@ -237,6 +237,13 @@ for ((r = 1; r <= rounds; r++)); do
     cbv[fms_prefactor_81]+=" $(awk -v c="$bc" -v f="$bf" -v s="$b" 'BEGIN {
         if (c == "nan" || f == "nan" || s == "nan") print "nan"; else printf "%.6g\n", c + f - s }')"
     note "round $r/$rounds fms_curtain 81: reference $a (construct $ac), clothbench $b (create $bc, first step $bf) ms"
+
+    # the same with clothbench's single-precision solves, like for like with FastMassSpring's
+    # float (a reference run of its own, so the pair is interleaved like the others)
+    read -r _ a <<<"$(ref_fms 81 top 0.03333333333333333)"
+    read -r b _ _ <<<"$(cb 1 fms_curtain fms 81 --set solvers.fms.factor_precision=single)"
+    ref[fms_curtain_81_single]+=" $a"; cbv[fms_curtain_81_single]+=" $b"
+    note "round $r/$rounds fms_curtain 81, factor_precision single: reference $a, clothbench $b ms/step"
 
     x=$(ref_fms 60 corners 0.016666666666666666)   # the hanging scene's dt, 1/60 s
     read -r ac a <<<"$x"
@@ -263,6 +270,7 @@ declare -A label=(
     [pbd_bend]="pbd_bend 60x60, 1 thread (ms/step)"
     [pbd_bend_2threads]="pbd_bend 60x60, 2 threads (ms/step)"
     [fms_curtain_81]="fms curtain 81x81 (ms/step)"
+    [fms_curtain_81_single]="fms curtain 81x81, clothbench factor_precision single (ms/step)"
     [fms_classic_60]="fms classic 60x60 (ms/step)"
     [fms_prefactor_81]="fms prefactorization 81x81: construct vs create + first step - step (ms)"
     [fms_create_81]="fms prefactorization 81x81: construct vs create_ms only (ms)"
