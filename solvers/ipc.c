@@ -947,25 +947,28 @@ static int gather(ipc_solver *s, const cb_world *w, const double (*x)[3], double
     return kin_visit(s, w, x, t, kin_gather, &g);
 }
 
-/* "vertex 3 and triangle 7 at distance 1e-4 m (kept: 2e-3 m)" into buf. */
+/* "vertex 3 and triangle 7 at distance 1e-4 m (the barrier needs more than 0.002 m)" into buf:
+ * the pair's distance and its offset xi, which the distance must exceed (at xi the barrier is
+ * infinite). */
 static void describe(const ipc_solver *s, const ipc_pair *q, double d, char *buf, size_t n)
 {
     if (q->kind == PAIR_VT)
-        snprintf(buf, n, "vertex %d and triangle %d at distance %.6g m (at least %.6g m kept)", q->a, q->b, d,
-                 s->xi_self);
+        snprintf(buf, n, "vertex %d and triangle %d at distance %.6g m (the barrier needs more than %.6g m)", q->a,
+                 q->b, d, s->xi_self);
     else if (q->kind == PAIR_EE)
-        snprintf(buf, n, "edges %d and %d at distance %.6g m (at least %.6g m kept)", q->a, q->b, d, s->xi_self);
+        snprintf(buf, n, "edges %d and %d at distance %.6g m (the barrier needs more than %.6g m)", q->a, q->b, d,
+                 s->xi_self);
     else if (q->kind == PAIR_CEE || q->kind == PAIR_CTV)
-        snprintf(buf, n, "%s %d and %s %d of collider %d at distance %.6g m (at least %.6g m kept)",
+        snprintf(buf, n, "%s %d and %s %d of collider %d at distance %.6g m (the barrier needs more than %.6g m)",
                  q->kind == PAIR_CEE ? "edge" : "triangle", q->a, q->kind == PAIR_CEE ? "edge" : "vertex", q->b, q->c,
                  d, s->xi_col);
     else if (q->kind >= PAIR_MVT)
-        snprintf(buf, n, "%s %d and %s %d of mesh collider %d at distance %.6g m (at least %.6g m kept)",
+        snprintf(buf, n, "%s %d and %s %d of mesh collider %d at distance %.6g m (the barrier needs more than %.6g m)",
                  q->kind == PAIR_MVT ? "vertex" : q->kind == PAIR_MEE ? "edge" : "triangle", q->a,
                  q->kind == PAIR_MVT ? "triangle" : q->kind == PAIR_MEE ? "edge" : "vertex", q->b,
                  s->mc[q->c].collider, d, s->xi_col);
     else
-        snprintf(buf, n, "%s %d at signed distance %.6g m from collider %d (at least %.6g m kept)",
+        snprintf(buf, n, "%s %d at signed distance %.6g m from collider %d (the barrier needs more than %.6g m)",
                  q->kind == PAIR_COL ? "vertex" : q->kind == PAIR_ESPH ? "edge" : "triangle", q->a, d, q->b, s->xi_col);
 }
 

@@ -442,7 +442,10 @@ static void test_two_sheets(void)
 }
 
 /* An initial state closer than the thickness is refused, naming the pair and the distance;
- * so is a vertex inside a collider's offset. */
+ * so is a vertex inside a collider's offset, and one exactly at it (the barrier is infinite
+ * there: the bundled slide_stop, incline and capstans start so), the message saying that
+ * the distance must exceed the offset, not that the offset is "kept" (it read "at signed
+ * distance 0.001 m ... (at least 0.001 m kept)"). */
 static void test_refuses_infeasible_start(void)
 {
     const char *scene = "name: close\nduration: 0.1\ndt: 0.005\ngravity: [0, 0, -9.81]\n"
@@ -458,6 +461,10 @@ static void test_refuses_infeasible_start(void)
     const char *sets[] = {"cloth.grid.nx=5", "cloth.grid.ny=5", "cloth.grid.origin=[-0.5,-0.5,0.8005]"};
     CU_ASSERT_EQUAL(cb_sim_open(&r, "ipc", "data/scenes/drape_sphere.yaml", NULL, NULL, sets, 3), CB_ERR_INPUT);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "from collider 0"));
+    cb_sim_close(&r);
+    CU_ASSERT_EQUAL(cb_sim_open(&r, "ipc", "data/scenes/slide_stop.yaml", NULL, NULL, NULL, 0), CB_ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.e.message, "signed distance 0.001 m from collider 0 (the barrier needs more "
+                                               "than 0.001 m)"));
     cb_sim_close(&r);
     /* the program: exit 2, the message on stderr */
     char cmd[1024];
