@@ -1649,7 +1649,7 @@ static void init_kappa(ipc_solver *s, const cb_world *w, const double (*x)[3], d
  * hinges' Hessian blocks between a free vertex and a moving pin, times the pin's rate pu
  * (the pairs' blocks are added in barrier). The springs' blocks as
  * cb_spring_solver_assemble makes them (exact or clamped with ss->spring_exact), the
- * hinges' exact or projected as there (hinge_exact). */
+ * hinges' exact or projected as there (cb_spring_solver_hinge_hessian). */
 static void pin_mix(ipc_solver *s, const double (*x)[3], double h)
 {
     const cb_spring_solver *ss = &s->ss;
@@ -1677,10 +1677,7 @@ static void pin_mix(ipc_solver *s, const double (*x)[3], double h)
         int i = s->mp_hinge[k];
         const int *hv = ss->bend.h[i];
         double H[12][12];
-        if (ss->hinge_exact && ss->spring_exact)
-            cb_bending_hinge_hessian_exact(&ss->bend, i, x, H);
-        else
-            cb_bending_hinge_hessian(&ss->bend, i, x, H);
+        cb_spring_solver_hinge_hessian(ss, i, x, H);
         for (int a = 0; a < 4; a++) {
             if (ss->unk[hv[a]] < 0) continue;
             for (int b = 0; b < 4; b++) {

@@ -190,6 +190,14 @@ static int hinge_unchanged(const double *c, const int *hv, const double (*x)[3],
     return 1;
 }
 
+void cb_spring_solver_hinge_hessian(const cb_spring_solver *s, int i, const double (*x)[3], double H[12][12])
+{
+    if (s->hinge_exact && s->spring_exact)
+        cb_bending_hinge_hessian_exact(&s->bend, i, x, H);
+    else
+        cb_bending_hinge_hessian(&s->bend, i, x, H);
+}
+
 /* h^2 times the (projected) Hessian of hinge term i at x into the lower triangle of A:
  * the diagonal blocks of its free vertices, and the off-diagonal blocks of its vertex
  * pairs (a, b) at hinge_pos (row block the larger unknown). The 78 entries are taken
@@ -206,10 +214,7 @@ static void add_hinge(cb_spring_solver *ss, int i, const double (*x)[3], double 
         ss->hinge_reused++;
     } else {
         double H[12][12], *q = c ? c : own;
-        if (unproj)
-            cb_bending_hinge_hessian_exact(&ss->bend, i, x, H);
-        else
-            cb_bending_hinge_hessian(&ss->bend, i, x, H);
+        cb_spring_solver_hinge_hessian(ss, i, x, H);
         for (int a = 0; a < 4; a++)
             for (int r = 0; r < 3; r++)
                 for (int col = 0; col <= r; col++) *q++ = H[3 * a + r][3 * a + col];

@@ -155,6 +155,10 @@ void cb_spring_solver_assemble(cb_spring_solver *s, const cb_world *w, const dou
 int cb_spring_solver_hinge_cache(cb_spring_solver *s, double reuse, cb_error *err);
 void cb_spring_solver_hinge_forget(cb_spring_solver *s);
 
+/* Hinge i's 12 x 12 Hessian at x as the assembly takes it: exact (unprojected) with
+ * hinge_exact and spring_exact both set, else projected to PSD (cb_bending_hinge_hessian). */
+void cb_spring_solver_hinge_hessian(const cb_spring_solver *s, int i, const double (*x)[3], double H[12][12]);
+
 /* 1/2 dx^T M dx - h^2 dx^T f_ext + extra + h^2 E(x) over the free vertices, x = y + dx:
  * g(x) - g(y) up to the constant h^2 E(y), evaluated from dx without the large terms M y
  * and h^2 y^T f_ext whose round-off would hide the decrease near convergence; extra is
