@@ -1344,17 +1344,27 @@ typedef struct kin_ccd_ctx {
     double t, dtau, *a;
 } kin_ccd_ctx;
 
+/* The largest motion along the Newton step p of the nv vertices v relative to collider col
+ * over dtau (its translation by dtau v acts as the primitive's by -dtau v): the length
+ * of the conservative advancement and of the CCD's early outs (ccd_step, kin_ccd). */
+static double rel_motion(const ipc_solver *s, const cb_collider *col, double dtau, int nv, const int *v)
+{
+    double len = 0.0;
+    for (int a = 0; a < nv; a++) {
+        double r[3];
+        for (int d = 0; d < 3; d++) r[d] = s->p[v[a]][d] - dtau * col->velocity[d];
+        double l = cb_v3_norm(r);
+        len = l > len ? l : len; /* fmax(len, l), without its libm call */
+    }
+    return len;
+}
+
 /* ccd_step's share of a box or capsule primitive (kin_visit). */
 static int kin_ccd(ipc_solver *s, const cb_world *w, ipc_pair *q, int nv, const int *v, int nfeat, void *ctx)
 {
     const kin_ccd_ctx *k = ctx;
     const cb_collider *col = &w->colliders[q->c];
-    double len = 0.0; /* the largest motion relative to the collider (as ccd_step's) */
-    for (int a = 0; a < nv; a++) {
-        double r[3];
-        for (int d = 0; d < 3; d++) r[d] = s->p[v[a]][d] - k->dtau * col->velocity[d];
-        len = fmax(len, cb_v3_norm(r));
-    }
+    double len = rel_motion(s, col, k->dtau, nv, v);
     if (!(len > 0) || 0.9 * (kin_bound(s, nv, v, k->x) - s->xi_col) > len * *k->a) return 0;
     for (q->b = 0; q->b < nfeat; q->b++)
         limit(s, q, advance(s, w, q, col, k->t, k->dtau, nv, v, k->x, len, *k->a), k->a);
@@ -1465,15 +1475,7 @@ static int ccd_step(ipc_solver *s, const cb_world *w, const double (*x)[3], doub
                 int pin = kind == PAIR_COL && e >= s->ss.nfree;
                 ipc_pair q = {kind, kind != PAIR_COL ? e : pin ? s->mpin[e - s->ss.nfree] : s->ss.vert[e], c, 0};
                 int v[4], nv = pair_verts(mm, &q, v);
-                /* the largest motion relative to the collider (its translation by dtau v
-                 * acts as the primitive's by -dtau v) */
-                double len = 0.0;
-                for (int k = 0; k < nv; k++) { /* fmax is a libm call here */
-                    double r[3];
-                    for (int d = 0; d < 3; d++) r[d] = s->p[v[k]][d] - dtau * col->velocity[d];
-                    double l = cb_v3_norm(r);
-                    len = l > len ? l : len;
-                }
+                double len = rel_motion(s, col, dtau, nv, v);
                 if (kind == PAIR_VT || !(len > 0)) continue;
                 if (pin && !(prim_gap(s, w, NULL, col, t, dtau, nv, v, x, 0.0) > 0)) continue;
                 /* advance's own first test (0.9 gap > len a: never that close) on a lower
