@@ -198,7 +198,11 @@
  * fms's terms (`bending`), masses lumped, gravity; `thickness` is the self distance xi
  * and twice the collider distance; a collider's `friction` is F's mu against it (its
  * restitution is ignored), `self_friction` (fms's and newton's key and default) the cloth's
- * with itself. solver_energy = E(x); contact_energy = kappa sum b at the end of the step;
+ * with itself. solver_energy = E(x); contact_energy = kappa sum b / h^2 at the end of the step
+ * (g is h^2 times an energy: the barrier's potential in J, whose force kappa b' / h^2 the
+ * friction's lagged normal force is; it read kappa sum b, h^2 times too small, until
+ * issue 34's fix of the t = 0 row) and at the initial state with the kappa the first step
+ * starts with (initial_contact_energy, core/solver.h);
  * contacts = the active pairs; min_separation = the smallest distance of the active self
  * pairs (NaN when none is within xi + dhat); external_impulse = the attachments' (springs and hinges
  * from pinned vertices), the damping's and the barrier's on the free vertices,
@@ -2634,7 +2638,7 @@ static int ipc_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     memset(s->xt, 0, (size_t)w->nv * sizeof *s->xt);
     work += cb_spring_friction_work(ss, w, h, t1, cx, s->xt);
     memset(s->xt, 0, (size_t)w->nv * sizeof *s->xt);
-    info->contact_energy = barrier(s, w, cx, t1, s->xt, NULL, h, &work);
+    info->contact_energy = barrier(s, w, cx, t1, s->xt, NULL, h, &work) / (h * h); /* g is h^2 an energy */
     cb_spring_friction(ss, w, h, t1, cx, s->xt, NULL, NULL);
     pair_friction(s, w, cx, s->xt, NULL, h, t1, &work);
     for (int u = 0; u < ss->nfree; u++) cb_v3_axpy(imp, -1.0 / h, s->xt[ss->vert[u]]);
@@ -2650,6 +2654,33 @@ static int ipc_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     info->residual = residual;
     cb_lap(&lap, "finish");
     return CB_OK;
+}
+
+/* The barrier energy kappa B / h^2 at the state before the first step of dt (core/solver.h,
+ * initial_contact_energy): the active set gathered there and kappa as that step starts
+ * with it (init_kappa's gradient balance with the step's prediction y = x_0 + (1 -
+ * damping) dt v_0 and the moving pins where they start). What it fills (y, dx, grad, the
+ * active set, kappa, tau) the first step fills again before using it, so the steps are
+ * the same bit for bit. NaN when the state is not feasible (create refused it). */
+static double ipc_initial_contact_energy(void *self, const cb_world *w, double dt)
+{
+    ipc_solver *s = self;
+    cb_spring_solver *ss = &s->ss;
+    const double (*x)[3] = (const double (*)[3])w->state.x;
+    ipc_pair bad;
+    double bad_d;
+    cb_error e;
+    s->tau = s->moving ? w->state.t : w->state.t + dt;
+    if (s->bvh && cb_bvh_build(s->bvh, x, 0.0, &e)) return NAN;
+    if (gather(s, w, x, s->tau, &bad, &bad_d, &e) || bad.kind >= 0) return NAN;
+    for (int i = 0; i < w->nv; i++) {
+        for (int k = 0; k < 3; k++)
+            ss->y[i][k] = ss->unk[i] < 0 ? x[i][k] : x[i][k] + (1.0 - ss->damping) * dt * w->state.v[i][k];
+        cb_v3_sub(ss->dx[i], x[i], ss->y[i]);
+    }
+    cb_spring_solver_gradient(ss, w, x, dt);
+    init_kappa(s, w, x, s->tau);
+    return barrier(s, w, x, s->tau, NULL, NULL, dt, NULL) / (dt * dt);
 }
 
 static int ipc_self_collision(const void *self) { return ((const ipc_solver *)self)->self_collision; }
@@ -2676,4 +2707,5 @@ const cb_solver_class cb_solver_ipc = {
     .self_collision = ipc_self_collision,
     .model = ipc_model,
     .set_path_knots = ipc_set_path_knots,
+    .initial_contact_energy = ipc_initial_contact_energy,
 };

@@ -3,7 +3,7 @@
  * point-triangle and edge-edge pairs near dhat and near contact); ipc without contact
  * equals newton on the same model; a cloth dropped on a sphere and the floor keeps its
  * vertices outside the colliders' offset at every step; two sheets dropped on each other
- * never intersect; its collider friction is tests/test_friction.c's; an initial state
+ * never intersect; the initial barrier energy changes no step (its friction: test_friction.c); an initial state
  * closer than the thickness is refused with the pair. */
 #include "cb_test.h"
 #include "cb_sim.h"
@@ -487,7 +487,32 @@ static void test_refuses_infeasible_start(void)
  * bundled incline and slide_stop with every method (ipc claims CB_SOLVER_COLLIDER_FRICTION
  * since those scenes start 0.05 mm outside the offset). Until then this suite ran its own
  * incline, a patch starting inside the barrier's range of a floor with gravity tilted.
- */
+ *
+ * The initial contact energy (initial_contact_energy, core/solver.h) changes nothing the
+ * steps compute: three steps of the capstan strip deep in the barrier's range (dhat 2 mm)
+ * with and without the call before them end bit for bit the same; the energy is the
+ * barrier's, kappa sum b / h^2, with kappa the first step's (> 0, finite). */
+static void test_initial_contact_energy_inert(void)
+{
+    const char *sets[] = {"solvers.ipc.dhat=0.002"};
+    cb_sim r[2];
+    double e0 = NAN;
+    for (int k = 0; k < 2; k++) {
+        CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r[k], "ipc", "data/scenes/capstan_90.yaml", NULL, NULL, sets, 1), 0);
+        if (k) e0 = cb_solver_initial_contact_energy(r[k].cls, r[k].solver, r[k].w, r[k].scene->dt);
+        for (int n = 0; n < 3; n++) CU_ASSERT_EQUAL(cb_sim_step(&r[k]), 0);
+    }
+    fprintf(stderr, "  capstan_90 at dhat 2 mm: initial barrier energy %.4g J\n", e0);
+    CU_ASSERT(isfinite(e0) && e0 > 0);
+    size_t bytes = (size_t)r[0].w->nv * sizeof *r[0].w->state.x;
+    CU_ASSERT(!memcmp(r[0].w->state.x, r[1].w->state.x, bytes) && !memcmp(r[0].w->state.v, r[1].w->state.v, bytes));
+    for (int k = 0; k < 2; k++) cb_sim_close(&r[k]);
+    /* the bundled scene (dhat 0.05 mm, the gap) starts at the edge of the range: ~0 */
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&r[0], "ipc", "data/scenes/capstan_90.yaml", NULL, NULL, NULL, 0), 0);
+    double e1 = cb_solver_initial_contact_energy(r[0].cls, r[0].solver, r[0].w, r[0].scene->dt);
+    CU_ASSERT(e1 >= 0 && e1 < 1e-9 * e0);
+    cb_sim_close(&r[0]);
+}
 
 /* Steps r `steps` times under the continuous audit (experiments/harness/audit.h): the
  * crossings of every step summed (self pairs, vertices, edges and triangles into a
@@ -1179,6 +1204,7 @@ CB_TEST_MAIN("ipc",
              CB_TEST(test_drape_outside),
              CB_TEST(test_drop_converges),
              CB_TEST(test_two_sheets),
+             CB_TEST(test_initial_contact_energy_inert),
              CB_TEST(test_refuses_infeasible_start),
              CB_TEST(test_moving_plane),
              CB_TEST(test_moving_sphere),
