@@ -20,6 +20,12 @@ const char *cb_solver_self_collision(const cb_solver_class *cls, const void *sel
     return cls->self_collision(self) ? "on" : "off";
 }
 
+double cb_solver_initial_contact_energy(const cb_solver_class *cls, void *self, const cb_world *w, double dt)
+{
+    if (!cls || !cls->initial_contact_energy || !self || !w || !(dt > 0)) return NAN;
+    return cls->initial_contact_energy(self, w, dt);
+}
+
 void cb_step_info_reset(cb_step_info *info)
 {
     memset(info, 0, sizeof *info);

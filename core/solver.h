@@ -169,12 +169,24 @@ typedef struct cb_solver_class {
      * The continuous audit (experiments/harness/audit.h) then follows the exact paths; without it a
      * vertex is taken to move in a straight line from one step state to the next. */
     void (*set_path_knots)(void *self, cb_path_knot_fn fn, void *ctx);
+    /* Optional, for a method with a contact potential whose value it reports as
+     * cb_step_info.contact_energy after each step (ipc: kappa times its barriers): that
+     * potential at the world's state before the first step of dt, the initial state (the
+     * run's t = 0 row and the health check's E0 include it, so a push of the potential at
+     * the start is not read as energy gained). Called once, after create and before the
+     * first step; it must not change the world nor what the steps compute. NULL: the t = 0
+     * row's contact_energy is NaN (every method but ipc: acm reports a penalty energy after
+     * its steps but has no such hook, see ARCHITECTURE.md). */
+    double (*initial_contact_energy)(void *self, const cb_world *w, double dt);
 } cb_solver_class;
 
 /* The registry of methods (cb_solver_find, ...): experiments/harness/registry.h. */
 
 /* cb_solver_class.model, or "unknown" when the class has none. */
 const char *cb_solver_model(const cb_solver_class *cls, const void *self);
+
+/* cb_solver_class.initial_contact_energy at w's state, or NaN when the class has none. */
+double cb_solver_initial_contact_energy(const cb_solver_class *cls, void *self, const cb_world *w, double dt);
 
 /* "on", "off" or "none" (cb_solver_class.self_collision). */
 const char *cb_solver_self_collision(const cb_solver_class *cls, const void *self);

@@ -349,7 +349,7 @@ static void test_contact_reference(void)
     CU_ASSERT(isfinite(Dtext) && fabs(Dtext - D) <= 5e-3 * D); /* the text says the number (3 digits) */
     CU_ASSERT_EQUAL(bound, 1e-3);
     static double e[65536];
-    int n = read_series_named(ref, "contact_energy", e, 65536); /* ipc: kappa sum b over its active pairs */
+    int n = read_series_named(ref, "contact_energy", e, 65536); /* ipc: kappa sum b / h^2 over its active pairs */
     double most = 0;
     for (int i = 0; i < n; i++)
         if (e[i] > most) most = e[i];

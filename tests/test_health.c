@@ -3,8 +3,9 @@
  * healthy run has no breach, a pin that lifts the cloth (work done on it) is not
  * flagged, the work methods report is exact on a plane pushing a free cloth and on a
  * rotating grip (every method), the thresholds come from the scene (bad keys refused
- * with file:line), and
- * `info` reports the drift relative to the initial energy. */
+ * with file:line),
+ * `info` reports the drift relative to the initial energy, and E0 and the t = 0 row hold a
+ * method's contact potential at the start (ipc's barrier). */
 #include "cb_test.h"
 
 #include <hdf5.h>
@@ -139,6 +140,46 @@ static void test_explicit_explosion_diverged(void)
     free(E);
 }
 
+/* A method's contact potential at the initial state (core/solver.h,
+ * initial_contact_energy) is in the t = 0 row and in E0. The bundled capstan strip
+ * starts 0.05 mm outside the collider offset; with ipc's dhat at 2 mm (the thickness,
+ * the default without the scene's 0.05 mm) it starts deep in the barrier's range, whose
+ * push throws the strip off the capsule in the first step (a few mJ of kinetic energy).
+ * The barrier's energy at the start pays for it: the run is healthy, row 0's
+ * contact_energy is that energy (> 0) and its total_energy holds it. Before, row 0 had
+ * no contact_energy and ipc reported kappa sum b (h^2 times its energy): the run ended
+ * `diverged` by the energy rule at step 1 (2.8 mJ above E0, the bound 2.6 mJ). A method
+ * without a contact potential (explicit) keeps NaN there. */
+static void test_initial_contact_energy(void)
+{
+    const char *sets[] = {"duration=0.002", "solvers.ipc.dhat=0.002"};
+    cb_run_result r;
+    CU_ASSERT_EQUAL(run("data/scenes/capstan_90.yaml", "ipc", sets, 2, "h_ipc0.h5", &r), 0);
+    CU_ASSERT_STRING_EQUAL(r.status, "ok");
+    CU_ASSERT_EQUAL(r.breaches, 0);
+    long n;
+    double *C = read_series("h_ipc0.h5", "contact_energy", &n), *E = read_series("h_ipc0.h5", "total_energy", &n);
+    double *K = read_series("h_ipc0.h5", "kinetic_energy", &n), *S = read_series("h_ipc0.h5", "stretch_energy", &n);
+    double *B = read_series("h_ipc0.h5", "bend_energy", &n), *G = read_series("h_ipc0.h5", "gravity_energy", &n);
+    fprintf(stderr, "\n  ipc, capstan_90 at dhat 2 mm: row 0 contact_energy %.4g J, total %.4g J; row 1 kinetic %.4g J\n",
+            C[0], E[0], n > 1 ? K[1] : NAN);
+    CU_ASSERT(n == 11);
+    CU_ASSERT(C[0] > 1e-3);                  /* the barrier's energy, not h^2 of it (7e-10) */
+    CU_ASSERT(n > 1 && K[1] > 1e-3 && K[1] < C[0]); /* the push, paid by it */
+    CU_ASSERT(fabs(E[0] - (K[0] + G[0] + S[0] + B[0] + C[0])) <= 1e-12 * fabs(E[0]));
+    free(C);
+    free(E);
+    free(K);
+    free(S);
+    free(B);
+    free(G);
+    const char *one[] = {"duration=0.0002"};
+    CU_ASSERT_EQUAL(run("data/scenes/capstan_90.yaml", "explicit", one, 1, "h_exp0.h5", &r), 0);
+    C = read_series("h_exp0.h5", "contact_energy", &n);
+    CU_ASSERT(n == 2 && isnan(C[0]));
+    free(C);
+}
+
 /* The same rule applies to fms: a healthy run has no breach; a bound below its strain
  * (about 3%) makes the same run diverge. */
 static void test_fms_healthy_and_bound(void)
@@ -214,7 +255,7 @@ static void run_work(const char *solver, const char *text, int steps, work_run *
     cb_sim s;
     cb_health *h = NULL;
     cb_health_rule rule = {CB_HEALTH_ENERGY_FACTOR, CB_HEALTH_MAX_STRAIN};
-    if (cb_sim_open(&s, solver, NULL, text, ".", NULL, 0) || cb_health_create(s.w, &rule, &h, &s.e)) {
+    if (cb_sim_open(&s, solver, NULL, text, ".", NULL, 0) || cb_health_create(s.w, &rule, NAN, &h, &s.e)) {
         r->refused = 1;
         snprintf(r->why, sizeof r->why, "%s", s.e.message);
         cb_sim_close(&s);
@@ -381,4 +422,5 @@ CB_TEST_MAIN("health",
              CB_TEST(test_plane_work_layers),
              CB_TEST(test_rotating_pin_work),
              CB_TEST(test_info_relative_drift),
+             CB_TEST(test_initial_contact_energy),
              CB_TEST(test_bad_health_keys))

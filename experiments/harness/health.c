@@ -33,7 +33,8 @@ static double pinned_energy(const cb_world *w)
     return e;
 }
 
-int cb_health_create(const cb_world *w, const cb_health_rule *rule, cb_health **out, cb_error *err)
+int cb_health_create(const cb_world *w, const cb_health_rule *rule, double contact_energy0, cb_health **out,
+                     cb_error *err)
 {
     if (!w || !rule || !out) return CB_FAIL(err, CB_ERR_INPUT, "cb_health_create: NULL argument");
     *out = NULL;
@@ -56,7 +57,7 @@ int cb_health_create(const cb_world *w, const cb_health_rule *rule, cb_health **
     double D = w->nv > 0 ? sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
                                 (hi[2] - lo[2]) * (hi[2] - lo[2]))
                          : 0.0;
-    h->e0 = cb_metrics_total_energy(w, NULL);
+    h->e0 = cb_metrics_total_energy(w, NULL) + (isfinite(contact_energy0) ? contact_energy0 : 0.0);
     h->e_pin = pinned_energy(w);
     /* the stretch energy of every edge at a 1% strain: the scale of scenes without gravity */
     double e_strain = 0;

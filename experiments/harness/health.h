@@ -62,9 +62,11 @@ typedef struct cb_health_breach {
 
 typedef struct cb_health cb_health;
 
-/* w must hold the initial state (pins applied); E(0) has no solver penalty energy (no
- * solver has reported one before its first step). */
-int cb_health_create(const cb_world *w, const cb_health_rule *rule, cb_health **out, cb_error *err);
+/* w must hold the initial state (pins applied); E(0) includes the method's contact
+ * potential there when finite (contact_energy0: cb_solver_initial_contact_energy, NaN
+ * where the method has none), as E after a step includes the one it reports. */
+int cb_health_create(const cb_world *w, const cb_health_rule *rule, double contact_energy0, cb_health **out,
+                     cb_error *err);
 void cb_health_free(cb_health **h);
 /* After step `step` (1-based) of length dt: adds the step's external work
  * (info->external_work, NULL: 0, plus the pinned vertices' energy change) and checks the

@@ -226,6 +226,7 @@ typedef struct run_state {
     long edge_crossings, face_crossings;     /* the audit's beyond the vertices, since the last row */
     double audit_since_row;
     cb_step_info info;
+    double contact_energy0;  /* the method's contact potential at t = 0 (NaN: none) */
     const char *final_status;
     char msg[1024];
     int status_written;
@@ -233,16 +234,21 @@ typedef struct run_state {
     int ended;               /* def->frame_hook ended the run (status ok, before its last step's row) */
 } run_state;
 
-/* The row's metrics after `info`'s step (NULL: row 0, the initial state): the state's
- * metrics, the work of moving pins and colliders, the errors against the reference, the
+/* The row's metrics after `info`'s step (NULL: row 0, the initial state, with the method's
+ * contact potential there, r->contact_energy0, when it has one): the state's metrics, the work of moving pins and colliders, the errors against the reference, the
  * audit's counts since the last row, and the expensive metrics when `expensive`. */
 static void row_metrics(run_state *r, const cb_step_info *info, double wall, int expensive, cb_metrics *m)
 {
     cb_world *w = r->world;
     cb_metrics_compute(w, info, r->scene->dt, wall, m);
     m->external_work = info ? cb_health_external_work(r->health) : 0.0;
-    if (!info)
+    if (!info) {
         for (int k = 0; k < 3; k++) m->external_impulse[k] = 0.0;
+        if (isfinite(r->contact_energy0)) {
+            m->contact_energy = r->contact_energy0;
+            m->total_energy += r->contact_energy0;
+        }
+    }
     m->position_error = cb_reference_error(r->ref, w->state.t, (const double (*)[3])w->state.x, w->mass, w->nv);
     m->energy_error = cb_reference_energy_error(r->ref, w->state.t, m->total_energy);
     if (info && r->audit) {
@@ -357,7 +363,9 @@ static int run_open(run_state *r, cb_error *err)
     /* row and frame 0: the initial state */
     cb_world_apply_pins(world, 0.0);
     cb_health_rule hrule = {.energy_factor = scene->health_energy_factor, .max_strain = scene->health_max_strain};
-    if ((rc = cb_health_create(world, &hrule, &r->health, err))) return rc;
+    /* the method's contact potential at the initial state (NaN: none), in row 0 and E0 */
+    r->contact_energy0 = cb_solver_initial_contact_energy(cls, r->solver, world, scene->dt);
+    if ((rc = cb_health_create(world, &hrule, r->contact_energy0, &r->health, err))) return rc;
     cb_metrics m;
     row_metrics(r, NULL, 0.0, expensive_every > 0, &m);
     if (r->log) {
