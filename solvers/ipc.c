@@ -99,7 +99,9 @@
  *      against a mesh collider, the same CCD as the self pairs with the collider's side
  *      fixed, on the two-tree candidates of the cloth's swept tree;
  *   6. line search: backtracking from alpha_max (halving, Armijo c = 1e-4) on g, the
- *      barrier re-gathered at each trial point. A step that cannot decrease g within 40
+ *      barrier re-gathered at each trial point; a trial whose decrease g's values cannot
+ *      show (below their round-off) is judged by its slope instead (below, "Tight
+ *      tolerances"). A step that cannot decrease g within 40
  *      halvings ends the step with CB_ERR_INTERNAL and the reason (unless the step is
  *      already below round-off: then the iterate is the solution). When the increment
  *      shrank by less than half in the last iteration (linear convergence: on the self
@@ -112,6 +114,47 @@
  *      than g where the barrier curves down, and Newton crept at alpha = 1).
  *   7. a step that has not converged after max_iterations Newton iterations ends with
  *      CB_ERR_INTERNAL and the reason (the run's status `error`), never silently.
+ * Tight tolerances (tight_tolerance; issue 34, 2026-11-27). Near the solution the Newton
+ * step's decrease of g, -slope/2, falls below the round-off of g's value: each term is
+ * computed from the coordinates, and a spring's length, a hinge's angle or a pair's
+ * distance is off by eps of itself, so g is off by about eps sum_k |d term_k / d q_k| |q_k|
+ * (objective_roundoff), however small g's changes. Measured (8 x 8 grids): on the hanging
+ * cloth at t = 0.15 s the Newton step's decrease was 2e-22 while g's values along it
+ * scattered by 8e-21 (the estimate 6.5e-20), on the twist_two_turns sheet 7.6e-24 against
+ * 3e-23 (estimate 3.2e-22); the slope along the step, grad g(x + alpha p) . p, followed the
+ * quadratic model slope (1 - alpha) to five digits, and Newton converged quadratically
+ * (4.6e-4 -> 1.9e-9 m/s). An Armijo test on those values failed the full Newton step and
+ * took steps of 1e-3 to 4e-12 of p, most changing g by exactly 0 (g + c alpha slope
+ * rounding to g): the increment stayed at 1.7e-8 m/s for 500 iterations (the twist at
+ * 1e-8 m/s, steps 13 at 8 x 8 and 21 at 30 x 30; at 1e-7 m/s step 27 at 8 x 8) or the
+ * line search failed "in 40 halvings" (the hanging cloth at 1e-9). Not the springs' clamped
+ * Hessian (the exact one was in use), nor the moving pins (the hanging cloth has none),
+ * nor the convergence test. Now a trial whose first-order decrease alpha |slope| is below
+ * g's round-off (looked at only for steps below ROUNDOFF_STEP of the cloth's size) is
+ * judged by Hager and Zhang's approximate Armijo test (2005, "A new conjugate gradient
+ * method with guaranteed descent and an efficient line search", the approximate Wolfe
+ * conditions): g(x + alpha p) within its round-off of g(x) and the slope there at most
+ * (1 - 2c) |slope| (by the trapezoid rule, the decrease of Armijo's test), the slope from
+ * the gradient at the trial (trial_slope), whose own round-off is far below the slope's
+ * size there; the parabola and extend_step (both on g's values) are skipped for such a
+ * step. The CCD's cap and the feasibility of every trial hold as before. The floor: the
+ * positions themselves are rounded to eps |x|, so Newton's increment cannot fall much
+ * below eps max |x| / h (1.1e-13 m/s for the twist's 1 m coordinates at dt 2 ms): after
+ * FLOOR_ITERS iterations running whose increment did not fall below 0.99 of the smallest
+ * while the Newton step's decrease was below g's round-off, the step ends with
+ * CB_ERR_INTERNAL, the increment reached and the smallest tolerance the step allows (twice
+ * it); so does a line search whose every trial is below g's round-off and fails the slope
+ * test. Reached now (first 50 steps unless said): the twist at 8 x 8 to 1e-13 m/s (1e-14:
+ * stalls at 7.8e-14 m/s, "the smallest tolerance this step allows is about 1.6e-13 m/s",
+ * after 10 iterations instead of 500), at its 30 x 30 to 1e-10 (1.3 and 1.6 CPU-s for 1e-8
+ * and 1e-10); the hanging cloth at 8 x 8 to 1e-14 over 0.2 s; the drape at 12 x 12 to
+ * 1e-10 over 0.6 s (before: an error at 1e-8); tangle/two_sheets_sphere (self contact,
+ * friction) to 1e-11 over 0.5 s. At the default tolerance nothing changes: the steps whose
+ * decrease is near g's round-off are far below 1e-4 m/s (tests/test_determinism.c's ipc
+ * hash is the same; objective_roundoff ran 0 times on the 20 x 20 drape over 1 s, 19
+ * times and the slope test never on projectile_20 at 16 x 16 over 0.1 s; the 2 s drape,
+ * release builds, interleaved pairs against b316a27 at a load of 8-12: 81.4 and 84.9
+ * against 82.9 and 83.1 CPU-s, 2026-11-27).
  * Translating colliders (IPC's Dirichlet step, the kinematic degrees of freedom being
  * the colliders' time tau): the iterations start with the colliders at their pose of
  * t_n (tau = t_n: x_n was feasible there) and move them to t + h with the cloth. While
@@ -371,7 +414,8 @@
  * Parameters (solvers.ipc): dhat (m, > 0, default the thickness or 1e-3 m without one;
  * half the gap between the thickness and the smallest rest altitude of a triangle when the
  * thickness + the thickness reaches that altitude: default_dhat),
- * kappa (>= 0, default 0: adaptive), tolerance (m/s, > 0, default 1e-4: a tenth of
+ * kappa (>= 0, default 0: adaptive), tolerance (m/s, > 0, default 1e-4; down to the
+ * positions' round-off, about eps max |x| / dt: "Tight tolerances" above; a tenth of
  * friction_velocity's default; at 1e-3 the first Newton step of a patch starting to slide,
  * shortened by the static friction's stiffness to below eps_v h, passed the test and the
  * patch never slid, tests/test_ipc.c's incline), max_iterations
@@ -383,6 +427,7 @@
  * default 0.1), damping, bending (shells |
  * quadratic | springs, default shells), factor, threads (as newton's).
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -393,12 +438,26 @@
 #include "contact/colliders.h"
 #include "contact/distance.h"
 #include "contact/trimesh_collider.h"
+#include "core/model.h"
 #include "core/solver.h"
 #include "core/vec3.h"
 #include "solvers/bending.h"
 #include "solvers/ipc.h"
 #include "solvers/ipc_friction.h"
 #include "solvers/spring_solver.h"
+
+/* The round-off floor of the convergence test (tight_tolerance in the header): a step
+ * ends with the reason after FLOOR_ITERS iterations running whose increment did not fall
+ * below 0.99 of the smallest before while the Newton step's decrease was below g's
+ * round-off: at the floor the increments scatter about a level (7.8e-14 to 9.9e-14 m/s
+ * on the twist at 8 x 8), where a linear convergence makes progress (0.91 per iteration
+ * on tangle/two_sheets_sphere in contact at 1e-10 m/s). */
+#define FLOOR_ITERS 10
+/* g's round-off is looked at only for steps below ROUNDOFF_STEP times the cloth's size
+ * (at least 1 m): a longer one changes g by far more than its round-off, which it
+ * reaches near sqrt(eps) times the size (a strain's or a distance's share: the hanging
+ * cloth's Newton step of 3e-11 m at 1e-9 m/s) */
+#define ROUNDOFF_STEP 1e-7
 
 /* The default hinge_reuse (see the header comment) */
 #define IPC_HINGE_REUSE 0.01
@@ -448,6 +507,7 @@ typedef struct ipc_solver {
     long nwant, capwant;
     double *rest_l2;       /* [ne] squared rest length of each edge (the mollifier's eps_x) */
     double (*xt)[3], (*dxt)[3], (*p)[3];
+    double (*gt)[3];       /* [nv] grad g at the trial point (trial_slope) */
     double (*hc)[3][3];    /* [nfree] the friction's Hessian blocks */
     double *cg;            /* [5 * 3 nfree] cg_test's vectors */
     double self_friction;  /* `self_friction`: mu of the cloth's pairs with itself */
@@ -505,6 +565,7 @@ static void ipc_destroy(void *self)
     free(s->vp_row);
     free(s->xt);
     free(s->dxt);
+    free(s->gt);
     free(s->p);
     free(s->hc);
     free(s->cg);
@@ -1628,6 +1689,85 @@ static double objective(ipc_solver *s, const cb_world *w, const double (*dx)[3],
     return cb_spring_solver_objective(&s->ss, w, dx, x, h, e);
 }
 
+/* The slope of g along p at the trial point s->xt (its active set gathered; the colliders
+ * at s->tau): grad g(x_t) . p over the free vertices, grad g into s->gt (ss->grad kept). */
+static double trial_slope(ipc_solver *s, const cb_world *w, double h, double t1)
+{
+    cb_spring_solver *ss = &s->ss;
+    const double (*xt)[3] = (const double (*)[3])s->xt;
+    double (*keep)[3] = ss->grad, d = 0.0;
+    ss->grad = s->gt;
+    cb_spring_solver_gradient(ss, w, xt, h);
+    cb_spring_friction(ss, w, h, t1, xt, ss->grad, NULL, NULL);
+    barrier(s, w, xt, s->tau, ss->grad, NULL, h, NULL);
+    pair_friction(s, w, xt, ss->grad, NULL, h, t1, NULL);
+    ss->grad = keep;
+    for (int u = 0; u < ss->nfree; u++) d += cb_v3_dot(s->gt[ss->vert[u]], s->p[ss->vert[u]]);
+    return d;
+}
+
+/* The distance of pair q at x (time t; a collider pair's signed, less a sphere's or
+ * capsule's radius) and, with xi, the offset it keeps. */
+static double pair_dist(const ipc_solver *s, const cb_world *w, const ipc_pair *q, const double (*x)[3], double t)
+{
+    if (q->kind == PAIR_VT || q->kind == PAIR_EE) return sqrt(pair_d2(w->mesh, q, x));
+    if (q->kind == PAIR_CEE || q->kind == PAIR_CTV) return kin_phi(s, w, q, x, NULL, 0.0, t);
+    if (q->kind >= PAIR_MVT) return sqrt(mesh_pair_d2(s, w->mesh, q, x));
+    if (q->kind == PAIR_COL) return cb_collider_query(&w->colliders[q->b], t, x[q->a], NULL, NULL);
+    int v[4], nv = pair_verts(w->mesh, q, v);
+    return sphere_phi(&w->colliders[q->b], t, nv, v, x, NULL);
+}
+
+/* The round-off of g near x: how far an evaluation of g (objective) can be from the exact
+ * value, a bound within a small factor (tight_tolerance in the header: measured, the
+ * scatter of g along a Newton step is 1/8 to 1/10 of it). A term computed from the
+ * coordinates is off by its own rounding and by the rounding of the lengths, angles and
+ * distances it is computed from, each off by about eps of itself: eps times the sum over
+ * the terms of |term| + |d term / d q| |q| (q: a spring's length, a hinge's angle (~1) or
+ * its stencil's sum sum_a |q_a| |x_a|, a pair's squared distance and its offset xi^2);
+ * the inertia is computed from x - y, the friction's terms are taken at their value. */
+static double objective_roundoff(ipc_solver *s, const cb_world *w, const double (*x)[3], double h, double t)
+{
+    const cb_spring_solver *ss = &s->ss;
+    const cb_spring_set *sp = &ss->sp;
+    const cb_bending *bd = &ss->bend;
+    double h2 = h * h, inert = 0.0, el = 0.0, bar = 0.0;
+    for (int u = 0; u < ss->nfree; u++) {
+        int i = ss->vert[u];
+        inert += w->mass[i] * (0.5 * cb_v3_norm2(ss->dx[i]) + h2 * fabs(cb_v3_dot(w->gravity, ss->dx[i])));
+    }
+    for (int i = 0; i < sp->n; i++) {
+        double e[3];
+        cb_v3_sub(e, x[sp->ij[i][0]], x[sp->ij[i][1]]);
+        double l = cb_v3_norm(e), dl = fabs(l - sp->rest[i]);
+        el += sp->k[i] * dl * (l + 0.5 * dl);
+    }
+    for (int i = 0; i < bd->n; i++) {
+        const int *hv = bd->h[i];
+        if (bd->kind == CB_BENDING_SHELLS) {
+            double d = fabs(cb_dihedral_angle(x[hv[0]], x[hv[1]], x[hv[2]], x[hv[3]], NULL) - bd->theta0[i]);
+            el += bd->kw[i] * d * (2.0 + d);
+        } else {
+            double v[3] = {0, 0, 0}, mag = 0.0;
+            for (int a = 0; a < 4; a++) {
+                cb_v3_axpy(v, bd->q[i][a], x[hv[a]]);
+                mag += fabs(bd->q[i][a]) * cb_v3_norm(x[hv[a]]);
+            }
+            double vn = cb_v3_norm(v);
+            el += vn * (mag + 0.5 * vn);
+        }
+    }
+    for (long k = 0; k < s->npairs; k++) {
+        const ipc_pair *q = &s->pairs[k];
+        int self = q->kind == PAIR_VT || q->kind == PAIR_EE;
+        double xi = self ? s->xi_self : s->xi_col, d = pair_dist(s, w, q, x, t), db;
+        double b = cb_barrier(d * d - xi * xi, self ? s->shat_self : s->shat_col, &db, NULL);
+        if (isfinite(b)) bar += fabs(b) + fabs(db) * (d * d + xi * xi);
+    }
+    double fr = fabs(cb_spring_friction(ss, w, h, t, x, NULL, NULL, NULL)) + fabs(pair_friction(s, w, x, NULL, NULL, h, t, NULL));
+    return DBL_EPSILON * (inert + h2 * el + s->kappa * bar + fr);
+}
+
 /* kappa at the start of a step: the gradient balance clamped to [kappa_min, kappa_max]
  * (the active set of x gathered, ss->grad = grad of g without the barrier). */
 static void init_kappa(ipc_solver *s, const cb_world *w, const double (*x)[3], double t)
@@ -1858,6 +1998,7 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->xt = cb_calloc((size_t)nv, sizeof *s->xt);
     s->dxt = cb_calloc((size_t)nv, sizeof *s->dxt);
     s->p = cb_calloc((size_t)nv, sizeof *s->p);
+    s->gt = cb_calloc((size_t)nv, sizeof *s->gt);
     s->hc = cb_calloc((size_t)nv + 1, sizeof *s->hc);
     s->fbound = cb_calloc((size_t)nv + 1, 1);
     s->frev = cb_calloc((size_t)nv + 1, 1);
@@ -1951,18 +2092,6 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     }
     *self = s;
     return CB_OK;
-}
-
-/* The distance of pair q at x (time t; a collider pair's signed, less a sphere's or
- * capsule's radius) and, with xi, the offset it keeps. */
-static double pair_dist(const ipc_solver *s, const cb_world *w, const ipc_pair *q, const double (*x)[3], double t)
-{
-    if (q->kind == PAIR_VT || q->kind == PAIR_EE) return sqrt(pair_d2(w->mesh, q, x));
-    if (q->kind == PAIR_CEE || q->kind == PAIR_CTV) return kin_phi(s, w, q, x, NULL, 0.0, t);
-    if (q->kind >= PAIR_MVT) return sqrt(mesh_pair_d2(s, w->mesh, q, x));
-    if (q->kind == PAIR_COL) return cb_collider_query(&w->colliders[q->b], t, x[q->a], NULL, NULL);
-    int v[4], nv = pair_verts(w->mesh, q, v);
-    return sphere_phi(&w->colliders[q->b], t, nv, v, x, NULL);
 }
 
 /* The prescribed motion (the translating colliders', the moving pins') could not reach
@@ -2276,6 +2405,8 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
     int iters = 0, converged = 0, slow = 0;
     double prev_inf = INFINITY, step_inf = INFINITY, prev_min_s = s->min_s, s_small = 1e-18 * s->bbox * s->bbox;
     int stalled = 0, pressed = 0, fresh = 0; /* fresh: every cached hinge was evaluated at x */
+    int floor_iters = 0;    /* iterations running at the round-off floor without progress */
+    double best_inf = INFINITY; /* the smallest increment / h of the plain iterations */
     const cb_chol *pf_chol = NULL; /* the system whose factor is the exact matrix of the last iteration */
     int pf_n = 0;                  /* its factorizations then */
     while (iters < s->max_iterations) {
@@ -2376,7 +2507,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
         double prev_keep = prev_inf;
         prev_inf = dtau > 0 ? INFINITY : step_inf;
         iters++;
-        double amax;
+        double amax, g_noise = -1.0; /* g_noise: objective_roundoff at x, once it is needed */
         rc = ccd_step(s, w, cx, s->tau, dtau, &amax, err);
         if (rc) return rc;
         cb_lap_contact(lap, "ccd");
@@ -2391,7 +2522,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
         stalled = dtau > 0 && amax < 1e-9 ? stalled + 1 : 0;
         if (stalled >= 3) return stall_error(s, w, cx, t1, err);
         double alpha = amax, gt = INFINITY, tau_t = s->tau;
-        int accepted = 0;
+        int accepted = 0, unjudged = 0; /* unjudged: the decrease along p is below g's round-off */
         for (int ls = 0; ls < 40 && alpha > 0; ls++) {
             trial(s, alpha);
             tau_t = dtau > 0 ? cb_ipc_time_after(s->tau, alpha, dtau, t1) : t1;
@@ -2406,18 +2537,31 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
                 s->tau = tau_t;
                 gt = objective(s, w, (const double (*)[3])s->dxt, (const double (*)[3])s->xt, h, t1);
                 s->tau = keep;
-                if (dtau > 0 || gt <= g + 1e-4 * alpha * slope) {
+                int armijo = gt <= g + 1e-4 * alpha * slope;
+                if (!(dtau > 0) && (ls > 0 || !armijo) && alpha * pinf <= ROUNDOFF_STEP * fmax(s->bbox, 1.0)) {
+                    /* tight_tolerance: can g's values judge it? */
+                    if (!(g_noise >= 0)) g_noise = objective_roundoff(s, w, cx, h, t1);
+                    unjudged = alpha * -slope <= g_noise;
+                    if (unjudged) /* Hager and Zhang's approximate Armijo test, on the slope at the trial */
+                        armijo = gt <= g + g_noise && trial_slope(s, w, h, t1) <= (1.0 - 2e-4) * -slope;
+                }
+                if (dtau > 0 || armijo) {
                     accepted = 1;
                     break;
                 }
             }
             alpha *= 0.5;
         }
+        if (accepted && slow && !unjudged && !(dtau > 0) && alpha * pinf <= ROUNDOFF_STEP * fmax(s->bbox, 1.0)) {
+            /* the two below compare values of g too */
+            if (!(g_noise >= 0)) g_noise = objective_roundoff(s, w, cx, h, t1);
+            unjudged = alpha * -slope <= g_noise;
+        }
         /* when Newton converges only linearly (the Newton step oscillating about the
          * minimum across the distances' pieces, whose Hessians jump: the model's curvature
          * along p is off), the minimiser of the parabola through g, the slope and g at
          * alpha, when it is shorter and lower */
-        if (accepted && slow && alpha > 0) {
+        if (accepted && slow && alpha > 0 && !unjudged) {
             double c = (gt - g - slope * alpha) / (alpha * alpha), a2 = c > 0 ? -slope / (2.0 * c) : alpha;
             if (a2 < 0.9 * alpha && a2 > 0.05 * alpha) {
                 trial(s, a2);
@@ -2435,7 +2579,7 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
                 }
             }
         }
-        if (accepted && slow && !(dtau > 0) && alpha == 1.0) {
+        if (accepted && slow && !(dtau > 0) && alpha == 1.0 && !unjudged) {
             rc = extend_step(s, w, h, t1, g, slope, &alpha, &gt, err);
             if (rc) return rc;
         }
@@ -2457,10 +2601,29 @@ static int ipc_solve(ipc_solver *s, cb_world *w, double h, double t1, cb_step_in
                 break;
             }
             if (dtau > 0) return stall_error(s, w, cx, t1, err);
+            if (unjudged) /* the slope at the trials no better than at x: the gradient's round-off */
+                return CB_FAIL(err, CB_ERR_INTERNAL, "ipc: Newton's increment %.3g m/s at t = %g s is at the round-off of "
+                               "the incremental potential and its gradient (no step along it lowers the slope, "
+                               "iteration %d, tolerance %.3g m/s): the smallest tolerance this step allows is about "
+                               "%.2g m/s", step_inf, w->state.t, iters, s->tolerance, 2.0 * step_inf);
             return CB_FAIL(err, CB_ERR_INTERNAL, "ipc: the line search could not decrease the incremental potential "
                            "in 40 halvings from the CCD step %.3g (iteration %d, Newton step %.3g m, slope %.3g) at t = %g s",
                            amax, iters, pinf, slope, w->state.t);
         }
+        /* the round-off floor (tight_tolerance): increments that no longer shrink while the
+         * Newton step's decrease is below g's round-off */
+        if (!(dtau > 0) && step_inf > 0.99 * best_inf && pinf <= ROUNDOFF_STEP * fmax(s->bbox, 1.0)) {
+            if (!(g_noise >= 0)) g_noise = objective_roundoff(s, w, cx, h, t1);
+            floor_iters = -slope <= g_noise ? floor_iters + 1 : 0;
+            if (floor_iters >= FLOOR_ITERS)
+                return CB_FAIL(err, CB_ERR_INTERNAL, "ipc: Newton's increment stalls at %.3g m/s at t = %g s, above the "
+                               "tolerance %.3g m/s, where the incremental potential and its gradient are at their "
+                               "round-off (%d iterations without progress): the smallest tolerance this step allows "
+                               "is about %.2g m/s", best_inf, w->state.t, s->tolerance, FLOOR_ITERS, 2.0 * best_inf);
+        } else {
+            floor_iters = 0;
+        }
+        if (!(dtau > 0)) best_inf = fmin(best_inf, step_inf);
         memcpy(x, s->xt, (size_t)w->nv * sizeof *x);
         memcpy(ss->dx, s->dxt, (size_t)w->nv * sizeof *ss->dx);
         s->tau = tau_t;

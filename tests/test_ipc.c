@@ -329,16 +329,59 @@ static void test_equals_newton(void)
  * tolerance, well into the stretch that ends the full scene by the strain rule (issue 34:
  * the grip corners' strain is the shared model's, not ipc's). Each step starts from
  * newton's state, so the test bounds what one step's convergence test allows (sqrt(3) tol
- * h per vertex; measured 2.0e-9 m of 3.5e-9): run on, the differences within the
- * tolerance are carried by the twisting sheet's dynamics and grow past n tol h (1.2e-6 m
- * of 6e-7 since ipc's exact hinge Hessians, 4.2e-7 m before) without either solver
- * being off. At 1e-9 m/s the first step's increment stalls at 1.4e-9 m/s, at 1e-7 m/s
- * step 95's at 4.4e-7 m/s (500 iterations each): 1e-6 here. */
+ * h per vertex; measured 2.4e-11 m of 3.5e-11 at 1e-8 m/s, 2.0e-9 m of 3.5e-9 at 1e-6):
+ * run on, the differences within the tolerance are carried by the twisting sheet's
+ * dynamics and grow past n tol h (1.2e-6 m of 6e-7 at 1e-6 since ipc's exact hinge
+ * Hessians, 4.2e-7 m before) without either solver being off. Before the line search
+ * judged steps below g's round-off by their slope (tight_tolerance in solvers/ipc.c),
+ * 1e-8 m/s stopped after 500 iterations in step 7 (the increment stuck at 1.96e-8 m/s;
+ * 1e-6 was used here then). */
 static void test_twist_equals_newton(void)
 {
     double strain = equals_newton("data/scenes/gauntlet/twist_two_turns.yaml", "cloth.grid.nx=8",
-                                  "cloth.grid.ny=8", 300, "solvers.ipc.tolerance=1e-6", 1e-6, 1);
+                                  "cloth.grid.ny=8", 300, "solvers.ipc.tolerance=1e-8", 1e-8, 1);
     CU_ASSERT(strain > 0.25); /* the twist has stretched the sheet */
+}
+
+/* The hanging cloth at 1e-9 m/s, each step from newton's state (measured 1.6e-11 m of the
+ * bound 2.9e-11). Near the solution the Newton step's decrease of g (2e-22 at t = 0.15 s)
+ * is below the round-off of g's value (its scatter along the step 8e-21): before the line
+ * search judged those steps by an Armijo test on g's values alone (tight_tolerance in
+ * solvers/ipc.c), this step's line search failed "in 40 halvings" (a step of 3.1e-11 m,
+ * slope -3.9e-22) after 16 iterations that took 1e-3 to 4e-12 of p, most changing g by 0. */
+static void test_hanging_tight(void)
+{
+    equals_newton("data/scenes/hanging.yaml", "cloth.grid.nx=8", "cloth.grid.ny=8", 10,
+                  "solvers.ipc.tolerance=1e-9", 1e-9, 1);
+}
+
+/* A tolerance below the round-off floor of the positions (the twist's coordinates reach 1 m,
+ * spaced 2.2e-16 m: at dt 2 ms, increments of 1e-13 m/s) ends the step with the reason and
+ * the smallest tolerance the step allows, after FLOOR_ITERS iterations without progress,
+ * not after max_iterations (before: "did not converge in max_iterations"). A tolerance
+ * above it is reached. */
+static void test_roundoff_floor(void)
+{
+    const char *sets[] = {"cloth.grid.nx=8", "cloth.grid.ny=8", "solvers.ipc.tolerance=1e-14",
+                          "solvers.ipc.max_iterations=100"};
+    cb_sim a;
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&a, "ipc", "data/scenes/gauntlet/twist_two_turns.yaml", NULL, NULL, sets, 4), CB_OK);
+    int rc = cb_sim_step(&a);
+    fprintf(stderr, "  tolerance 1e-14: %s\n", a.e.message);
+    CU_ASSERT_EQUAL(rc, CB_ERR_INTERNAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a.e.message, "the smallest tolerance this step allows is about"));
+    const char *at = strstr(a.e.message, "stalls at ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    double stall = atof(at + strlen("stalls at "));
+    CU_ASSERT(stall > 1e-14 && stall < 1e-12); /* near the positions' spacing over dt */
+    cb_sim_close(&a);
+    sets[2] = "solvers.ipc.tolerance=1e-12";
+    CU_ASSERT_EQUAL_FATAL(cb_sim_open(&a, "ipc", "data/scenes/gauntlet/twist_two_turns.yaml", NULL, NULL, sets, 4), CB_OK);
+    for (int n = 0; n < 5; n++) {
+        CU_ASSERT_EQUAL_FATAL(cb_sim_step(&a), CB_OK);
+        CU_ASSERT(a.info.residual < 1e-12);
+    }
+    cb_sim_close(&a);
 }
 
 /* The drape (a small grid, 0.4 s) with sphere_edges (the default): every vertex stays at
@@ -1201,6 +1244,8 @@ CB_TEST_MAIN("ipc",
              CB_TEST(test_gradient_only_same),
              CB_TEST(test_equals_newton),
              CB_TEST(test_twist_equals_newton),
+             CB_TEST(test_hanging_tight),
+             CB_TEST(test_roundoff_floor),
              CB_TEST(test_drape_outside),
              CB_TEST(test_drop_converges),
              CB_TEST(test_two_sheets),
