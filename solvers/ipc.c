@@ -46,7 +46,8 @@
  * 8.9 iterations a step, 6.4 against 5.3 CPU-s without sphere_edges). The Newton iteration starts at x_n
  * (intersection-free), not at y:
  *   1. broad phase: the cloth's BVH (contact/bvh.h) refitted at x with margin
- *      (xi + dhat)/2 gives the candidate pairs; the active set is those within xi + dhat
+ *      (xi + dhat)/2 gives the candidate pairs (kept from the step's one query:
+ *      candidate_cache, below); the active set is those within xi + dhat
  *      (a candidate whose lower bound cb_hull_distance_lb, contact/distance.h, is already
  *      beyond xi + dhat is skipped before its distance: self_lb);
  *   2. assembly: H = M + h^2 (springs, hinges: cb_spring_solver_assemble) + kappa sum_k
@@ -82,7 +83,8 @@
  *   5. CCD: the largest step alpha_max <= 1 along p for which no pair comes closer than
  *      xi + 0.1 (d_0 - xi) (d_0 its distance now): the swept BVH (x to x + p, margin
  *      (xi + dhat)/2, the gather's: with xi/2 a pair ending just above xi was no
- *      candidate, and a pin stepped from xi + dhat to xi in one iteration) gives the
+ *      candidate, and a pin stepped from xi + dhat to xi in one iteration; its candidates
+ *      kept from the step's one query too: candidate_cache) gives the
  *      candidates, conservative CCD (contact/ccd.h) the time of impact of each
  *      (a candidate farther apart than its vertices' relative motion can close, the CCD's
  *      own first test, is skipped before it: ccd_far; 116k candidates per CCD at 60 x 60,
@@ -300,6 +302,25 @@
  * 60, 2.29 against 3.18 (base 3.10) at 20 x 20. Not everywhere fewer iterations:
  * projectile_50 at 16 x 16 (30 steps, ok either way) takes 50.5 per step, 153 at most,
  * against 47.7 and 91 with hinge_reuse 0, at about the same CPU time (13.8 against 13.5 s).
+ * The self candidates' cache (candidate_cache, default true; false: the queries of
+ * before, the same results bit for bit, tests/test_ipc.c test_candidate_cache_same):
+ * the gather and the CCD of every Newton iteration each refitted the cloth's tree,
+ * queried it and bounded every candidate's distance (cb_hull_distance_lb and the
+ * traversal 24% of the profile of the 60 x 60 drape 5 mm above the sphere). The tree is
+ * rebuilt at the step's start and its topology then holds, so one query over volumes that
+ * hold every position of the step returns a superset of each later query's candidates in
+ * the same order (the traversal's order is the topology's; wider volumes only add node
+ * pairs). cand_build queries it over each vertex's box: its position at the step's start
+ * and that plus its motion in the last step, widened by twice the last step's miss of that
+ * prediction (at least a quarter of dhat + xi), and bounds each candidate's distance
+ * anywhere in the boxes (its distance at the boxes' centres less twice the farthest a
+ * vertex of the pair can be from its centre). A gather then takes from the pairs that
+ * bound leaves within range, and a CCD from those whose bound is within 1/0.9 of twice
+ * their vertices' largest motion of xi (what ccd_far would not skip), exactly the pairs
+ * whose owner triangles' volumes at its positions overlap (tri_near: the tree's volumes
+ * and test with the same arithmetic), and runs the code of before on them. A query outside
+ * the boxes builds the cache again from its positions, twice as wide where it missed, at
+ * most three times a step (then the queries of before for the rest of it).
  * Slow steps in dense contact (2026-11-26, Newton iterations per step, mean / worst, before
  * and after friction_reversals and extend_step; CPU-s on the loaded shared machine, load
  * 15-30, debugoptimized): projectile_20 at 16 x 16, 75 steps: 16.8 / 88 -> 13.2 / 35
@@ -373,7 +394,7 @@
  * 10-20, up to 150, with the springs' Hessian clamped in every iteration), hinge_reuse
  * (in [0, 1], default 0.01; 0: every hinge at each assembly: "Hinge reuse" above),
  * self_collision (bool, default true), mollifier (bool, default
- * true), sphere_edges (bool, default true), friction_velocity (eps_v, m/s, default 1e-3), self_friction (>= 0,
+ * true), sphere_edges (bool, default true), candidate_cache (bool, default true: above), friction_velocity (eps_v, m/s, default 1e-3), self_friction (>= 0,
  * default 0.1), damping, bending (shells |
  * quadratic | springs, default shells), factor, threads (as newton's).
  */
@@ -942,12 +963,22 @@ static double max_coord(int nv, const double (*x)[3])
     return big;
 }
 
+/* The least widening of a vertex's box (m). */
+static double cand_min_widen(const ipc_solver *s) { return CC_MIN_WIDEN * 0.5 * (s->xi_self + s->dhat); }
+
+/* Is vertex i of x in its box of the cache? */
+static int cand_in_box(const ipc_solver *s, int i, const double x[3])
+{
+    for (int k = 0; k < 3; k++)
+        if (!(x[k] >= s->cclo[i][k] && x[k] <= s->cchi[i][k])) return 0;
+    return 1;
+}
+
 /* Is every vertex of x in its box of the cache? */
 static int cand_holds(const ipc_solver *s, int nv, const double (*x)[3])
 {
     for (int i = 0; i < nv; i++)
-        for (int k = 0; k < 3; k++)
-            if (!(x[i][k] >= s->cclo[i][k] && x[i][k] <= s->cchi[i][k])) return 0;
+        if (!cand_in_box(s, i, x[i])) return 0;
     return 1;
 }
 
@@ -1017,11 +1048,10 @@ static int cand_at(ipc_solver *s, const cb_world *w, const double (*x)[3], cb_er
         s->cc_on = 0;
         return 0;
     }
-    double wmin = CC_MIN_WIDEN * 0.5 * (s->xi_self + s->dhat);
+    double wmin = cand_min_widen(s);
     if (s->cc_built++) /* missed in this step: twice the widening where it missed */
         for (int i = 0; i < w->nv; i++)
-            for (int k = 0; k < 3; k++)
-                if (!(x[i][k] >= s->cclo[i][k] && x[i][k] <= s->cchi[i][k])) s->ccw[i] = fmax(2.0 * s->ccw[i], wmin);
+            if (!cand_in_box(s, i, x[i])) s->ccw[i] = fmax(2.0 * s->ccw[i], wmin);
     int rc = cand_build(s, w, x, err);
     if (rc) return rc;
     return s->cc_valid;
@@ -2873,7 +2903,7 @@ static int ipc_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         }
         if (rc) return rc;
         if (s->ccdisp) { /* the cache's prediction for the next step from its miss in this one */
-            double wmin = CC_MIN_WIDEN * 0.5 * (s->xi_self + s->dhat);
+            double wmin = cand_min_widen(s);
             for (int i = 0; i < w->nv; i++) {
                 double d[3], e[3];
                 cb_v3_sub(d, x[i], ss->x0[i]);
