@@ -320,7 +320,16 @@
  * whose owner triangles' volumes at its positions overlap (tri_near: the tree's volumes
  * and test with the same arithmetic), and runs the code of before on them. A query outside
  * the boxes builds the cache again from its positions, twice as wide where it missed, at
- * most three times a step (then the queries of before for the rest of it).
+ * most three times a step (then the queries of before for the rest of it). Measured
+ * 2026-11-27 (release builds, interleaved pairs against b316a27, CPU time user + system,
+ * load 8-12 on the shared 2-core machine): the 2 s drape (data/scenes/drape_sphere.yaml)
+ * 86.96 and 86.66 -> 73.57 and 72.58 CPU-s (0.85 and 0.84); steps 6-20 of the 60 x 60
+ * drape 5 mm above the sphere 140.7 and 141.3 -> 102.7 and 103.3 CPU-ms per step; the
+ * bench's stages (wall, load ~8.5) CCD 40.1 -> 3.0 and line search 32.8 -> 1.6 ms per
+ * step, broad phase (now the step's query) 10.7 -> 11.8. On the first 40 steps of that
+ * drape: 46 queries (a second one in a step when an iterate leaves the boxes), 192
+ * gathers and 146 of 152 CCDs from the cache (a least widening of a tenth of the margin
+ * instead of a half: 73 queries, 33 CCDs outside, 5.31 against 5.01 CPU-s).
  * Slow steps in dense contact (2026-11-26, Newton iterations per step, mean / worst, before
  * and after friction_reversals and extend_step; CPU-s on the loaded shared machine, load
  * 15-30, debugoptimized): projectile_20 at 16 x 16, 75 steps: 16.8 / 88 -> 13.2 / 35
