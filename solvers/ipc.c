@@ -323,7 +323,8 @@
  * most three times a step (then the queries of before for the rest of it). Measured
  * 2026-11-27 (release builds, interleaved pairs against b316a27, CPU time user + system,
  * load 8-12 on the shared 2-core machine): the 2 s drape (data/scenes/drape_sphere.yaml)
- * 86.96 and 86.66 -> 73.57 and 72.58 CPU-s (0.85 and 0.84); steps 6-20 of the 60 x 60
+ * 86.96 and 86.66 -> 73.57 and 72.58 CPU-s (0.85 and 0.84; at a load of 5, 79.04 -> 67.20,
+ * 0.85; every series the same to the last bit); steps 6-20 of the 60 x 60
  * drape 5 mm above the sphere 140.7 and 141.3 -> 102.7 and 103.3 CPU-ms per step; the
  * bench's stages (wall, load ~8.5) CCD 40.1 -> 3.0 and line search 32.8 -> 1.6 ms per
  * step, broad phase (now the step's query) 10.7 -> 11.8. On the first 40 steps of that
