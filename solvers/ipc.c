@@ -46,7 +46,8 @@
  * 8.9 iterations a step, 6.4 against 5.3 CPU-s without sphere_edges). The Newton iteration starts at x_n
  * (intersection-free), not at y:
  *   1. broad phase: the cloth's BVH (contact/bvh.h) refitted at x with margin
- *      (xi + dhat)/2 gives the candidate pairs; the active set is those within xi + dhat
+ *      (xi + dhat)/2 gives the candidate pairs (kept from the step's one query:
+ *      candidate_cache, below); the active set is those within xi + dhat
  *      (a candidate whose lower bound cb_hull_distance_lb, contact/distance.h, is already
  *      beyond xi + dhat is skipped before its distance: self_lb);
  *   2. assembly: H = M + h^2 (springs, hinges: cb_spring_solver_assemble) + kappa sum_k
@@ -82,7 +83,8 @@
  *   5. CCD: the largest step alpha_max <= 1 along p for which no pair comes closer than
  *      xi + 0.1 (d_0 - xi) (d_0 its distance now): the swept BVH (x to x + p, margin
  *      (xi + dhat)/2, the gather's: with xi/2 a pair ending just above xi was no
- *      candidate, and a pin stepped from xi + dhat to xi in one iteration) gives the
+ *      candidate, and a pin stepped from xi + dhat to xi in one iteration; its candidates
+ *      kept from the step's one query too: candidate_cache) gives the
  *      candidates, conservative CCD (contact/ccd.h) the time of impact of each
  *      (a candidate farther apart than its vertices' relative motion can close, the CCD's
  *      own first test, is skipped before it: ccd_far; 116k candidates per CCD at 60 x 60,
@@ -347,6 +349,35 @@
  * 60, 2.29 against 3.18 (base 3.10) at 20 x 20. Not everywhere fewer iterations:
  * projectile_50 at 16 x 16 (30 steps, ok either way) takes 50.5 per step, 153 at most,
  * against 47.7 and 91 with hinge_reuse 0, at about the same CPU time (13.8 against 13.5 s).
+ * The self candidates' cache (candidate_cache, default true; false: the queries of
+ * before, the same results bit for bit, tests/test_ipc.c test_candidate_cache_same):
+ * the gather and the CCD of every Newton iteration each refitted the cloth's tree,
+ * queried it and bounded every candidate's distance (cb_hull_distance_lb and the
+ * traversal 24% of the profile of the 60 x 60 drape 5 mm above the sphere). The tree is
+ * rebuilt at the step's start and its topology then holds, so one query over volumes that
+ * hold every position of the step returns a superset of each later query's candidates in
+ * the same order (the traversal's order is the topology's; wider volumes only add node
+ * pairs). cand_build queries it over each vertex's box: its position at the step's start
+ * and that plus its motion in the last step, widened by twice the last step's miss of that
+ * prediction (at least a quarter of dhat + xi), and bounds each candidate's distance
+ * anywhere in the boxes (its distance at the boxes' centres less twice the farthest a
+ * vertex of the pair can be from its centre). A gather then takes from the pairs that
+ * bound leaves within range, and a CCD from those whose bound is within 1/0.9 of twice
+ * their vertices' largest motion of xi (what ccd_far would not skip), exactly the pairs
+ * whose owner triangles' volumes at its positions overlap (tri_near: the tree's volumes
+ * and test with the same arithmetic), and runs the code of before on them. A query outside
+ * the boxes builds the cache again from its positions, twice as wide where it missed, at
+ * most three times a step (then the queries of before for the rest of it). Measured
+ * 2026-11-27 (release builds, interleaved pairs against b316a27, CPU time user + system,
+ * load 8-12 on the shared 2-core machine): the 2 s drape (data/scenes/drape_sphere.yaml)
+ * 86.96 and 86.66 -> 73.57 and 72.58 CPU-s (0.85 and 0.84; at a load of 5, 79.04 -> 67.20,
+ * 0.85; every series the same to the last bit); steps 6-20 of the 60 x 60
+ * drape 5 mm above the sphere 140.7 and 141.3 -> 102.7 and 103.3 CPU-ms per step; the
+ * bench's stages (wall, load ~8.5) CCD 40.1 -> 3.0 and line search 32.8 -> 1.6 ms per
+ * step, broad phase (now the step's query) 10.7 -> 11.8. On the first 40 steps of that
+ * drape: 46 queries (a second one in a step when an iterate leaves the boxes), 192
+ * gathers and 146 of 152 CCDs from the cache (a least widening of a tenth of the margin
+ * instead of a half: 73 queries, 33 CCDs outside, 5.31 against 5.01 CPU-s).
  * Slow steps in dense contact (2026-11-26, Newton iterations per step, mean / worst, before
  * and after friction_reversals and extend_step; CPU-s on the loaded shared machine, load
  * 15-30, debugoptimized): projectile_20 at 16 x 16, 75 steps: 16.8 / 88 -> 13.2 / 35
@@ -423,7 +454,7 @@
  * 10-20, up to 150, with the springs' Hessian clamped in every iteration), hinge_reuse
  * (in [0, 1], default 0.01; 0: every hinge at each assembly: "Hinge reuse" above),
  * self_collision (bool, default true), mollifier (bool, default
- * true), sphere_edges (bool, default true), friction_velocity (eps_v, m/s, default 1e-3), self_friction (>= 0,
+ * true), sphere_edges (bool, default true), candidate_cache (bool, default true: above), friction_velocity (eps_v, m/s, default 1e-3), self_friction (>= 0,
  * default 0.1), damping, bending (shells |
  * quadratic | springs, default shells), factor, threads (as newton's).
  */
@@ -458,6 +489,14 @@
  * reaches near sqrt(eps) times the size (a strain's or a distance's share: the hanging
  * cloth's Newton step of 3e-11 m at 1e-9 m/s) */
 #define ROUNDOFF_STEP 1e-7
+/* The self candidates' cache (cand_build): the least widening of a vertex's box, in
+ * gather margins, and the most queries of the cache in a step */
+#ifndef CC_MIN_WIDEN
+#define CC_MIN_WIDEN 0.5
+#endif
+#ifndef CC_MAX_BUILDS
+#define CC_MAX_BUILDS 3
+#endif
 
 /* The default hinge_reuse (see the header comment) */
 #define IPC_HINGE_REUSE 0.01
@@ -476,6 +515,17 @@ typedef struct ipc_pair {
                  * capsule's two ends) */
     int c;      /* M*: the index of the mesh collider in ipc_solver's mc; C*: in w->colliders */
 } ipc_pair;
+
+/* A self candidate of the cache (cand_build): the pair, its vertices (pair_verts), the
+ * triangles whose volumes made it a candidate of the tree's query (the owners: a vertex's
+ * or edge's triangle in cb_bvh_vertex_owners and cb_bvh_edge_owners) and a lower bound on
+ * its distance at the positions of the query. */
+typedef struct ipc_cand {
+    ipc_pair q;
+    int v[4];
+    int ta, tb;
+    double lb;
+} ipc_cand;
 
 /* A static mesh collider as triangles: its world positions and a BVH over them (the
  * cloth's tree and this one, both AABB, queried by cb_bvh_pair_query). */
@@ -531,6 +581,21 @@ typedef struct ipc_solver {
     int *mp_hinge;         /* [nmp_hinge] the hinges with a moving pin and a free vertex */
     int nmp_hinge;
     ipc_pair lim;          /* the pair that limited the last CCD step (kind -1: none) */
+    ipc_cand *cc;          /* the self candidates' cache (cand_build): VT ones first */
+    long ncc, capcc;
+    long *ccnear;          /* the indices of those with lb < cc_lmax, in order */
+    long nccnear, capccnear;
+    double (*cclo)[3], (*cchi)[3]; /* [nv] the vertices' boxes it holds */
+    double (*ccref)[3];    /* [nv] their centres */
+    double *ccr;           /* [nv] the farthest a point of the box is from its centre */
+    double *ccpm;          /* [nv] the vertices' motion in a CCD */
+    double (*ccdisp)[3];   /* [nv] the vertices' motion in the last step */
+    double *ccw;           /* [nv] the boxes' widening (m): twice the last step's miss of
+                            * x_n + ccdisp (at least CC_MIN_WIDEN gather margins) */
+    int cc_valid;          /* built on the current tree */
+    int cc_built;          /* built in this step */
+    int cc_on;             /* the cache is used in this step */
+    int cand_cache;        /* `candidate_cache`: the cache at all (off: the results are the same) */
     double *vphi;          /* [nv] scratch: every vertex's distance from one box or capsule */
     int pin_phase;         /* the pins are still moving in this iteration (pu set) */
     double min_s;          /* smallest s of the last gather */
@@ -551,6 +616,15 @@ static void ipc_destroy(void *self)
     cb_spring_solver_release(&s->ss);
     cb_bvh_free(&s->bvh);
     cb_bvh_result_free(&s->res);
+    free(s->cc);
+    free(s->ccnear);
+    free(s->ccref);
+    free(s->cclo);
+    free(s->cchi);
+    free(s->ccr);
+    free(s->ccpm);
+    free(s->ccdisp);
+    free(s->ccw);
     for (int k = 0; k < s->nmc; k++) {
         cb_bvh_free(&s->mc[k].bvh);
         free(s->mc[k].x);
@@ -910,6 +984,167 @@ static int add_pair(ipc_solver *s, const ipc_pair *q, double sv, double d, ipc_p
     return CB_OK;
 }
 
+/* ---- the self candidates' cache (cand_build) ----
+ * The gather and the CCD of every Newton iteration each refitted the cloth's tree and
+ * queried it, then bounded every candidate's distance (116k candidates at 60 x 60, nearly
+ * all a cell's neighbours, each bound again in every query). Within a step the tree's
+ * topology is fixed (it is rebuilt at the step's start), so one query of the tree over
+ * boxes that hold every position a vertex takes in the step gives a superset of the
+ * candidates of each later query, in the same order (the traversal's order is the
+ * topology's; wider volumes only add node pairs): the box of a vertex spans its position
+ * at the start and that plus its motion in the last step, widened by a budget D (twice
+ * the last step's miss of that prediction). Each query then keeps from that list exactly
+ * its own candidates, those whose owner triangles' volumes at its positions overlap
+ * (tri_near: the tree's volumes and test, the same arithmetic), after a bound has put out
+ * the pairs beyond any use: the distance at the boxes' centres less the farthest a vertex
+ * of the pair can be from its centre (cand lb) beyond the gather's range (they would not
+ * be added), or in the CCD too far for the pair's own motion to close (ccd_far would
+ * skip them). The same pairs in the same order: the same results bit for bit. A query
+ * outside the boxes queries again from where it is, with twice the budget; above
+ * CC_MAX_BUDGET gather margins the cache is off for the step (the original queries). */
+
+/* Do the volumes of triangles ta and tb (their vertices' coordinate ranges over x0 and
+ * x1, less and plus margin, as the tree's refit computes them) overlap (the tree's test)? */
+static int tri_near(const cb_mesh *m, const double (*x0)[3], const double (*x1)[3], int ta, int tb, double margin)
+{
+    const int *fa = m->f[ta], *fb = m->f[tb];
+    for (int k = 0; k < 3; k++) {
+        double lo[2], hi[2];
+        for (int sd = 0; sd < 2; sd++) {
+            const int *f = sd ? fb : fa;
+            double l = INFINITY, h = -INFINITY;
+            for (int i = 0; i < 3; i++) {
+                double a = x0[f[i]][k], b = x1[f[i]][k];
+                double mn = b < a ? b : a, mx = b < a ? a : b;
+                l = mn < l ? mn : l;
+                h = mx > h ? mx : h;
+            }
+            lo[sd] = l - margin;
+            hi[sd] = h + margin;
+        }
+        if (!(lo[0] <= hi[1]) || !(lo[1] <= hi[0])) return 0;
+    }
+    return 1;
+}
+
+/* The largest |coordinate| of x over the cloth (NaN kept). */
+static double max_coord(int nv, const double (*x)[3])
+{
+    double big = 0.0;
+    for (int i = 0; i < nv; i++)
+        for (int k = 0; k < 3; k++) {
+            double a = fabs(x[i][k]);
+            if (!(a <= big)) big = a;
+        }
+    return big;
+}
+
+/* The least widening of a vertex's box (m). */
+static double cand_min_widen(const ipc_solver *s) { return CC_MIN_WIDEN * 0.5 * (s->xi_self + s->dhat); }
+
+/* Is vertex i of x in its box of the cache? */
+static int cand_in_box(const ipc_solver *s, int i, const double x[3])
+{
+    for (int k = 0; k < 3; k++)
+        if (!(x[k] >= s->cclo[i][k] && x[k] <= s->cchi[i][k])) return 0;
+    return 1;
+}
+
+/* Is every vertex of x in its box of the cache? */
+static int cand_holds(const ipc_solver *s, int nv, const double (*x)[3])
+{
+    for (int i = 0; i < nv; i++)
+        if (!cand_in_box(s, i, x[i])) return 0;
+    return 1;
+}
+
+/* The cache from x: the vertices' boxes (x and x + ccdisp, widened by the budget), the
+ * tree's self candidates over them into s->cc, each with its lower bound, s->ccnear those
+ * within the gather's range by it. */
+static int cand_build(ipc_solver *s, const cb_world *w, const double (*x)[3], cb_error *err)
+{
+    const cb_mesh *m = w->mesh;
+    double margin = 0.5 * (s->xi_self + s->dhat), big = 0.0;
+    double far = sqrt(s->xi_self * s->xi_self + s->shat_self) * (1.0 + 1e-6);
+    s->cc_valid = 0;
+    for (int i = 0; i < w->nv; i++) {
+        double d2 = 0.0;
+        for (int k = 0; k < 3; k++) {
+            double a = x[i][k], b = a + s->ccdisp[i][k];
+            s->cclo[i][k] = (b < a ? b : a) - s->ccw[i];
+            s->cchi[i][k] = (b < a ? a : b) + s->ccw[i];
+            s->ccref[i][k] = 0.5 * (a + b);
+            d2 += (b - a) * (b - a);
+            double f = fmax(fabs(s->cclo[i][k]), fabs(s->cchi[i][k]));
+            if (!(f <= big)) big = f;
+        }
+        s->ccr[i] = (0.5 * sqrt(d2) + 1.7320508075688772 * s->ccw[i]) * (1.0 + 1e-9);
+    }
+    if (!isfinite(big)) return CB_OK; /* not valid: the original query reports it */
+    int rc = cb_bvh_refit_swept(s->bvh, (const double (*)[3])s->cclo, (const double (*)[3])s->cchi,
+                                margin * (1.0 + 1e-9) + 1e-12 * (1.0 + big), err);
+    if (!rc) rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
+    if (rc) return rc;
+    long n = s->res->vt.n + s->res->ee.n;
+    if (grow((void **)&s->cc, &s->capcc, n + 1, sizeof *s->cc) ||
+        grow((void **)&s->ccnear, &s->capccnear, n + 1, sizeof *s->ccnear))
+        return CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %ld cached candidates", n);
+    const int *vo = cb_bvh_vertex_owners(s->bvh), *eo = cb_bvh_edge_owners(s->bvh);
+    const double (*xm)[3] = (const double (*)[3])s->ccref;
+    s->ncc = s->nccnear = 0;
+    for (int kind = PAIR_VT; kind <= PAIR_EE; kind++) {
+        const cb_pair_list *l = kind == PAIR_VT ? &s->res->vt : &s->res->ee;
+        for (long i = 0; i < l->n; i++) {
+            ipc_cand *c = &s->cc[s->ncc];
+            c->q = (ipc_pair){kind, l->p[i][0], l->p[i][1], 0};
+            pair_verts(m, &c->q, c->v);
+            c->ta = kind == PAIR_VT ? vo[c->q.a] : eo[c->q.a];
+            c->tb = kind == PAIR_VT ? c->q.b : eo[c->q.b];
+            double r = 0.0;
+            for (int k = 0; k < 4; k++) r = s->ccr[c->v[k]] > r ? s->ccr[c->v[k]] : r;
+            double need = far + 2.0 * r, lb = pair_d_lb(kind == PAIR_EE, c->v, xm, need);
+            if (lb < need) lb = sqrt(pair_d2(m, &c->q, xm)) * (1.0 - 1e-9) - 1e-12 * big;
+            c->lb = lb - 2.0 * r; /* wherever in their boxes its vertices are */
+            if (c->lb < far) s->ccnear[s->nccnear++] = s->ncc;
+            s->ncc++;
+        }
+    }
+    s->cc_valid = 1;
+    return CB_OK;
+}
+
+/* The cache for a query at x: 1 when it holds x (built from x when it did not: with
+ * twice the budget when it had been built in this step), 0 when it is off (the original
+ * query then), negative on error. */
+static int cand_at(ipc_solver *s, const cb_world *w, const double (*x)[3], cb_error *err)
+{
+    if (!s->cc_on) return 0;
+    if (s->cc_valid && cand_holds(s, w->nv, x)) return 1;
+    if (s->cc_built >= CC_MAX_BUILDS) {
+        s->cc_on = 0;
+        return 0;
+    }
+    double wmin = cand_min_widen(s);
+    if (s->cc_built++) /* missed in this step: twice the widening where it missed */
+        for (int i = 0; i < w->nv; i++)
+            if (!cand_in_box(s, i, x[i])) s->ccw[i] = fmax(2.0 * s->ccw[i], wmin);
+    int rc = cand_build(s, w, x, err);
+    if (rc) return rc;
+    return s->cc_valid;
+}
+
+/* gather's share of the self pair q (vertices v) at x: added when within xi + dhat. */
+static int gather_self(ipc_solver *s, const cb_mesh *m, const ipc_pair *q, const int v[4], const double (*x)[3],
+                       ipc_pair *bad, double *bad_d, cb_error *err)
+{
+    double far2 = s->xi_self * s->xi_self + s->shat_self, far = sqrt(far2);
+    double lb = pair_d_lb(q->kind == PAIR_EE, v, x, far);
+    if (lb > 0 && lb * lb >= far2) return CB_OK; /* out of range for sure: self_lb */
+    double d2 = pair_d2(m, q, x), sv = d2 - s->xi_self * s->xi_self;
+    if (sv < s->shat_self && add_pair(s, q, sv, sqrt(d2), bad, bad_d, err)) return CB_ERR_NOMEM;
+    return CB_OK;
+}
+
 typedef struct kin_gather_ctx {
     const double (*x)[3];
     double t;
@@ -945,7 +1180,9 @@ static int gather(ipc_solver *s, const cb_world *w, const double (*x)[3], double
     s->min_self = INFINITY;
     bad->kind = -1;
     *bad_d = NAN;
-    if (s->bvh && (s->self_collision || s->nmc > 0)) {
+    int cached = s->self_collision && s->bvh ? cand_at(s, w, x, err) : 0;
+    if (cached < 0) return cached;
+    if (s->bvh && ((s->self_collision && !cached) || s->nmc > 0)) {
         int rc = cb_bvh_refit(s->bvh, x, 0.5 * (s->xi_self + s->dhat), err);
         if (rc) return rc;
     }
@@ -963,20 +1200,24 @@ static int gather(ipc_solver *s, const cb_world *w, const double (*x)[3], double
             if (sv < s->shat_col && add_pair(s, q, sv, sqrt(d2), bad, bad_d, err)) return CB_ERR_NOMEM;
         }
     }
-    if (s->self_collision && s->bvh) {
+    if (cached) {
+        /* the cache's pairs that may be in range, those of this query's own candidates */
+        double margin = 0.5 * (s->xi_self + s->dhat);
+        for (long j = 0; j < s->nccnear; j++) {
+            const ipc_cand *c = &s->cc[s->ccnear[j]];
+            if (!tri_near(m, x, x, c->ta, c->tb, margin)) continue;
+            if (gather_self(s, m, &c->q, c->v, x, bad, bad_d, err)) return CB_ERR_NOMEM;
+        }
+    } else if (s->self_collision && s->bvh) {
         int rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
         if (rc) return rc;
-        double far2 = s->xi_self * s->xi_self + s->shat_self, far = sqrt(far2);
         for (int kind = PAIR_VT; kind <= PAIR_EE; kind++) {
             const cb_pair_list *l = kind == PAIR_VT ? &s->res->vt : &s->res->ee;
             for (long i = 0; i < l->n; i++) {
                 ipc_pair q = {kind, l->p[i][0], l->p[i][1], 0};
                 int v[4];
                 pair_verts(m, &q, v);
-                double lb = pair_d_lb(kind == PAIR_EE, v, x, far);
-                if (lb > 0 && lb * lb >= far2) continue; /* out of range for sure: self_lb */
-                double d2 = pair_d2(m, &q, x), sv = d2 - s->xi_self * s->xi_self;
-                if (sv < s->shat_self && add_pair(s, &q, sv, sqrt(d2), bad, bad_d, err)) return CB_ERR_NOMEM;
+                if (gather_self(s, m, &q, v, x, bad, bad_d, err)) return CB_ERR_NOMEM;
             }
         }
     }
@@ -1466,6 +1707,26 @@ static int ccd_far(int ee, const int v[4], const double (*x)[3], const double (*
     return d0 - sqrt(L2) * (1.0 + 1e-9) > eta + 1e-9 * S;
 }
 
+/* The CCD of the self pair q (vertices v) from x to x1: *a lowered to its time of impact
+ * (limit) unless it cannot come closer than xi + 0.1 (d0 - xi). */
+static void ccd_self(ipc_solver *s, const cb_mesh *m, const ipc_pair *q, const int v[4], const double (*x)[3],
+                     const double (*x1)[3], double *a)
+{
+    int ee = q->kind == PAIR_EE;
+    /* far already by the bound (self_lb): then by the distance too */
+    double lb = pair_d_lb(ee, v, x, INFINITY);
+    if (lb > s->xi_self && ccd_far(ee, v, x, x1, lb, s->xi_self + 0.1 * (lb - s->xi_self))) return;
+    cb_ccd_opts o = cb_default_ccd_opts();
+    double d0 = sqrt(pair_d2(m, q, x)), toi = 1.0;
+    o.eta = s->xi_self + 0.1 * (d0 - s->xi_self);
+    if (ccd_far(ee, v, x, x1, d0, o.eta)) return;
+    int hit = !ee ? cb_ccd_vertex_triangle(x[v[0]], x1[v[0]], x[v[1]], x1[v[1]], x[v[2]], x1[v[2]], x[v[3]], x1[v[3]],
+                                          &o, &toi)
+                  : cb_ccd_edge_edge(x[v[0]], x1[v[0]], x[v[1]], x1[v[1]], x[v[2]], x1[v[2]], x[v[3]], x1[v[3]], &o,
+                                     &toi);
+    if (hit) limit(s, q, toi, a);
+}
+
 /* The largest alpha in (0, 1] along p from x, the colliders moving from time t to
  * t + alpha dtau, with no pair closer than xi + 0.1 (d0 - xi): CCD on the swept BVH's
  * candidates, conservative advancement against colliders. */
@@ -1478,35 +1739,49 @@ static int ccd_step(ipc_solver *s, const cb_world *w, const double (*x)[3], doub
     for (int i = 0; i < w->nv; i++)
         for (int k = 0; k < 3; k++) s->xt[i][k] = x[i][k] + s->p[i][k];
     const double (*x1)[3] = (const double (*)[3])s->xt;
+    int swept = 0; /* the tree refitted over the sweep */
     if (s->self_collision && s->bvh) {
-        int rc = cb_bvh_refit_swept(s->bvh, x, x1, 0.5 * (s->xi_self + s->dhat), err);
-        if (!rc) rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
-        if (rc) return rc;
-        cb_ccd_opts o = cb_default_ccd_opts();
-        for (int kind = PAIR_VT; kind <= PAIR_EE; kind++) {
-            const cb_pair_list *l = kind == PAIR_VT ? &s->res->vt : &s->res->ee;
-            for (long i = 0; i < l->n; i++) {
-                ipc_pair q = {kind, l->p[i][0], l->p[i][1], 0};
-                int v[4];
-                pair_verts(m, &q, v);
-                /* far already by the bound (self_lb): then by the distance too */
-                double lb = pair_d_lb(kind == PAIR_EE, v, x, INFINITY);
-                if (lb > s->xi_self && ccd_far(kind == PAIR_EE, v, x, x1, lb, s->xi_self + 0.1 * (lb - s->xi_self)))
-                    continue;
-                double d0 = sqrt(pair_d2(m, &q, x)), toi = 1.0;
-                o.eta = s->xi_self + 0.1 * (d0 - s->xi_self);
-                if (ccd_far(kind == PAIR_EE, v, x, x1, d0, o.eta)) continue;
-                int hit = kind == PAIR_VT ? cb_ccd_vertex_triangle(x[v[0]], x1[v[0]], x[v[1]], x1[v[1]], x[v[2]],
-                                                                   x1[v[2]], x[v[3]], x1[v[3]], &o, &toi)
-                                          : cb_ccd_edge_edge(x[v[0]], x1[v[0]], x[v[1]], x1[v[1]], x[v[2]], x1[v[2]],
-                                                             x[v[3]], x1[v[3]], &o, &toi);
-                if (hit) limit(s, &q, toi, &a);
+        double margin = 0.5 * (s->xi_self + s->dhat);
+        int cached = cand_at(s, w, x, err);
+        if (cached < 0) return cached;
+        double big = cached ? fmax(max_coord(w->nv, x), max_coord(w->nv, x1)) : NAN;
+        if (cached && isfinite(big) && cand_holds(s, w->nv, x1)) {
+            /* the cache's pairs that ccd_far need not skip: by its bound, their distance
+             * at x less xi, times 0.9, is not above their largest relative motion (twice
+             * the largest of their vertices' motions) and ccd_far's margins; of those,
+             * this query's own candidates */
+            for (int i = 0; i < w->nv; i++) {
+                double d[3];
+                cb_v3_sub(d, x1[i], x[i]);
+                s->ccpm[i] = cb_v3_norm(d);
+            }
+            double T0 = s->xi_self + (1e-9 * big + 1e-12 * (1.0 + big)) / 0.9, T1 = 2.0 * (1.0 + 1e-6) / 0.9;
+            for (long j = 0; j < s->ncc; j++) {
+                const ipc_cand *c = &s->cc[j];
+                double pm = s->ccpm[c->v[0]];
+                for (int k = 1; k < 4; k++) pm = s->ccpm[c->v[k]] > pm ? s->ccpm[c->v[k]] : pm;
+                if (c->lb >= T0 + T1 * pm || !tri_near(m, x, x1, c->ta, c->tb, margin)) continue;
+                ccd_self(s, m, &c->q, c->v, x, x1, &a);
+            }
+        } else {
+            int rc = cb_bvh_refit_swept(s->bvh, x, x1, margin, err);
+            if (!rc) rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
+            if (rc) return rc;
+            swept = 1;
+            for (int kind = PAIR_VT; kind <= PAIR_EE; kind++) {
+                const cb_pair_list *l = kind == PAIR_VT ? &s->res->vt : &s->res->ee;
+                for (long i = 0; i < l->n; i++) {
+                    ipc_pair q = {kind, l->p[i][0], l->p[i][1], 0};
+                    int v[4];
+                    pair_verts(m, &q, v);
+                    ccd_self(s, m, &q, v, x, x1, &a);
+                }
             }
         }
     }
     /* the static mesh colliders: the cloth's swept tree (margin xi_col) against the
      * collider's (its gather margin: a superset of the candidates) */
-    if (s->nmc > 0 && s->bvh && !(s->self_collision)) {
+    if (s->nmc > 0 && s->bvh && !swept) {
         int rc = cb_bvh_refit_swept(s->bvh, x, x1, 0.5 * (s->xi_self + s->dhat), err);
         if (rc) return rc;
     }
@@ -1947,6 +2222,9 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
                                  "IPC's mollifier on nearly parallel edge-edge pairs", err);
     if (!rc) rc = cb_params_bool(&q, "sphere_edges", 1, &s->sphere_edges,
                                  "barrier also on the cloth's edges and triangles against spheres", err);
+    if (!rc) rc = cb_params_bool(&q, "candidate_cache", 1, &s->cand_cache,
+                                 "one tree query of the self candidates per step for all its gathers and CCDs "
+                                 "(the same results; false: a query each)", err);
     if (!rc) rc = cb_params_double(&q, "friction_velocity", 1e-3, 1e-12, 1e3, &ss->friction_velocity,
                                    "eps_v (m/s): collider friction is static below this sliding speed", err);
     if (!rc) rc = cb_params_double(&q, "self_friction", 0.1, 0.0, 1e3, &s->self_friction,
@@ -2020,6 +2298,15 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
         rc = cb_bvh_create(m, CB_BV_AABB, &s->bvh, err);
         if (!rc) rc = cb_bvh_build(s->bvh, (const double (*)[3])w->state.x, 0.0, err);
         if (!rc) rc = cb_bvh_result_create(&s->res, err);
+        s->ccref = cb_calloc((size_t)nv, sizeof *s->ccref);
+        s->cclo = cb_calloc((size_t)nv, sizeof *s->cclo);
+        s->cchi = cb_calloc((size_t)nv, sizeof *s->cchi);
+        s->ccdisp = cb_calloc((size_t)nv, sizeof *s->ccdisp);
+        s->ccr = cb_calloc((size_t)nv, sizeof *s->ccr);
+        s->ccpm = cb_calloc((size_t)nv, sizeof *s->ccpm);
+        s->ccw = cb_calloc((size_t)nv, sizeof *s->ccw);
+        if (!rc && !(s->ccref && s->cclo && s->cchi && s->ccdisp && s->ccr && s->ccpm && s->ccw))
+            rc = CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %d vertices", nv);
     }
     if (!rc && s->nmc > 0) {
         int nmc = s->nmc;
@@ -2768,6 +3055,12 @@ static int ipc_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         if (s->bvh) {
             int rc = cb_bvh_build(s->bvh, cx, 0.0, err);
             if (rc) return rc;
+            /* a new topology: the candidates' cache is queried again, with a budget of
+             * one and a half times the last step's motion (at least a quarter of the
+             * gather's margin), and left off when that is above twice the margin (the
+             * cloth in flight: a query as wide would cost more than it saves) */
+            s->cc_valid = s->cc_built = 0;
+            s->cc_on = s->cand_cache;
         }
         int rc = ipc_solve(s, w, h, t1, info, &lap, &iters, &residual, err);
         /* the first step in contact has no lagged normal forces for the friction: take
@@ -2787,6 +3080,17 @@ static int ipc_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
             }
         }
         if (rc) return rc;
+        if (s->ccdisp) { /* the cache's prediction for the next step from its miss in this one */
+            double wmin = cand_min_widen(s);
+            for (int i = 0; i < w->nv; i++) {
+                double d[3], e[3];
+                cb_v3_sub(d, x[i], ss->x0[i]);
+                cb_v3_sub(e, d, s->ccdisp[i]);
+                double wi = 2.0 * cb_v3_norm(e);
+                s->ccw[i] = wi > wmin ? wi : wmin;
+                cb_v3_copy(s->ccdisp[i], d);
+            }
+        }
         path_emit(s, w->state.t, t1);
     }
     for (int u = 0; u < ss->nfree; u++) {
