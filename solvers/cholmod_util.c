@@ -268,7 +268,8 @@ static int grow(void **p, long *cap, long need, size_t size)
 }
 
 /* Copy the numeric factor L (simplicial or supernodal, LL^T) into supernodes for
- * cb_chol_solve3 (see struct cb_chol). Allocates only when the factor grows. */
+ * cb_chol_solve3 (see struct cb_chol), and the ordering into perm. Allocates only
+ * when the factor grows. */
 static int copy_factor(cb_chol *c, cb_error *err)
 {
     const cholmod_factor *L = c->L;
@@ -280,10 +281,13 @@ static int copy_factor(cb_chol *c, cb_error *err)
         c->rp = cb_calloc((size_t)n + 1, sizeof *c->rp);
         c->sx = cb_calloc((size_t)n + 1, sizeof *c->sx);
         c->dinv = cb_calloc((size_t)n, sizeof *c->dinv);
+        c->perm = cb_calloc((size_t)n, sizeof *c->perm);
         c->w = aligned_alloc(32, (size_t)n * sizeof *c->w);
-        if (!c->sup || !c->rp || !c->sx || !c->dinv || !c->w)
+        if (!c->sup || !c->rp || !c->sx || !c->dinv || !c->perm || !c->w)
             return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", c->label);
     }
+    const int *perm = L->Perm;
+    for (int k = 0; k < n; k++) c->perm[k] = perm ? perm[k] : k;
     /* the supernode partition, row counts and value sizes */
     int ns = 0;
     long nrows = 0, nvals = 0;
@@ -424,28 +428,16 @@ static int permuted_pattern(cb_chol *c, cb_error *err)
     return rc;
 }
 
-int cb_chol_analyze(cb_chol *c, cb_error *err)
-{
-    if (!c) return CB_FAIL(err, CB_ERR_INPUT, "cb_chol_analyze: NULL system");
-    if (c->L) return CB_OK;
-    if (!c->perm) c->perm = cb_calloc((size_t)c->n, sizeof *c->perm);
-    if (!c->perm) return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory", c->label);
-    c->L = cholmod_analyze(c->A, &c->c);
-    int rc = check(c, c->L != NULL, "cholmod_analyze", err);
-    if (rc) return rc;
-    const int *perm = c->L->Perm;
-    for (int k = 0; k < c->n; k++) c->perm[k] = perm ? perm[k] : k;
-    if (c->L->is_super && (rc = permuted_pattern(c, err))) return rc;
-    return CB_OK;
-}
-
-const int *cb_chol_order(const cb_chol *c) { return c && c->L ? c->perm : NULL; }
-
 int cb_chol_factor(cb_chol *c, cb_error *err)
 {
     if (!c) return CB_FAIL(err, CB_ERR_INPUT, "cb_chol_factor: NULL system");
-    int rc = cb_chol_analyze(c, err);
-    if (rc) return rc;
+    int rc;
+    if (!c->L) {
+        c->L = cholmod_analyze(c->A, &c->c);
+        rc = check(c, c->L != NULL, "cholmod_analyze", err);
+        if (rc) return rc;
+        if (c->L->is_super && (rc = permuted_pattern(c, err))) return rc;
+    }
     c->failed = -1;
     threads_saved saved = threads_enter(c);
     int ok;
@@ -746,9 +738,8 @@ static void tri_solves(int ns, const int *restrict sup, const int *restrict rp, 
     }
 }
 
-/* cb_chol_solve3 (ordered 0: b in the unknowns' order, solved in place) and
- * cb_chol_solve3_ordered_add (ordered 1: b, base and out in the factor's order). */
-static int solve3(cb_chol *c, double (*b)[3], int keep, int ordered, const double (*base)[3], double (*out)[3],
+/* cb_chol_solve3 and cb_chol_solve3_add (map NULL: no addition). */
+static int solve3(cb_chol *c, double (*b)[3], int keep, const int *map, const double (*base)[3], double (*out)[3],
                   cb_error *err)
 {
     if (!c->L || c->failed >= 0 || !c->factorizations)
@@ -761,7 +752,7 @@ static int solve3(cb_chol *c, double (*b)[3], int keep, int ordered, const doubl
     if (c->precision == CB_CHOL_SINGLE) { /* the same steps on float rows (chol_single.h) */
         float (*f)[4] = cb_chol_single_rows(c->fs);
         for (int k = 0; k < n; k++) {
-            const double *s = b[ordered ? k : perm[k]];
+            const double *s = b[perm[k]];
             f[k][0] = (float)s[0];
             f[k][1] = (float)s[1];
             f[k][2] = (float)s[2];
@@ -769,31 +760,29 @@ static int solve3(cb_chol *c, double (*b)[3], int keep, int ordered, const doubl
         }
         cb_chol_single_solve(c->fs);
         for (int k = 0; k < n; k++) {
-            if (!ordered || keep) {
-                double *t = b[ordered ? k : perm[k]];
-                t[0] = f[k][0];
-                t[1] = f[k][1];
-                t[2] = f[k][2];
+            const int u = perm[k];
+            if (!map || keep) {
+                b[u][0] = f[k][0];
+                b[u][1] = f[k][1];
+                b[u][2] = f[k][2];
             }
-            if (ordered) {
-                out[k][0] = base[k][0] + f[k][0];
-                out[k][1] = base[k][1] + f[k][1];
-                out[k][2] = base[k][2] + f[k][2];
+            if (map) {
+                const int i = map[u];
+                out[i][0] = base[i][0] + f[k][0];
+                out[i][1] = base[i][1] + f[k][1];
+                out[i][2] = base[i][2] + f[k][2];
             }
         }
         return CB_OK;
     }
     cb_v4 *w = c->w;
     /* P A P^T = L L^T: w = P b, L z = w, L^T w = z, x = P^T w */
-    if (ordered)
-        for (int k = 0; k < n; k++) w[k] = (cb_v4){b[k][0], b[k][1], b[k][2], 0.0};
-    else
-        for (int k = 0; k < n; k++) {
-            const double *s = b[perm[k]];
-            w[k] = (cb_v4){s[0], s[1], s[2], 0.0};
-        }
+    for (int k = 0; k < n; k++) {
+        const double *s = b[perm[k]];
+        w[k] = (cb_v4){s[0], s[1], s[2], 0.0};
+    }
     tri_solves(c->nsup, c->sup, c->rp, c->vrow, c->sx, c->vval, c->dinv, w, c->t);
-    if (!ordered) {
+    if (!map) {
         for (int k = 0; k < n; k++) {
             double *t = b[perm[k]];
             t[0] = w[k][0];
@@ -803,14 +792,15 @@ static int solve3(cb_chol *c, double (*b)[3], int keep, int ordered, const doubl
         return CB_OK;
     }
     for (int k = 0; k < n; k++) {
+        const int u = perm[k], i = map[u];
         if (keep) {
-            b[k][0] = w[k][0];
-            b[k][1] = w[k][1];
-            b[k][2] = w[k][2];
+            b[u][0] = w[k][0];
+            b[u][1] = w[k][1];
+            b[u][2] = w[k][2];
         }
-        out[k][0] = base[k][0] + w[k][0];
-        out[k][1] = base[k][1] + w[k][1];
-        out[k][2] = base[k][2] + w[k][2];
+        out[i][0] = base[i][0] + w[k][0];
+        out[i][1] = base[i][1] + w[k][1];
+        out[i][2] = base[i][2] + w[k][2];
     }
     return CB_OK;
 }
@@ -818,13 +808,12 @@ static int solve3(cb_chol *c, double (*b)[3], int keep, int ordered, const doubl
 int cb_chol_solve3(cb_chol *c, double (*b)[3], cb_error *err)
 {
     if (!c || !b) return CB_FAIL(err, CB_ERR_INPUT, "cb_chol_solve3: NULL argument");
-    return solve3(c, b, 1, 0, NULL, NULL, err);
+    return solve3(c, b, 1, NULL, NULL, NULL, err);
 }
 
-int cb_chol_solve3_ordered_add(cb_chol *c, double (*b)[3], int keep, const double (*base)[3], double (*out)[3],
-                               cb_error *err)
+int cb_chol_solve3_add(cb_chol *c, double (*b)[3], int keep, const int *map, const double (*base)[3],
+                       double (*out)[3], cb_error *err)
 {
-    if (!c || !b || !base || !out)
-        return CB_FAIL(err, CB_ERR_INPUT, "cb_chol_solve3_ordered_add: NULL argument");
-    return solve3(c, b, keep, 1, base, out, err);
+    if (!c || !b || !map || !base || !out) return CB_FAIL(err, CB_ERR_INPUT, "cb_chol_solve3_add: NULL argument");
+    return solve3(c, b, keep, map, base, out, err);
 }

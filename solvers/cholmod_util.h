@@ -67,14 +67,6 @@ int cb_chol_set_precision(cb_chol *c, cb_chol_precision precision, cb_error *err
 cb_chol_precision cb_chol_get_precision(const cb_chol *c);
 /* The values [colptr[n]], in the order of rowidx; the caller fills them before factoring. */
 double *cb_chol_values(cb_chol *c);
-/* The fill-reducing ordering and the symbolic analysis of the pattern (cholmod_analyze;
- * the values are not read), once: later calls do nothing. cb_chol_factor does it when
- * it was not done; a caller that wants the ordering before the first factorization
- * (cb_chol_order) calls it first. */
-int cb_chol_analyze(cb_chol *c, cb_error *err);
-/* The factor's order after cb_chol_analyze (NULL before): order[k] is the unknown in
- * column k of the factor of P A P^T (n entries, owned by c, fixed for c's life). */
-const int *cb_chol_order(const cb_chol *c);
 /* Factor the current values (analysis on the first call). CB_ERR_NUMERIC when not
  * positive definite (cb_chol_failed_unknown tells which unknown). */
 int cb_chol_factor(cb_chol *c, cb_error *err);
@@ -108,14 +100,12 @@ int cb_chol_solve(cb_chol *c, const double **x, cb_error *err);
  * copy O(nnz(L)), allocating only when the factor grows); other solves allocate
  * nothing. The same solution as cb_chol_solve up to round-off. */
 int cb_chol_solve3(cb_chol *c, double (*b)[3], cb_error *err);
-/* cb_chol_solve3 with every array in the factor's order (cb_chol_order): b[k] is row
- * order[k] of B, and on the way out out[k] = base[k] + X[order[k]] for every k (fms:
- * x = y + (x - y) on its unknowns numbered in that order), b[k] = X[order[k]] when keep
- * (keep 0: b's contents are left undefined, no store of X). The same arithmetic as
- * cb_chol_solve3 (the same bits), without its permutation in and out: a caller that
- * keeps its vectors in the factor's order has sequential loops only (the permutation's
- * random access was ~18 us per solve on the 81 x 81 curtain). */
-int cb_chol_solve3_ordered_add(cb_chol *c, double (*b)[3], int keep, const double (*base)[3], double (*out)[3],
-                               cb_error *err);
+/* cb_chol_solve3, with the solution X also added to base on its way out:
+ * out[map[u]] = base[map[u]] + X[u] for every row u (map: n distinct indices into base
+ * and out), in the same pass as the permutation back (fms: x = y + (x - y)). keep: b
+ * holds X afterwards as in cb_chol_solve3; 0: b's contents are left undefined (no store
+ * of X). */
+int cb_chol_solve3_add(cb_chol *c, double (*b)[3], int keep, const int *map, const double (*base)[3],
+                       double (*out)[3], cb_error *err);
 
 #endif

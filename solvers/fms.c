@@ -240,8 +240,7 @@ typedef struct fms_solver {
      * unknown is nfree, a scratch row of the right-hand side, so the passes have no
      * branch. */
     int ns;
-    int *ia, *ib;          /* [ns] ends a, b (vertices) */
-    int *pa, *pb;          /* [ns] their rows in xp */
+    int *ia, *ib;          /* [ns] ends a, b */
     int *ua, *ub;          /* [ns] their rows in the right-hand side */
     double *rest, *k;      /* [ns] rest length, stiffness */
     double *kh;            /* [ns] h^2 k for h = h_factored */
@@ -249,18 +248,6 @@ typedef struct fms_solver {
     int npin;
     int *pin;              /* [npin] springs with exactly one pinned end, increasing */
     double (*dpin)[3];     /* [npin] their d in the last local step */
-    /* The unknowns in the factor's order (cb_chol_order): row k of c, b, blast, yp and xp
-     * is the unknown in column k of the factor, so the global step's solves need no
-     * permutation (cb_chol_solve3_ordered_add) and the passes read and write the
-     * same rows they did in the unknowns' order (the same operations: the same bits). */
-    int *rowk;             /* [nfree] the row of unknown u */
-    int *vrow;             /* [nv] the row in xp of vertex i: rowk[unk[i]], or nfree + j for the
-                              j-th pinned vertex */
-    int *rvert;            /* [nv] the vertex of row r of xp (the inverse of vrow) */
-    double (*xp)[3];       /* [nv] positions of the iterations by row (the world's x is written
-                              from it after each global step when collider terms read it, else
-                              once after the iterations) */
-    double (*yp)[3];       /* [nfree] y by row */
     double (*c)[3];        /* [nfree + 1] constant part of the right-hand side, h^2 (f_ext - L y) */
     double (*b)[3];        /* [nfree + 1] right-hand side / solution, interleaved x, y, z */
     double (*blast)[3];    /* [nfree] the last iteration's right-hand side b(x_k), when rhs_residual */
@@ -286,13 +273,6 @@ static void fms_destroy(void *self)
     cb_spring_solver_release(&s->ss);
     free(s->ia);
     free(s->ib);
-    free(s->pa);
-    free(s->pb);
-    free(s->rowk);
-    free(s->vrow);
-    free(s->rvert);
-    free(s->xp);
-    free(s->yp);
     free(s->ua);
     free(s->ub);
     free(s->rest);
@@ -332,33 +312,6 @@ static void spring_order(const cb_spring_set *sp, int nv, int *ord, int *tmp, in
     }
 }
 
-/* The rows of the unknowns and vertices in the factor's order (rowk, vrow, rvert; the
- * identity without a factor, every vertex pinned). */
-static int build_rows(fms_solver *s, const cb_world *w, cb_error *err)
-{
-    const cb_spring_solver *ss = &s->ss;
-    int nv = w->nv, nf = ss->nfree;
-    s->rowk = cb_calloc((size_t)nf + 1, sizeof *s->rowk);
-    s->vrow = cb_calloc((size_t)nv + 1, sizeof *s->vrow);
-    s->rvert = cb_calloc((size_t)nv + 1, sizeof *s->rvert);
-    s->xp = cb_calloc((size_t)nv + 1, sizeof *s->xp);
-    s->yp = cb_calloc((size_t)nf + 1, sizeof *s->yp);
-    if (!s->rowk || !s->vrow || !s->rvert || !s->xp || !s->yp)
-        return CB_FAIL(err, CB_ERR_NOMEM, "fms: out of memory for %d vertices", nv);
-    const int *order = NULL;
-    if (ss->chol) {
-        int rc = cb_chol_analyze(ss->chol, err);
-        if (rc) return rc;
-        order = cb_chol_order(ss->chol);
-    }
-    for (int k = 0; k < nf; k++) s->rowk[order ? order[k] : k] = k;
-    for (int i = 0, np = 0; i < nv; i++) {
-        s->vrow[i] = ss->unk[i] >= 0 ? s->rowk[ss->unk[i]] : nf + np++;
-        s->rvert[s->vrow[i]] = i;
-    }
-    return CB_OK;
-}
-
 /* Sort the springs into the arrays and list the springs to pins. */
 static int build_springs(fms_solver *s, const cb_world *w, cb_error *err)
 {
@@ -369,8 +322,6 @@ static int build_springs(fms_solver *s, const cb_world *w, cb_error *err)
     int *cnt = cb_calloc((size_t)w->nv + 1, sizeof *cnt);
     s->ia = cb_calloc(n1, sizeof *s->ia);
     s->ib = cb_calloc(n1, sizeof *s->ib);
-    s->pa = cb_calloc(n1, sizeof *s->pa);
-    s->pb = cb_calloc(n1, sizeof *s->pb);
     s->ua = cb_calloc(n1, sizeof *s->ua);
     s->ub = cb_calloc(n1, sizeof *s->ub);
     s->rest = cb_calloc(n1, sizeof *s->rest);
@@ -381,17 +332,15 @@ static int build_springs(fms_solver *s, const cb_world *w, cb_error *err)
     for (int i = 0; i < ns; i++) npin += (ss->unk[ss->sp.ij[i][0]] < 0) != (ss->unk[ss->sp.ij[i][1]] < 0);
     s->pin = cb_calloc((size_t)(npin > 0 ? npin : 1), sizeof *s->pin);
     s->dpin = cb_calloc((size_t)(npin > 0 ? npin : 1), sizeof *s->dpin);
-    int ok = ord && tmp && cnt && s->ia && s->ib && s->pa && s->pb && s->ua && s->ub && s->rest && s->k && s->kh && s->d0 && s->pin &&
+    int ok = ord && tmp && cnt && s->ia && s->ib && s->ua && s->ub && s->rest && s->k && s->kh && s->d0 && s->pin &&
              s->dpin;
     if (ok) spring_order(&ss->sp, w->nv, ord, tmp, cnt);
     for (int i = 0; ok && i < ns; i++) {
         int o = ord[i], a = ss->sp.ij[o][0], b = ss->sp.ij[o][1];
         s->ia[i] = a;
         s->ib[i] = b;
-        s->pa[i] = s->vrow[a];
-        s->pb[i] = s->vrow[b];
-        s->ua[i] = ss->unk[a] < 0 ? nf : s->vrow[a];
-        s->ub[i] = ss->unk[b] < 0 ? nf : s->vrow[b];
+        s->ua[i] = ss->unk[a] < 0 ? nf : ss->unk[a];
+        s->ub[i] = ss->unk[b] < 0 ? nf : ss->unk[b];
         s->rest[i] = ss->sp.rest[o];
         s->k[i] = ss->sp.k[o];
         if ((s->ua[i] < nf) != (s->ub[i] < nf)) s->pin[s->npin++] = i;
@@ -439,7 +388,6 @@ static int fms_create(const cb_world *w, const cb_params *p, void **self, cb_err
     s->dy = cb_calloc((size_t)nv + 1, sizeof *s->dy);
     rc = s->c && s->b && s->blast && s->wc && s->cu && s->cvel && s->want && s->dy ? CB_OK : CB_FAIL(err, CB_ERR_NOMEM, "fms: out of memory for %d vertices", nv);
     if (!rc) rc = cb_spring_solver_setup(&s->ss, w, 1, "fms: the global matrix M + h^2 L", err);
-    if (!rc) rc = build_rows(s, w, err);
     if (!rc) rc = build_springs(s, w, err);
     if (!rc && s->ss.chol) rc = cb_chol_set_precision(s->ss.chol, (cb_chol_precision)s->precision, err);
     if (rc) {
@@ -491,19 +439,18 @@ static int factor(fms_solver *s, const cb_world *w, double h, cb_error *err)
  * d_i = r_i (p_a - p_b)/|p_a - p_b| for every spring, and b = c + h^2 J d,
  * interleaved nfree x 3 (the system for x - y). d is not stored: only the springs to
  * pins keep theirs (want_pin_d, for the attachment impulse). */
-static void local_step_rhs(fms_solver *s, int want_pin_d)
+static void local_step_rhs(fms_solver *s, const double (*x)[3], int want_pin_d)
 {
     double (*b)[3] = s->b;
-    const double (*x)[3] = (const double (*)[3])s->xp;
     memcpy(b, s->c, (size_t)s->ss.nfree * sizeof *b);
     cb_v3_zero(b[s->ss.nfree]);
-    cb_springs_local_rhs(s->width, x, s->ns, s->pa, s->pb, s->ua, s->ub, s->rest, s->kh,
+    cb_springs_local_rhs(s->width, x, s->ns, s->ia, s->ib, s->ua, s->ub, s->rest, s->kh,
                          (const double (*)[3])s->d0, b);
     if (want_pin_d)
         for (int j = 0; j < s->npin; j++) {
             int q = s->pin[j];
             double e[3];
-            cb_v3_sub(e, x[s->pa[q]], x[s->pb[q]]);
+            cb_v3_sub(e, x[s->ia[q]], x[s->ib[q]]);
             double l2 = cb_v3_norm2(e);
             if (l2 > 0) cb_v3_scale(s->dpin[j], e, s->rest[q] / sqrt(l2));
             else cb_v3_copy(s->dpin[j], s->d0[q]);
@@ -526,7 +473,7 @@ static void local_contact(fms_solver *s, const cb_world *w, const double (*x)[3]
         double d = cb_world_collider_distance(w, t1, x[i], &which, n, NULL) - ss->contact_offset;
         cb_v3_sub(r, x[i], ss->y[i]);
         if (d < 0) cb_v3_axpy(r, -d, n);
-        cb_v3_axpy(s->b[s->rowk[u]], s->wc[u], r);
+        cb_v3_axpy(s->b[u], s->wc[u], r);
         cb_v3_axpy(s->cimp, s->wc[u], r);
         if (which >= 0) cb_collider_velocity(&w->colliders[which], t1, x[i], s->cvel[u]);
         else cb_v3_zero(s->cvel[u]);
@@ -549,7 +496,7 @@ static void local_friction(fms_solver *s, const cb_world *w, const double (*x)[3
     for (int u = 0; u < ss->nfree; u++) {
         int i = ss->vert[u];
         const double *gi = ss->grad[i];
-        cb_v3_axpy(s->b[s->rowk[u]], -1.0, gi);
+        cb_v3_axpy(s->b[u], -1.0, gi);
         cb_v3_axpy(s->fimp, -1.0, gi);
         if (ss->fn[i] > 0) { /* the friction's collider, as cb_spring_friction takes its velocity */
             double uc[3];
@@ -632,7 +579,6 @@ static void coarse_translation(fms_solver *s, const cb_world *w, double (*x)[3],
     double z[3];
     if (!solve3((const double (*)[3])K, G, z)) return;
     for (int u = 0; u < nf; u++) cb_v3_axpy(x[ss->vert[u]], -1.0, z);
-    for (int k = 0; k < nf; k++) cb_v3_axpy(s->xp[k], -1.0, z); /* the same moves on the rows */
 }
 
 /* Contact springs wanted: the unknowns whose vertex is within its own motion of the step
@@ -693,7 +639,7 @@ static int fms_iterate(fms_solver *s, cb_world *w, double h, double t1, int cont
             return CB_FAIL(err, CB_ERR_INTERRUPTED, "fms: interrupted by a signal in iteration %d of %d", it,
                            s->iterations);
         cb_lap(lap, "setup");
-        local_step_rhs(s, it == s->iterations - 1);
+        local_step_rhs(s, cx, it == s->iterations - 1);
         if (contact) {
             local_contact(s, w, cx, t1);
             local_friction(s, w, cx, h, t1);
@@ -701,7 +647,7 @@ static int fms_iterate(fms_solver *s, cb_world *w, double h, double t1, int cont
         /* at x = y the right-hand side is -grad g(y) = h^2 (f_ext - L y + J d(y)):
          * the gradient norm the residual is relative to */
         if (it == 0)
-            for (int u = 0; u < nf; u++) *gnorm0_2 += cb_v3_norm2(s->b[s->rowk[u]]);
+            for (int u = 0; u < nf; u++) *gnorm0_2 += cb_v3_norm2(s->b[u]);
         /* the last right-hand side, for the residual (fms_step), where g is the
          * springs', the bending's and the inertia's only and the solve exact to double
          * round-off (a single-precision solve leaves A (x - y) - b(x_k) at float
@@ -710,15 +656,11 @@ static int fms_iterate(fms_solver *s, cb_world *w, double h, double t1, int cont
                           (!contact || w->ncolliders == 0) && s->precision == CB_CHOL_DOUBLE;
         if (s->rhs_residual) memcpy(s->blast, s->b, (size_t)nf * sizeof *s->blast);
         cb_lap(lap, "local");
-        /* x = y + (x - y) on the rows; the solution x - y kept in b after the last
-         * iteration only (the next local step writes b anew) */
-        int rc = cb_chol_solve3_ordered_add(ss->chol, s->b, it == s->iterations - 1, (const double (*)[3])s->yp,
-                                            s->xp, err);
+        /* x = y + (x - y); the solution x - y kept in b after the last iteration only
+         * (the next local step writes b anew) */
+        int rc = cb_chol_solve3_add(ss->chol, s->b, it == s->iterations - 1, ss->vert, (const double (*)[3])ss->y,
+                                    x, err);
         if (rc) return rc;
-        /* the world's x: after the last global step, and after each one while the
-         * collider terms read it (contact springs, friction, the coarse correction) */
-        if (it == s->iterations - 1 || (contact && (w->ncolliders > 0 || s->ncu > 0 || ss->nfric > 0)))
-            for (int k = 0; k < nf; k++) cb_v3_copy(x[s->rvert[k]], s->xp[k]);
         cb_lap(lap, "global");
         (*iters)++;
         /* a vertex that came closer than the offset without a contact spring: add
@@ -760,10 +702,8 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     double gnorm0 = 0.0;
     int iters = 0;
     if (nf > 0) {
-        for (int r = 0; r < w->nv; r++) cb_v3_copy(s->xp[r], x[s->rvert[r]]);
-        for (int r = 0; r < nf; r++) cb_v3_copy(s->yp[r], ss->y[s->rvert[r]]);
-        for (int r = 0; r < nf; r++)
-            for (int k = 0; k < 3; k++) s->c[r][k] = h2 * w->mass[s->rvert[r]] * w->gravity[k];
+        for (int u = 0; u < nf; u++)
+            for (int k = 0; k < 3; k++) s->c[u][k] = h2 * w->mass[ss->vert[u]] * w->gravity[k];
         cb_v3_zero(s->c[nf]);
         for (int i = 0; i < s->ns; i++) {
             const double *ya = cy[s->ia[i]], *yb = cy[s->ib[i]];
@@ -782,7 +722,7 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
             for (int k = 0; k < 3; k++)
                 v[k] = qi[0] * cy[hv[0]][k] + qi[1] * cy[hv[1]][k] + qi[2] * cy[hv[2]][k] + qi[3] * cy[hv[3]][k];
             for (int j = 0; j < 4; j++)
-                if (ss->unk[hv[j]] >= 0) cb_v3_axpy(s->c[s->vrow[hv[j]]], -h2 * qi[j], v);
+                if (ss->unk[hv[j]] >= 0) cb_v3_axpy(s->c[ss->unk[hv[j]]], -h2 * qi[j], v);
         }
         int rc = fms_iterate(s, w, h, t1, contact, info, &lap, &iters, &gnorm0, err);
         /* the first step in contact has no lagged normal forces for the friction
@@ -791,12 +731,11 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
             cb_spring_friction_lag(ss, w, h, t1, cx);
             if (ss->nfric > 0) {
                 for (int u = 0; u < nf; u++) cb_v3_copy(x[ss->vert[u]], ss->y[ss->vert[u]]);
-                memcpy(s->xp, s->yp, (size_t)nf * sizeof *s->xp);
                 rc = fms_iterate(s, w, h, t1, contact, info, &lap, &iters, &gnorm0, err);
             }
         }
         if (rc) return rc;
-        for (int u = 0; u < nf; u++) cb_v3_copy(ss->dx[ss->vert[u]], s->b[s->rowk[u]]);
+        for (int u = 0; u < nf; u++) cb_v3_copy(ss->dx[ss->vert[u]], s->b[u]);
         gnorm0 = sqrt(gnorm0);
     }
     /* collider impulse of the contact springs, (1/h) sum wc (p - x): exact like the
@@ -833,11 +772,11 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
          * the local step at x; the last global step solved A (x - y) = b(x_k), so
          * grad g(x) = b(x_k) - b(x): one more local pass (no d to pins kept: the
          * attachments' are x_k's) instead of a gradient pass over springs and hinges */
-        local_step_rhs(s, 0);
+        local_step_rhs(s, cx, 0);
         double n2 = 0.0;
         for (int u = 0; u < nf; u++) {
             double g[3];
-            cb_v3_sub(g, s->blast[s->rowk[u]], s->b[s->rowk[u]]);
+            cb_v3_sub(g, s->blast[u], s->b[u]);
             n2 += cb_v3_norm2(g);
         }
         residual = gnorm0 > 0 ? sqrt(n2) / gnorm0 : 0.0;
