@@ -133,9 +133,19 @@
  * contact springs at an impact may differ, and the runs part by more: 2 mm after 0.5 s
  * on the 30 x 30 drape, README "Benchmarks"), but the iterations converge
  * only to the float solves' level (a relative gradient ~1e-7-1e-6 instead of ~1e-12 on a
- * small well-converging case), and the residual is then computed by a full gradient pass
- * (the last solve does not balance b(x_k) exactly; ~0.15 ms per step on the curtain).
- * FastMassSpring (sam007961), which refbench times against, is float throughout. The
+ * small well-converging case), and the residual then takes A (x - y) from the matrix's
+ * entries (the last solve does not balance b(x_k) exactly, so the shortcut below would
+ * report float round-off; matrix_times_dx: setup stage 0.47 -> 0.42 ms of CPU per step
+ * on the curtain against the full gradient pass it replaced, the same residual to
+ * ~1e-10 relative, the positions bitwise).
+ * FastMassSpring (sam007961), which refbench times against, is float throughout.
+ * Measured for issue 35 and not kept (README "Benchmarks"): the step's vectors in the
+ * factor's order (so the solves need no permutation; bitwise the same): the global
+ * stage gained what the local pass lost, the springs being sorted by vertex (their order
+ * of additions to a row is the bits) and reading scattered rows instead; METIS with
+ * single precision: the float solves' instructions -3.6% (the padding to eight rows eats
+ * most of its 8% fewer entries), no faster in CPU time, 19 ms more analysis.
+ * The
  * local step and the right-hand side are one branch-free pass over the
  * springs sorted by their smaller end, stored as arrays (ends, their right-hand-side
  * rows, rest length, h^2 k); d is not stored (only for the springs to pins, in the last
@@ -163,7 +173,14 @@
  * exceeds the thickness before the exact distance, and finds its candidates with a dense
  * grid of cells over the cloth's box, a row of cells one range of vertices stored with
  * their positions (step_contact.h: exactly the same pairs and results as the spatial hash
- * every step; the swinging curtain rebuilds every step, the grid halves that query). Nothing is allocated per step. Create orders the springs and the matrix
+ * every step; the swinging curtain rebuilds every step, the grid halves that query: its
+ * step moves the cloth 1.1 to 24 mm relative to itself, the cache needs 8 times that
+ * below the 14.2 mm mean edge, which only the first step's build meets (the second moves
+ * too far to reuse it; bench fms_curtain, 60 steps); it finds 12800 pairs every step,
+ * one per triangle, as a square grid's triangle boxes each hold the quad's fourth
+ * vertex, and none is within the thickness: the query and the distance bound are the
+ * stage's whole cost there). Nothing is
+ * allocated per step. Create orders the springs and the matrix
  * entries with counting sorts (O(springs + vertices)), so prefactorization is mostly
  * CHOLMOD's analysis and first numeric factorization.
  *
@@ -651,10 +668,10 @@ static int fms_iterate(fms_solver *s, cb_world *w, double h, double t1, int cont
         /* the last right-hand side, for the residual (fms_step), where g is the
          * springs', the bending's and the inertia's only and the solve exact to double
          * round-off (a single-precision solve leaves A (x - y) - b(x_k) at float
-         * round-off: then the gradient in full) */
+         * round-off: there fms_step multiplies A (x - y) out instead) */
         s->rhs_residual = it == s->iterations - 1 && s->ncu == 0 && ss->nfric == 0 &&
-                          (!contact || w->ncolliders == 0) && s->precision == CB_CHOL_DOUBLE;
-        if (s->rhs_residual) memcpy(s->blast, s->b, (size_t)nf * sizeof *s->blast);
+                          (!contact || w->ncolliders == 0);
+        if (s->rhs_residual && s->precision == CB_CHOL_DOUBLE) memcpy(s->blast, s->b, (size_t)nf * sizeof *s->blast);
         cb_lap(lap, "local");
         /* x = y + (x - y); the solution x - y kept in b after the last iteration only
          * (the next local step writes b anew) */
@@ -674,6 +691,24 @@ static int fms_iterate(fms_solver *s, cb_world *w, double h, double t1, int cont
         if (contact && it + 1 < s->iterations && (s->ncu > 0 || ss->nfric > 0)) coarse_translation(s, w, x, h, t1);
     }
     return CB_OK;
+}
+
+/* With single-precision solves the last global step balances A (x - y) = b(x_k) to
+ * float round-off only, so the residual's shortcut grad g(x) = b(x_k) - b(x) would
+ * report that round-off: blast = A (x - y) instead, from the matrix's entries (x - y is
+ * in b, kept by the last solve; one pass over the entries per coordinate, ~4x fewer
+ * instructions than the gradient pass over springs and hinges it replaces on the 81 x 81
+ * curtain; the same residual to ~1e-10 relative). */
+static void matrix_times_dx(fms_solver *s)
+{
+    cb_spring_solver *ss = &s->ss;
+    const int nf = ss->nfree;
+    double *in = (double *)ss->grad, *out = in + nf; /* scratch: grad holds 3 nv >= 2 nf doubles */
+    for (int k = 0; k < 3; k++) {
+        for (int u = 0; u < nf; u++) in[u] = s->b[u][k];
+        cb_chol_multiply(ss->chol, in, out);
+        for (int u = 0; u < nf; u++) s->blast[u][k] = out[u];
+    }
 }
 
 static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
@@ -771,7 +806,9 @@ static int fms_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         /* grad g(x) = A (x - y) - b(x) for the matrix A and the right-hand side b(x) of
          * the local step at x; the last global step solved A (x - y) = b(x_k), so
          * grad g(x) = b(x_k) - b(x): one more local pass (no d to pins kept: the
-         * attachments' are x_k's) instead of a gradient pass over springs and hinges */
+         * attachments' are x_k's) instead of a gradient pass over springs and hinges
+         * (single-precision solves: A (x - y) multiplied out, matrix_times_dx) */
+        if (s->precision != CB_CHOL_DOUBLE) matrix_times_dx(s);
         local_step_rhs(s, cx, 0);
         double n2 = 0.0;
         for (int u = 0; u < nf; u++) {

@@ -352,8 +352,8 @@ static void test_residual_is_relative_gradient(void)
 }
 
 /* single: factor_precision single, where the last solve does not solve A (x - y) = b(x_k)
- * exactly (float round-off), so b(x_k) - b(x) is not the gradient: fms computes it in
- * full; at dt 1 ms with 300 iterations the iterates stop moving while the gradient stays
+ * exactly (float round-off), so b(x_k) - b(x) is not the gradient: fms multiplies
+ * A (x - y) out from the matrix instead; at dt 1 ms with 300 iterations the iterates stop moving while the gradient stays
  * at the float solves' level (b(x_k) - b(x) would report far less there). */
 static void residual_check(int quad, int single)
 {
