@@ -449,7 +449,7 @@
  * positions' round-off, about eps max |x| / dt: "Tight tolerances" above; a tenth of
  * friction_velocity's default; at 1e-3 the first Newton step of a patch starting to slide,
  * shortened by the static friction's stiffness to below eps_v h, passed the test and the
- * patch never slid, tests/test_ipc.c's incline), max_iterations
+ * patch never slid, on the incline tests/test_ipc.c ran then), max_iterations
  * (>= 1, default 500: the 16 x 16 drop of tests/test_determinism.c takes 5-18 a step;
  * 10-20, up to 150, with the springs' Hessian clamped in every iteration), hinge_reuse
  * (in [0, 1], default 0.01; 0: every hinge at each assembly: "Hinge reuse" above),
