@@ -170,7 +170,7 @@ typedef struct cb_solver_class {
      * vertex is taken to move in a straight line from one step state to the next. */
     void (*set_path_knots)(void *self, cb_path_knot_fn fn, void *ctx);
     /* Optional, for a method with a contact potential whose value it reports as
-     * cb_step_info.contact_energy after each step (ipc: kappa times its barriers): that
+     * cb_step_info.contact_energy after each step (ipc: kappa times its barriers over h^2): that
      * potential at the world's state before the first step of dt, the initial state (the
      * run's t = 0 row and the health check's E0 include it, so a push of the potential at
      * the start is not read as energy gained). Called once, after create and before the

@@ -449,7 +449,7 @@
  * positions' round-off, about eps max |x| / dt: "Tight tolerances" above; a tenth of
  * friction_velocity's default; at 1e-3 the first Newton step of a patch starting to slide,
  * shortened by the static friction's stiffness to below eps_v h, passed the test and the
- * patch never slid, tests/test_ipc.c's incline), max_iterations
+ * patch never slid, on the incline tests/test_ipc.c ran then), max_iterations
  * (>= 1, default 500: the 16 x 16 drop of tests/test_determinism.c takes 5-18 a step;
  * 10-20, up to 150, with the springs' Hessian clamped in every iteration), hinge_reuse
  * (in [0, 1], default 0.01; 0: every hinge at each assembly: "Hinge reuse" above),
@@ -1000,8 +1000,9 @@ static int add_pair(ipc_solver *s, const ipc_pair *q, double sv, double d, ipc_p
  * of the pair can be from its centre (cand lb) beyond the gather's range (they would not
  * be added), or in the CCD too far for the pair's own motion to close (ccd_far would
  * skip them). The same pairs in the same order: the same results bit for bit. A query
- * outside the boxes queries again from where it is, with twice the budget; above
- * CC_MAX_BUDGET gather margins the cache is off for the step (the original queries). */
+ * outside the boxes queries again from where it is, with twice the budget where it
+ * missed (cand_at); after CC_MAX_BUILDS queries in a step the cache is off for the rest
+ * of it (the original queries). */
 
 /* Do the volumes of triangles ta and tb (their vertices' coordinate ranges over x0 and
  * x1, less and plus margin, as the tree's refit computes them) overlap (the tree's test)? */
@@ -3055,10 +3056,10 @@ static int ipc_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         if (s->bvh) {
             int rc = cb_bvh_build(s->bvh, cx, 0.0, err);
             if (rc) return rc;
-            /* a new topology: the candidates' cache is queried again, with a budget of
-             * one and a half times the last step's motion (at least a quarter of the
-             * gather's margin), and left off when that is above twice the margin (the
-             * cloth in flight: a query as wide would cost more than it saves) */
+            /* a new topology: the candidates' cache is queried again at the step's
+             * first gather, over boxes from each vertex's motion in the last step
+             * widened by ccw (twice that prediction's miss, at least cand_min_widen:
+             * set at the end of every step, below) */
             s->cc_valid = s->cc_built = 0;
             s->cc_on = s->cand_cache;
         }

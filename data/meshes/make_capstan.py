@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """data/meshes/make_capstan.py -- writes the strips of the capstan scenes
-(data/scenes/capstan.yaml, issue 32 item 1): capstan_90.obj, capstan_180.obj, capstan_270.obj.
+(data/scenes/capstan_{90,180,270}.yaml, issue 32 item 1): capstan_90.obj, capstan_180.obj, capstan_270.obj.
 
 A strip 0.02 m wide (two vertices across, a ladder of triangles, ~0.01 m segments) whose
 centre line is a straight leg of 0.1 m (the fixed end, vertices 0 and 1), a helix of wrap
