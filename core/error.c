@@ -80,10 +80,19 @@ void cb_assert_fail(const char *cond, const char *file, int line)
 static long g_alloc_countdown = -1;
 static long g_alloc_count;
 
+static int g_alloc_only; /* cb_alloc_fail_only: the one failure, then none */
+
 void cb_alloc_fail_after(long n)
 {
     g_alloc_countdown = n;
     g_alloc_count = 0;
+    g_alloc_only = 0;
+}
+
+void cb_alloc_fail_only(long n)
+{
+    cb_alloc_fail_after(n);
+    g_alloc_only = n >= 0;
 }
 
 long cb_alloc_count(void) { return g_alloc_count; }
@@ -104,7 +113,10 @@ static int inject_failure(size_t bytes)
     if (bytes > g_alloc_largest) g_alloc_largest = bytes;
     g_alloc_count++;
     if (g_alloc_countdown < 0) return 0;
-    if (g_alloc_countdown == 0) return 1; /* every allocation after the N-th fails too */
+    if (g_alloc_countdown == 0) { /* every allocation after the N-th fails too, but with fail_only */
+        if (g_alloc_only) g_alloc_countdown = -1;
+        return 1;
+    }
     g_alloc_countdown--;
     return 0;
 }

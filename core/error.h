@@ -64,6 +64,9 @@ char *cb_strdup(const char *s);
  * allocations through the helpers above, every one fails until the hook is reset with
  * n < 0. cb_alloc_count() counts the allocations since the last call. */
 void cb_alloc_fail_after(long n);
+/* The same, but only the (n+1)-th allocation fails and the ones after it succeed: an
+ * allocation whose failure goes unchecked is then not hidden by a later one failing too. */
+void cb_alloc_fail_only(long n);
 long cb_alloc_count(void);
 /* The largest single request (bytes) through the helpers since the last call, which
  * resets it: the fuzz targets check a reader allocated in proportion to its input. */

@@ -595,6 +595,7 @@ typedef struct ipc_solver {
     int cc_valid;          /* built on the current tree */
     int cc_built;          /* built in this step */
     int cc_on;             /* the cache is used in this step */
+    long cc_served;        /* gathers and CCDs the cache served since create (cb_ipc_cache_served) */
     int cand_cache;        /* `candidate_cache`: the cache at all (off: the results are the same) */
     double *vphi;          /* [nv] scratch: every vertex's distance from one box or capsule */
     int pin_phase;         /* the pins are still moving in this iteration (pu set) */
@@ -1120,7 +1121,10 @@ static int cand_build(ipc_solver *s, const cb_world *w, const double (*x)[3], cb
 static int cand_at(ipc_solver *s, const cb_world *w, const double (*x)[3], cb_error *err)
 {
     if (!s->cc_on) return 0;
-    if (s->cc_valid && cand_holds(s, w->nv, x)) return 1;
+    if (s->cc_valid && cand_holds(s, w->nv, x)) {
+        s->cc_served++;
+        return 1;
+    }
     if (s->cc_built >= CC_MAX_BUILDS) {
         s->cc_on = 0;
         return 0;
@@ -1131,8 +1135,11 @@ static int cand_at(ipc_solver *s, const cb_world *w, const double (*x)[3], cb_er
             if (!cand_in_box(s, i, x[i])) s->ccw[i] = fmax(2.0 * s->ccw[i], wmin);
     int rc = cand_build(s, w, x, err);
     if (rc) return rc;
+    s->cc_served += s->cc_valid;
     return s->cc_valid;
 }
+
+long cb_ipc_cache_served(const void *self) { return self ? ((const ipc_solver *)self)->cc_served : 0; }
 
 /* gather's share of the self pair q (vertices v) at x: added when within xi + dhat. */
 static int gather_self(ipc_solver *s, const cb_mesh *m, const ipc_pair *q, const int v[4], const double (*x)[3],
@@ -2291,7 +2298,7 @@ static int ipc_create(const cb_world *w, const cb_params *p, void **self, cb_err
     for (int c = 0; c < w->ncolliders; c++) kins |= kin_nedges(&w->colliders[c]) > 0;
     s->vphi = kins ? cb_calloc((size_t)nv + 1, sizeof *s->vphi) : NULL;
     s->vp_row = cb_calloc((size_t)nv + 1, sizeof *s->vp_row); /* zero: the pattern has no pair yet */
-    rc = s->xt && s->dxt && s->p && s->hc && s->rest_l2 && s->vp_row && s->fbound && s->frev && s->frev_now &&
+    rc = s->xt && s->dxt && s->p && s->gt && s->hc && s->rest_l2 && s->vp_row && s->fbound && s->frev && s->frev_now &&
                  (s->mix || !s->moving) && (s->vphi || !kins)
              ? CB_OK
              : CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %d vertices", nv);

@@ -16,4 +16,9 @@
 #define CB_IPC_TIME_STUCK_ULPS 1024
 double cb_ipc_time_after(double tau, double alpha, double dtau, double t1);
 
+/* How many gathers and CCDs of the ipc solver `self` (its create's instance) took their
+ * self candidates from the step's cache (candidate_cache) since create: 0 with the cache
+ * off. For tests, which check that the cache is used at all. */
+long cb_ipc_cache_served(const void *self);
+
 #endif

@@ -237,8 +237,9 @@ static int newton_create(const cb_world *w, const cb_params *p, void **self, cb_
     s->dsurf = cb_calloc((size_t)nv + 1, sizeof *s->dsurf);
     s->vlast = cb_calloc((size_t)nv + 1, sizeof *s->vlast);
     s->guess = cb_calloc((size_t)nv + 1, sizeof *s->guess);
-    rc = s->xt && s->dxt && s->hc && s->dsurf ? CB_OK
-                                              : CB_FAIL(err, CB_ERR_NOMEM, "newton: out of memory for %d vertices", nv);
+    rc = s->xt && s->dxt && s->hc && s->dsurf && s->vlast && s->guess
+             ? CB_OK
+             : CB_FAIL(err, CB_ERR_NOMEM, "newton: out of memory for %d vertices", nv);
     if (!rc) rc = cb_spring_solver_setup(&s->ss, w, 3, "newton: the Hessian M + h^2 H", err);
     if (!rc && reuse > 0) rc = cb_spring_solver_hinge_cache(&s->ss, reuse, err);
     if (rc) {

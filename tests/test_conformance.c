@@ -497,7 +497,7 @@ static void test_unknown_metrics_are_nan(void)
 }
 
 /* Every allocation of create, then of the first steps, fails in turn (core/error.h's
- * hook): each failure returns CB_ERR_NOMEM with a message, never crashes, and under
+ * hook; in create also each alone, cb_alloc_fail_only): each failure returns CB_ERR_NOMEM with a message, never crashes, and under
  * ASan leaks nothing (the suite runs with detect_leaks=1). */
 static void test_allocation_failures(void)
 {
@@ -527,6 +527,29 @@ static void test_allocation_failures(void)
                 bad++;
                 fprintf(stderr, "  %s: create with allocation %ld failing returned %d: %s\n", cls->name, n + 1, rc,
                         e.message);
+            }
+            if (n > 100000) break;
+        }
+        for (long n = 0;; n++) { /* create: only the n-th allocation fails, the later ones succeed, so
+                                  * an unchecked one is not hidden by a checked one failing after it */
+            void *self = NULL;
+            cb_error e;
+            cb_error_clear(&e);
+            cb_alloc_fail_only(n);
+            int rc = cls->create(sim.w, &p, &self, &e);
+            long used = cb_alloc_count();
+            cb_alloc_fail_after(-1);
+            if (rc == 0) {
+                cls->destroy(self);
+                if (used <= n) break;
+                bad++;
+                fprintf(stderr, "  %s: create succeeded although allocation %ld alone failed\n", cls->name, n + 1);
+                continue;
+            }
+            if (rc != CB_ERR_NOMEM || !e.message[0]) {
+                bad++;
+                fprintf(stderr, "  %s: create with allocation %ld alone failing returned %d: %s\n", cls->name, n + 1,
+                        rc, e.message);
             }
             if (n > 100000) break;
         }

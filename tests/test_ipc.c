@@ -1231,8 +1231,10 @@ static int cache_same(const char *scene, const char *duration, int *self)
         *self += isfinite(a.info.min_separation);
         iters += a.info.iterations;
     }
-    fprintf(stderr, "  candidate_cache: %s, %d steps, %d with self pairs, %d Newton iterations\n", scene, steps, *self,
-            iters);
+    long served = cb_ipc_cache_served(a.solver), off = cb_ipc_cache_served(b.solver);
+    fprintf(stderr, "  candidate_cache: %s, %d steps, %d with self pairs, %d Newton iterations, %ld gathers and CCDs "
+            "served by the cache (%ld with it off)\n", scene, steps, *self, iters, served, off);
+    same = same && served >= steps && off == 0; /* the cache used, else the comparison says nothing */
     cb_sim_close(&a);
     cb_sim_close(&b);
     return same;
@@ -1244,7 +1246,8 @@ static int cache_same(const char *scene, const char *duration, int *self)
  * self pairs active in many of the steps (else the test would say nothing): two sheets
  * landing on a sphere and on each other (data/scenes/tangle/two_sheets_sphere.yaml, 0.4
  * s), and a strip thrown at 1 m/s across a pinned one (cross_strips.yaml, whose CCD stops
- * a step at a self pair the cache kept). */
+ * a step at a self pair the cache kept); the cache must have served at least one gather or
+ * CCD a step (cb_ipc_cache_served), else the comparison would say nothing. */
 static void test_candidate_cache_same(void)
 {
     int self = 0;
