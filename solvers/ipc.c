@@ -1005,6 +1005,19 @@ static int add_pair(ipc_solver *s, const ipc_pair *q, double sv, double d, ipc_p
  * missed (cand_at); after CC_MAX_BUILDS queries in a step the cache is off for the rest
  * of it (the original queries). */
 
+/* The number of self candidates of the tree's last query (s->res: its VT pairs, then its
+ * EE pairs), and the j-th of them, that order, as a pair with its vertices. */
+static long query_count(const ipc_solver *s) { return s->res->vt.n + s->res->ee.n; }
+
+static void query_pair(const ipc_solver *s, const cb_mesh *m, long j, ipc_pair *q, int v[4])
+{
+    int ee = j >= s->res->vt.n;
+    const cb_pair_list *l = ee ? &s->res->ee : &s->res->vt;
+    long i = ee ? j - s->res->vt.n : j;
+    *q = (ipc_pair){ee ? PAIR_EE : PAIR_VT, l->p[i][0], l->p[i][1], 0};
+    pair_verts(m, q, v);
+}
+
 /* Do the volumes of triangles ta and tb (their vertices' coordinate ranges over x0 and
  * x1, less and plus margin, as the tree's refit computes them) overlap (the tree's test)? */
 static int tri_near(const cb_mesh *m, const double (*x0)[3], const double (*x1)[3], int ta, int tb, double margin)
@@ -1087,29 +1100,25 @@ static int cand_build(ipc_solver *s, const cb_world *w, const double (*x)[3], cb
                                 margin * (1.0 + 1e-9) + 1e-12 * (1.0 + big), err);
     if (!rc) rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
     if (rc) return rc;
-    long n = s->res->vt.n + s->res->ee.n;
+    long n = query_count(s);
     if (grow((void **)&s->cc, &s->capcc, n + 1, sizeof *s->cc) ||
         grow((void **)&s->ccnear, &s->capccnear, n + 1, sizeof *s->ccnear))
         return CB_FAIL(err, CB_ERR_NOMEM, "ipc: out of memory for %ld cached candidates", n);
     const int *vo = cb_bvh_vertex_owners(s->bvh), *eo = cb_bvh_edge_owners(s->bvh);
     const double (*xm)[3] = (const double (*)[3])s->ccref;
-    s->ncc = s->nccnear = 0;
-    for (int kind = PAIR_VT; kind <= PAIR_EE; kind++) {
-        const cb_pair_list *l = kind == PAIR_VT ? &s->res->vt : &s->res->ee;
-        for (long i = 0; i < l->n; i++) {
-            ipc_cand *c = &s->cc[s->ncc];
-            c->q = (ipc_pair){kind, l->p[i][0], l->p[i][1], 0};
-            pair_verts(m, &c->q, c->v);
-            c->ta = kind == PAIR_VT ? vo[c->q.a] : eo[c->q.a];
-            c->tb = kind == PAIR_VT ? c->q.b : eo[c->q.b];
-            double r = 0.0;
-            for (int k = 0; k < 4; k++) r = s->ccr[c->v[k]] > r ? s->ccr[c->v[k]] : r;
-            double need = far + 2.0 * r, lb = pair_d_lb(kind == PAIR_EE, c->v, xm, need);
-            if (lb < need) lb = sqrt(pair_d2(m, &c->q, xm)) * (1.0 - 1e-9) - 1e-12 * big;
-            c->lb = lb - 2.0 * r; /* wherever in their boxes its vertices are */
-            if (c->lb < far) s->ccnear[s->nccnear++] = s->ncc;
-            s->ncc++;
-        }
+    s->nccnear = 0;
+    for (s->ncc = 0; s->ncc < n; s->ncc++) {
+        ipc_cand *c = &s->cc[s->ncc];
+        query_pair(s, m, s->ncc, &c->q, c->v);
+        int vt = c->q.kind == PAIR_VT;
+        c->ta = vt ? vo[c->q.a] : eo[c->q.a];
+        c->tb = vt ? c->q.b : eo[c->q.b];
+        double r = 0.0;
+        for (int k = 0; k < 4; k++) r = s->ccr[c->v[k]] > r ? s->ccr[c->v[k]] : r;
+        double need = far + 2.0 * r, lb = pair_d_lb(!vt, c->v, xm, need);
+        if (lb < need) lb = sqrt(pair_d2(m, &c->q, xm)) * (1.0 - 1e-9) - 1e-12 * big;
+        c->lb = lb - 2.0 * r; /* wherever in their boxes its vertices are */
+        if (c->lb < far) s->ccnear[s->nccnear++] = s->ncc;
     }
     s->cc_valid = 1;
     return CB_OK;
@@ -1219,14 +1228,11 @@ static int gather(ipc_solver *s, const cb_world *w, const double (*x)[3], double
     } else if (s->self_collision && s->bvh) {
         int rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
         if (rc) return rc;
-        for (int kind = PAIR_VT; kind <= PAIR_EE; kind++) {
-            const cb_pair_list *l = kind == PAIR_VT ? &s->res->vt : &s->res->ee;
-            for (long i = 0; i < l->n; i++) {
-                ipc_pair q = {kind, l->p[i][0], l->p[i][1], 0};
-                int v[4];
-                pair_verts(m, &q, v);
-                if (gather_self(s, m, &q, v, x, bad, bad_d, err)) return CB_ERR_NOMEM;
-            }
+        for (long j = 0, n = query_count(s); j < n; j++) {
+            ipc_pair q;
+            int v[4];
+            query_pair(s, m, j, &q, v);
+            if (gather_self(s, m, &q, v, x, bad, bad_d, err)) return CB_ERR_NOMEM;
         }
     }
     for (int u = 0; u < s->ss.nfree; u++) {
@@ -1776,14 +1782,11 @@ static int ccd_step(ipc_solver *s, const cb_world *w, const double (*x)[3], doub
             if (!rc) rc = cb_bvh_self_query(s->bvh, CB_BVH_VT | CB_BVH_EE, s->res, err);
             if (rc) return rc;
             swept = 1;
-            for (int kind = PAIR_VT; kind <= PAIR_EE; kind++) {
-                const cb_pair_list *l = kind == PAIR_VT ? &s->res->vt : &s->res->ee;
-                for (long i = 0; i < l->n; i++) {
-                    ipc_pair q = {kind, l->p[i][0], l->p[i][1], 0};
-                    int v[4];
-                    pair_verts(m, &q, v);
-                    ccd_self(s, m, &q, v, x, x1, &a);
-                }
+            for (long j = 0, n = query_count(s); j < n; j++) {
+                ipc_pair q;
+                int v[4];
+                query_pair(s, m, j, &q, v);
+                ccd_self(s, m, &q, v, x, x1, &a);
             }
         }
     }
