@@ -507,52 +507,37 @@ static void test_allocation_failures(void)
         CU_ASSERT_EQUAL_FATAL(cb_sim_world(&sim, NULL, contact_scene, ".", NULL, 0), 0);
         cb_params p = cb_scene_params(sim.scene, cls->name);
         long creates = 0, steps = 0, bad = 0;
-        for (long n = 0;; n++) { /* create: the n-th allocation fails */
-            void *self = NULL;
-            cb_error e;
-            cb_error_clear(&e);
-            cb_alloc_fail_after(n);
-            int rc = cls->create(sim.w, &p, &self, &e);
-            long used = cb_alloc_count();
-            cb_alloc_fail_after(-1);
-            if (rc == 0) {
-                cls->destroy(self);
-                if (used <= n) break; /* every allocation succeeded: all paths tried */
-                bad++;                /* a failed allocation went unnoticed */
-                fprintf(stderr, "  %s: create succeeded although allocation %ld failed\n", cls->name, n + 1);
-                continue;
+        /* create: the n-th allocation fails and every later one too; then (alone) only the
+         * n-th, so an unchecked one is not hidden by a checked one failing after it */
+        for (int alone = 0; alone < 2; alone++)
+            for (long n = 0;; n++) {
+                const char *how = alone ? " alone" : "";
+                void *self = NULL;
+                cb_error e;
+                cb_error_clear(&e);
+                if (alone)
+                    cb_alloc_fail_only(n);
+                else
+                    cb_alloc_fail_after(n);
+                int rc = cls->create(sim.w, &p, &self, &e);
+                long used = cb_alloc_count();
+                cb_alloc_fail_after(-1);
+                if (rc == 0) {
+                    cls->destroy(self);
+                    if (used <= n) break; /* every allocation succeeded: all paths tried */
+                    bad++;                /* a failed allocation went unnoticed */
+                    fprintf(stderr, "  %s: create succeeded although allocation %ld%s failed\n", cls->name, n + 1,
+                            how);
+                    continue;
+                }
+                creates += !alone;
+                if (rc != CB_ERR_NOMEM || !e.message[0]) {
+                    bad++;
+                    fprintf(stderr, "  %s: create with allocation %ld%s failing returned %d: %s\n", cls->name, n + 1,
+                            how, rc, e.message);
+                }
+                if (n > 100000) break;
             }
-            creates++;
-            if (rc != CB_ERR_NOMEM || !e.message[0]) {
-                bad++;
-                fprintf(stderr, "  %s: create with allocation %ld failing returned %d: %s\n", cls->name, n + 1, rc,
-                        e.message);
-            }
-            if (n > 100000) break;
-        }
-        for (long n = 0;; n++) { /* create: only the n-th allocation fails, the later ones succeed, so
-                                  * an unchecked one is not hidden by a checked one failing after it */
-            void *self = NULL;
-            cb_error e;
-            cb_error_clear(&e);
-            cb_alloc_fail_only(n);
-            int rc = cls->create(sim.w, &p, &self, &e);
-            long used = cb_alloc_count();
-            cb_alloc_fail_after(-1);
-            if (rc == 0) {
-                cls->destroy(self);
-                if (used <= n) break;
-                bad++;
-                fprintf(stderr, "  %s: create succeeded although allocation %ld alone failed\n", cls->name, n + 1);
-                continue;
-            }
-            if (rc != CB_ERR_NOMEM || !e.message[0]) {
-                bad++;
-                fprintf(stderr, "  %s: create with allocation %ld alone failing returned %d: %s\n", cls->name, n + 1,
-                        rc, e.message);
-            }
-            if (n > 100000) break;
-        }
         for (long n = 0;; n++) { /* the first two steps: the n-th allocation fails */
             void *self = NULL;
             cb_error e;
