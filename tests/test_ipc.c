@@ -516,7 +516,7 @@ static void test_refuses_infeasible_start(void)
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s run data/scenes/drape_sphere.yaml -s ipc -q --no-frames -o %s/ipc_refused.h5 "
              "--set cloth.grid.nx=5 --set cloth.grid.ny=5 --set 'cloth.grid.origin=[-0.5,-0.5,0.8005]' 2>&1",
-             getenv("CLOTHBENCH"), getenv("CB_TEST_TMP"));
+             cb_test_program(), cb_test_tmpdir());
     FILE *f = popen(cmd, "r");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     char out[4096] = "";
@@ -657,7 +657,7 @@ static void test_moving_sphere(void)
  * temporary directory; its path into path. 0 or -1. */
 static int write_tetra(char *path, size_t n)
 {
-    snprintf(path, n, "%s/ipc_tetra.obj", getenv("CB_TEST_TMP") ? getenv("CB_TEST_TMP") : ".");
+    snprintf(path, n, "%s", cb_test_tmp_path("ipc_tetra.obj"));
     FILE *f = fopen(path, "w");
     if (!f) return -1;
     fprintf(f, "v -0.15 -0.1 0\nv 0.15 -0.1 0\nv 0 0.17 0\nv 0.013 0.021 0.2\n"

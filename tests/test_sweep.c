@@ -378,7 +378,7 @@ static void test_resume_after_kill(void)
                               "grid:\n"
                               "  solvers.explicit.damping: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]\n");
     const char *o = cb_test_tmp_path("resume_out");
-    const char *exe = getenv("CLOTHBENCH");
+    const char *exe = cb_test_program();
     fflush(NULL);
     pid_t pid = fork();
     CU_ASSERT_FATAL(pid >= 0);
@@ -387,7 +387,7 @@ static void test_resume_after_kill(void)
         int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 1);
         dup2(devnull, 2);
-        execl(exe ? exe : "build/clothbench", "clothbench", "sweep", e, "-o", o, (char *)NULL);
+        execl(exe, "clothbench", "sweep", e, "-o", o, (char *)NULL);
         _exit(127);
     }
     setpgid(pid, pid);
