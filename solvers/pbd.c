@@ -128,7 +128,11 @@
  * of our own instead of libm's atan2/acos, fused multiply-adds): 1e-12 m after 0.5 s of
  * the swinging cloth (tests/test_pbd.c). On pbd_bend (60 x 60, 10 sweeps, one thread) the
  * step went from 4.6 ms (simd: off) to 1.5 ms: `clothbench bench --case pbd_bend`,
- * experiments/bench-results/c-2026-11-25-speed.txt.
+ * experiments/bench-results/c-2026-11-25-speed.txt. The prediction p is stored as padded
+ * points (x, y, z, 0: 32 bytes, aligned) so that the kernels move a point with one load
+ * and one store (stores were their bound); the contact library, which takes xyz triples,
+ * gets a packed copy (pk) where it needs one (self contact, pressure, the probe): the
+ * same bits, pbd_bend's step 1.17 -> 0.95 ms on AVX-512 (solvers/pbd_simd.h).
  *
  * Contact probe (contact/contact_probe.h): it brackets, in every substep, the contact
  * work after the sweeps (the final collider pass, restitution and friction), against
@@ -289,7 +293,7 @@ double cb_pbd_volume6(const cb_mesh *m, const double (*x)[3], double (*grad)[3])
 
 /* ------------------------------------------------------------ projections */
 
-static inline void keep(double (*p)[3], const int *v, int n, double before[][3])
+static inline void keep(double (*p)[4], const int *v, int n, double before[][3])
 {
     for (int j = 0; j < n; j++) cb_v3_copy(before[j], p[v[j]]);
 }
@@ -302,7 +306,7 @@ static inline int first_pin(const int *v, const double *w, int n)
     return v[j];
 }
 
-static inline void count_moves(const pbd_solver *s, double *acc, double (*p)[3], const int *v, const double *w,
+static inline void count_moves(const pbd_solver *s, double *acc, double (*p)[4], const int *v, const double *w,
                                int n, double before[][3])
 {
     int P = first_pin(v, w, n);
@@ -313,7 +317,7 @@ static inline void count_moves(const pbd_solver *s, double *acc, double (*p)[3],
                 mdp[k] = (p[v[j]][k] - before[j][k]) / w[j];
                 acc[k] += mdp[k];
             }
-            pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[3])p, P, p[v[j]], u);
+            pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[4])p, P, p[v[j]], u);
             acc[3] += cb_v3_dot(mdp, u);
         }
 }
@@ -328,7 +332,7 @@ static inline double *thread_acc(pbd_solver *s)
 #endif
 }
 
-static inline void project4(pbd_solver *s, double (*p)[3], const int *v, double C, double g[4][3], double k,
+static inline void project4(pbd_solver *s, double (*p)[4], const int *v, double C, double g[4][3], double k,
                             double at, double *lambda, double *acc)
 {
     double w4[4] = {s->w[v[0]], s->w[v[1]], s->w[v[2]], s->w[v[3]]};
@@ -341,14 +345,14 @@ static inline void project4(pbd_solver *s, double (*p)[3], const int *v, double 
             if (a) { /* m dp = dl g for a free participant */
                 double u[3];
                 cb_v3_axpy(acc, dl, g[j]);
-                pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[3])p, first_pin(v, w4, 4),
+                pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[4])p, first_pin(v, w4, 4),
                           p[v[j]], u);
                 acc[3] += dl * cb_v3_dot(g[j], u);
             }
         }
 }
 
-static void project_contacts(pbd_solver *s, double (*p)[3])
+static void project_contacts(pbd_solver *s, double (*p)[4])
 {
     double *acc = thread_acc(s);
     for (int c = 0; c < s->ncc; c++) {
@@ -375,7 +379,7 @@ static void project_contacts(pbd_solver *s, double (*p)[3])
     }
     if (s->pressure > 0) {
         const cb_mesh *m = s->mesh;
-        double V = cb_pbd_volume6(m, (const double (*)[3])p, s->grad);
+        double V = cb_pbd_volume6(m, packed_p(s), s->grad);
         double C = V - s->pressure * s->v6rest, S = 0;
         for (int i = 0; i < m->nv; i++) S += s->w[i] * cb_v3_norm2(s->grad[i]);
         if (S > 0) {
@@ -389,7 +393,7 @@ static void project_contacts(pbd_solver *s, double (*p)[3])
                     cb_v3_axpy(moved, dl, s->grad[i]);
                     if (pinned >= 0) {
                         double u[3];
-                        pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[3])p, pinned, p[i], u);
+                        pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[4])p, pinned, p[i], u);
                         power += dl * cb_v3_dot(s->grad[i], u);
                     }
                 }
@@ -425,7 +429,7 @@ static inline void share(int serial, int begin, int end, int *lo, int *hi)
  * kind, no branch on the type inside. By this thread alone (`serial`), or by every
  * thread of the team, the iterations split statically (share); sweep_block adds the
  * barrier between colours. */
-static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl, int serial)
+static void sweep_scalar(pbd_solver *s, double (*p)[4], const block *bl, int serial)
 {
     int begin, end;
     share(serial, bl->begin, bl->end, &begin, &end);
@@ -501,7 +505,7 @@ static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl, int ser
 /* The same with the SIMD path: the batches of the colour, then (no barrier between them:
  * the constraints with a pinned vertex touch other free vertices) those on the scalar
  * path. */
-static void sweep_simd(pbd_solver *s, double (*p)[3], const block *bl, int serial)
+static void sweep_simd(pbd_solver *s, double (*p)[4], const block *bl, int serial)
 {
     const double ih2 = s->inv_h2;
     int lo, hi;
@@ -529,7 +533,7 @@ static void sweep_simd(pbd_solver *s, double (*p)[3], const block *bl, int seria
 
 /* One block, by this thread alone (`serial`) or shared by the team, ending with the
  * team's barrier. */
-static void sweep_block(pbd_solver *s, double (*p)[3], const block *bl, int serial)
+static void sweep_block(pbd_solver *s, double (*p)[4], const block *bl, int serial)
 {
     if (s->simd && bl->type != T_TET) sweep_simd(s, p, bl, serial);
     else sweep_scalar(s, p, bl, serial);
@@ -542,7 +546,7 @@ static void sweep_block(pbd_solver *s, double (*p)[3], const block *bl, int seri
 
 static void solve(pbd_solver *s)
 {
-    double (*p)[3] = s->p;
+    double (*p)[4] = s->p;
     /* one parallel region per substep; inside, a barrier after each colour only (and
      * after the serial contact pass when there are contacts or pressure) */
     int contacts = s->ncc > 0 || s->nsc > 0 || s->pressure > 0;
@@ -638,7 +642,7 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info
             else
                 for (int k = 0; k < 3; k++) w->state.v[i][k] = (s->p[i][k] - w->state.x[i][k]) / h;
         }
-        cb_contact_probe_begin(s->probe, w, t1, (const double (*)[3])s->p, (const double (*)[3])w->state.v);
+        cb_contact_probe_begin(s->probe, w, t1, packed_p(s), (const double (*)[3])w->state.v);
     }
     int fixed = w->ncolliders ? cb_pbd_final_collider_pass(s, w, t1) : 0;
     for (int t = 0; t < s->nthr; t++) { /* the position-level impulses: m dp / h */

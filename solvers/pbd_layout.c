@@ -149,7 +149,7 @@ void cb_pbd_destroy(void *self)
     free(s->part_block);
     free(s->sbat);
     free(s->bbat);
-    free(s->p); free(s->vpred);
+    free(s->pmem); free(s->pk); free(s->vpred);
     free(s->cc);
     free(s->sc);
     free(s->cand);
@@ -310,7 +310,11 @@ static int allocate(pbd_solver *s, const cb_world *w, build_arrays *b, cb_error 
     s->te = cb_calloc(nt1, sizeof *s->te);
     s->talpha = cb_calloc(nt1, sizeof *s->talpha);
     s->tlambda = cb_calloc(nt1, sizeof *s->tlambda);
-    s->p = cb_calloc((size_t)nv, sizeof *s->p);
+    /* p aligned to 32 bytes (a point per 32-byte block: no load or store of a point
+     * straddles two cache lines) */
+    s->pmem = cb_calloc((size_t)nv + 1, sizeof *s->p);
+    if (s->pmem) s->p = (double (*)[4])(((uintptr_t)s->pmem + 31) & ~(uintptr_t)31);
+    s->pk = cb_calloc((size_t)nv, sizeof *s->pk);
     s->vpred = cb_calloc((size_t)nv, sizeof *s->vpred);
     s->capcc = nv * (w->ncolliders > 0 ? w->ncolliders : 1);
     s->cc = cb_calloc((size_t)s->capcc, sizeof *s->cc);
@@ -324,7 +328,7 @@ static int allocate(pbd_solver *s, const cb_world *w, build_arrays *b, cb_error 
     s->jthr = cb_calloc((size_t)s->nthr, sizeof *s->jthr);
     if (!b->sv || !b->bv || !b->tv || !b->srest || !b->brest || !b->trest || !b->mask || !s->jthr ||
         !s->st || !s->salpha || !s->slambda || !s->bd || !s->balpha || !s->blambda || !s->te || !s->talpha ||
-        !s->tlambda || !s->p || !s->vpred || !s->cc || !s->grad)
+        !s->tlambda || !s->p || !s->pk || !s->vpred || !s->cc || !s->grad)
         return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d vertices", s->xpbd ? "xpbd" : "pbd", nv);
     return CB_OK;
 }

@@ -22,9 +22,18 @@
  * The two widths give bitwise the same results (the same operations per lane). The
  * scalar path stays (parameter `simd: off`, and every CPU without AVX2); the tests run
  * both and bound their difference.
- * Speed (tests aside, a loop over the same batches on points in L1, this machine: AMD
- * EPYC with AVX-512): a dihedral or paper hinge 13.1 ns at 4 lanes, 9.3 ns at 8; a
- * stretch constraint 2.8 ns (stretch stays at 4 lanes: 8 measured slower). */
+ * Points. The kernels read and write the solver's prediction as padded points (x, y, z
+ * and a fourth coordinate the kernels write as 0; 32-byte aligned rows): a point is one
+ * 32-byte load and one 32-byte store, transposed to and from the coordinate vectors by
+ * shuffles. Stores were the bound with xyz triples: a 16-byte store of (x, y) and an
+ * 8-byte one of z per point and lane, 64 per vector of 8 hinges. Measured on pbd_bend's
+ * own batches (60 x 60, 10 sweeps, thread CPU time, AMD EPYC family 26 with AVX-512, a
+ * driver calling these functions over the solver's colours): bending 0.844 -> 0.669 ms
+ * per 10 sweeps (8.1 -> 6.4 ns per hinge), bitwise the same; the stretch kernel at 8
+ * lanes, slower than 4 with triples, is now faster: 0.240 -> 0.171 ms (2.3 -> 1.6 ns per
+ * constraint). Also measured and not kept: AVX-512 gathers for the loads (the bending
+ * sweeps 17% slower); one vector of hinges at a time instead of two side by side (3%
+ * slower). */
 #ifndef CB_PBD_SIMD_H
 #define CB_PBD_SIMD_H
 
@@ -61,17 +70,17 @@ int cb_pbd_simd_atan2(int width, int n, const double *y, const double *x, double
 
 /* Stretch, pbd (lambda == NULL: stiffness k) or xpbd (at = alpha[c] * ih2, multipliers
  * lambda[c]). */
-void cb_pbd_simd_stretch(int width, double (*p)[3], const cb_pbd_batch2 *b, int nb, double k, const double *alpha,
+void cb_pbd_simd_stretch(int width, double (*p)[4], const cb_pbd_batch2 *b, int nb, double k, const double *alpha,
                          double ih2, double *lambda);
 
 /* The shared model's signed dihedral angle, pbd (lambda == NULL: stiffness k, step cap)
  * or xpbd (alpha, ih2, lambda). A degenerate hinge (a zero-area wing or edge) is
  * projected by the scalar kernel. */
-void cb_pbd_simd_bend_dihedral(int width, double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap,
+void cb_pbd_simd_bend_dihedral(int width, double (*p)[4], const cb_pbd_batch4 *b, int nb, double k, double cap,
                                const double *alpha, double ih2, double *lambda);
 
 /* The paper's bending constraint acos(n1 . n2) - phi0 with pbd stiffness k and step cap
  * (the cases the scalar kernel skips are skipped here). */
-void cb_pbd_simd_bend_paper(int width, double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap);
+void cb_pbd_simd_bend_paper(int width, double (*p)[4], const cb_pbd_batch4 *b, int nb, double k, double cap);
 
 #endif

@@ -219,7 +219,7 @@ static inline EVAL int paper_eval(hingeV *h, V rest, double k, double cap)
 }
 
 /* A degenerate hinge: the scalar kernel (pbd: no move; xpbd: its multiplier moves). */
-static void dihedral_scalar(double (*p)[3], const cb_pbd_batch4 *b, int l, double k, double cap, const double *alpha,
+static void dihedral_scalar(double (*p)[4], const cb_pbd_batch4 *b, int l, double k, double cap, const double *alpha,
                             double ih2, double *lambda)
 {
     double w[4] = {b->w[0][l], b->w[1][l], b->w[2][l], b->w[3][l]};
@@ -248,7 +248,7 @@ static inline void group_of(const cb_pbd_batch4 *b, int nb, int g, const cb_pbd_
     *b1 = GROUP == 2 && g * GROUP + 1 < nb ? &b[g * GROUP + 1] : NULL;
 }
 
-static inline KERNEL void hinge_load(double (*p)[3], const cb_pbd_batch4 *b0, const cb_pbd_batch4 *b1, hingeV *h,
+static inline KERNEL void hinge_load(double (*p)[4], const cb_pbd_batch4 *b0, const cb_pbd_batch4 *b1, hingeV *h,
                                      V *rest, int *c)
 {
     const cb_pbd_batch4 *up = b1 ? b1 : b0;
@@ -261,14 +261,14 @@ static inline KERNEL void hinge_load(double (*p)[3], const cb_pbd_batch4 *b0, co
     for (int l = 4; l < LANES; l++) c[l] = b1 ? b1->c[l - 4] : empty_c[l - 4];
 }
 
-static inline KERNEL void hinge_store(double (*p)[3], const cb_pbd_batch4 *b0, const cb_pbd_batch4 *b1,
+static inline KERNEL void hinge_store(double (*p)[4], const cb_pbd_batch4 *b0, const cb_pbd_batch4 *b1,
                                       const hingeV *h, int mask)
 {
     for (int j = 0; j < 4; j++) vstore(p, b0->v[j], b1 ? b1->v[j] : b0->v[j], h->p[j], mask);
 }
 
 /* ng (1..NG_BEND) vectors of hinges from b[0..nb) */
-static inline EVAL void dihedral_vectors(double (*p)[3], const cb_pbd_batch4 *b, int nb, int ng, double k,
+static inline EVAL void dihedral_vectors(double (*p)[4], const cb_pbd_batch4 *b, int nb, int ng, double k,
                                          double cap, const double *alpha, double ih2, double *lambda)
 {
     hingeV h[NG_BEND];
@@ -288,7 +288,7 @@ static inline EVAL void dihedral_vectors(double (*p)[3], const cb_pbd_batch4 *b,
     }
 }
 
-static inline EVAL void paper_vectors(double (*p)[3], const cb_pbd_batch4 *b, int nb, int ng, double k, double cap)
+static inline EVAL void paper_vectors(double (*p)[4], const cb_pbd_batch4 *b, int nb, int ng, double k, double cap)
 {
     hingeV h[NG_BEND];
     V rest[NG_BEND];
@@ -312,7 +312,7 @@ static inline EVAL void paper_vectors(double (*p)[3], const cb_pbd_batch4 *b, in
         for (; i < nb; i += GROUP) call(b + i, nb - i, 1);                                                             \
     } while (0)
 
-static inline KERNEL void dihedral_run(double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap,
+static inline KERNEL void dihedral_run(double (*p)[4], const cb_pbd_batch4 *b, int nb, double k, double cap,
                                 const double *alpha, double ih2, double *lambda)
 {
 #define CALL(bb, n, ng) dihedral_vectors(p, bb, n, ng, k, cap, alpha, ih2, lambda)
@@ -320,14 +320,14 @@ static inline KERNEL void dihedral_run(double (*p)[3], const cb_pbd_batch4 *b, i
 #undef CALL
 }
 
-static inline KERNEL void paper_run(double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap)
+static inline KERNEL void paper_run(double (*p)[4], const cb_pbd_batch4 *b, int nb, double k, double cap)
 {
 #define CALL(bb, n, ng) paper_vectors(p, bb, n, ng, k, cap)
     EACH_VECTORS(CALL);
 #undef CALL
 }
 
-static inline KERNEL void stretch_run(double (*p)[3], const cb_pbd_batch2 *b, int nb, double k, const double *alpha,
+static inline KERNEL void stretch_run(double (*p)[4], const cb_pbd_batch2 *b, int nb, double k, const double *alpha,
                                double ih2, double *lambda)
 {
     for (int i = 0; i < nb; i += GROUP) {
