@@ -610,6 +610,7 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info
     }
     cb_pbd_damp_velocities(nv, w->mass, s->w, (const double (*)[3])w->state.x, w->state.v, s->k_damping_sub);
     for (int i = 0; i < nv; i++) {
+        s->p[i][3] = s->w[i]; /* the SIMD kernels' inverse masses (solvers/pbd_simd.h) */
         if (s->w[i] == 0.0) {
             cb_world_pin_target(w, i, t1, s->p[i]);
             cb_world_pin_velocity(w, i, t1, s->vpred[i]);

@@ -536,8 +536,8 @@ done:
 
 /* Stage 4b (SIMD path): within each colour of stretch and bending constraints, the
  * constraints whose vertices are all free first (reorder_block: stable), then their
- * batches of four, the last one padded with empty lanes (w = 0, c = -1, the vertices of
- * its first lane, never written). */
+ * batches of four, the last one padded with empty lanes (c = -1, the vertices of its
+ * first lane, never written). */
 static int make_batches(pbd_solver *s, cb_error *err)
 {
     reorder_buf r = {0};
@@ -568,16 +568,12 @@ static int make_batches(pbd_solver *s, cb_error *err)
         for (int i = bl->b0; i < bl->b1; i++) {
             /* the batch's rows: vertex j of lane l is v[j][l] (the same in both layouts) */
             int (*v)[4] = two ? s->sbat[i].v : s->bbat[i].v, *cl = two ? s->sbat[i].c : s->bbat[i].c;
-            double (*w)[4] = two ? s->sbat[i].w : s->bbat[i].w, *rest = two ? s->sbat[i].rest : s->bbat[i].rest;
+            double *rest = two ? s->sbat[i].rest : s->bbat[i].rest;
             for (int l = 0; l < 4; l++) {
                 int c = bl->begin + 4 * (i - bl->b0) + l, real = c < bl->mid;
                 int src = real ? c : bl->begin + 4 * (i - bl->b0); /* an empty lane reads lane 0 */
                 const int *sv = two ? s->st[src].v : s->bd[src].v;
-                const double *sw = two ? s->st[src].w : s->bd[src].w;
-                for (int j = 0; j < arity; j++) {
-                    v[j][l] = sv[j];
-                    w[j][l] = real ? sw[j] : 0.0;
-                }
+                for (int j = 0; j < arity; j++) v[j][l] = sv[j];
                 rest[l] = two ? s->st[src].rest : s->bd[src].rest;
                 cl[l] = real ? c : -1;
             }

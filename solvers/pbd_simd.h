@@ -8,7 +8,7 @@
  * does not change the result. The batches are made at create from the constraints of a
  * colour whose vertices are all free (a constraint with a pinned vertex also counts the
  * attachment's impulse: it stays on the scalar path); the last batch of a colour is
- * padded with empty lanes (w = 0, c = -1) that are never written.
+ * padded with empty lanes (c = -1: inverse masses 0) that are never written.
  *
  * What a lane computes is the scalar kernel's formula (solvers/pbd_constraints.h) with
  * two differences, both round-off:
@@ -23,9 +23,9 @@
  * scalar path stays (parameter `simd: off`, and every CPU without AVX2); the tests run
  * both and bound their difference.
  * Points. The kernels read and write the solver's prediction as padded points (x, y, z
- * and a fourth coordinate the kernels write as 0; 32-byte aligned rows): a point is one
- * 32-byte load and one 32-byte store, transposed to and from the coordinate vectors by
- * shuffles. Stores were the bound with xyz triples: a 16-byte store of (x, y) and an
+ * and the vertex's inverse mass w, written back unchanged; 32-byte aligned rows): a
+ * point is one 32-byte load and one 32-byte store, transposed to and from the coordinate
+ * vectors by shuffles, and the batches hold no masses. Stores were the bound with xyz triples: a 16-byte store of (x, y) and an
  * 8-byte one of z per point and lane, 64 per vector of 8 hinges. Measured on pbd_bend's
  * own batches (60 x 60, 10 sweeps, thread CPU time, AMD EPYC family 26 with AVX-512, a
  * driver calling these functions over the solver's colours): bending 0.844 -> 0.669 ms
@@ -37,13 +37,13 @@
 #ifndef CB_PBD_SIMD_H
 #define CB_PBD_SIMD_H
 
-/* Four stretch constraints: lane l joins v[0][l] and v[1][l], with inverse masses
- * w[.][l] > 0, rest length rest[l]; c[l] is the constraint's index in the solver's
- * arrays (xpbd: its compliance and multiplier), -1 for an empty lane. */
+/* Four stretch constraints: lane l joins v[0][l] and v[1][l] (free vertices: the
+ * fourth coordinates of their points, their inverse masses, > 0), rest length rest[l];
+ * c[l] is the constraint's index in the solver's arrays (xpbd: its compliance and
+ * multiplier), -1 for an empty lane (its inverse masses count as 0). */
 typedef struct cb_pbd_batch2 {
     int v[2][4];
     int c[4];
-    double w[2][4];
     double rest[4];
 } cb_pbd_batch2;
 
@@ -51,7 +51,6 @@ typedef struct cb_pbd_batch2 {
 typedef struct cb_pbd_batch4 {
     int v[4][4];
     int c[4];
-    double w[4][4];
     double rest[4];
 } cb_pbd_batch4;
 
@@ -66,7 +65,8 @@ int cb_pbd_simd_atan2(int width, int n, const double *y, const double *x, double
 
 /* The kernels project nb batches b[0..nb-1] of one colour (bending: two at a time at
  * either width, so a caller splitting a colour among threads passes pairs; the pairs
- * do not change the result, only the speed). */
+ * do not change the result, only the speed) on the points p: rows of (x, y, z, w), w
+ * the vertex's inverse mass. */
 
 /* Stretch, pbd (lambda == NULL: stiffness k) or xpbd (at = alpha[c] * ih2, multipliers
  * lambda[c]). */

@@ -122,7 +122,8 @@ static inline KERNEL int stretch_eval(V3 *p0, V3 *p1, V w0, V w1, V rest, const 
  * |g_j|^2 and the move p_j += dl w_j g_j (dl is 0 in the lanes not to move). */
 typedef struct hingeV {
     V3 p[4];
-    V w[4];
+    V w[4];  /* the inverse masses, 0 in the empty lanes */
+    V wp[4]; /* the points' fourth coordinates as loaded (what a store writes back) */
 } hingeV;
 
 static inline KERNEL V norm2_uv(V u, V v, V n1s, V n2s, V x)
@@ -222,7 +223,7 @@ static inline EVAL int paper_eval(hingeV *h, V rest, double k, double cap)
 static void dihedral_scalar(double (*p)[4], const cb_pbd_batch4 *b, int l, double k, double cap, const double *alpha,
                             double ih2, double *lambda)
 {
-    double w[4] = {b->w[0][l], b->w[1][l], b->w[2][l], b->w[3][l]};
+    double w[4] = {p[b->v[0][l]][3], p[b->v[1][l]][3], p[b->v[2][l]][3], p[b->v[3][l]][3]};
     int c = b->c[l];
     cb_pbd_project_bend_dihedral(p[b->v[0][l]], p[b->v[1][l]], p[b->v[2][l]], p[b->v[3][l]], w, b->rest[l], k,
                                  lambda ? alpha[c] * ih2 : -1.0, lambda ? &lambda[c] : NULL, cap);
@@ -238,7 +239,6 @@ static void dihedral_scalar(double (*p)[4], const cb_pbd_batch4 *b, int l, doubl
 #define GROUP (LANES / 4)
 
 static const int empty_c[4] = {-1, -1, -1, -1};
-static const double empty_w[4] = {0, 0, 0, 0};
 
 /* the batches of vector g of b[0..nb) (b1 NULL: none) */
 static inline void group_of(const cb_pbd_batch4 *b, int nb, int g, const cb_pbd_batch4 **b0,
@@ -252,19 +252,20 @@ static inline KERNEL void hinge_load(double (*p)[4], const cb_pbd_batch4 *b0, co
                                      V *rest, int *c)
 {
     const cb_pbd_batch4 *up = b1 ? b1 : b0;
-    for (int j = 0; j < 4; j++) {
-        h->p[j] = vload(p, b0->v[j], up->v[j]);
-        h->w[j] = vld(b0->w[j], b1 ? b1->w[j] : empty_w);
-    }
-    *rest = vld(b0->rest, up->rest);
     for (int l = 0; l < 4; l++) c[l] = b0->c[l];
     for (int l = 4; l < LANES; l++) c[l] = b1 ? b1->c[l - 4] : empty_c[l - 4];
+    M real = real_lanes(b0->c, b1 ? b1->c : empty_c);
+    for (int j = 0; j < 4; j++) {
+        h->p[j] = vload(p, b0->v[j], up->v[j], &h->wp[j]);
+        h->w[j] = zero_unless(h->wp[j], real);
+    }
+    *rest = vld(b0->rest, up->rest);
 }
 
 static inline KERNEL void hinge_store(double (*p)[4], const cb_pbd_batch4 *b0, const cb_pbd_batch4 *b1,
                                       const hingeV *h, int mask)
 {
-    for (int j = 0; j < 4; j++) vstore(p, b0->v[j], b1 ? b1->v[j] : b0->v[j], h->p[j], mask);
+    for (int j = 0; j < 4; j++) vstore(p, b0->v[j], b1 ? b1->v[j] : b0->v[j], h->p[j], h->wp[j], mask);
 }
 
 /* ng (1..NG_BEND) vectors of hinges from b[0..nb) */
@@ -335,11 +336,13 @@ static inline KERNEL void stretch_run(double (*p)[4], const cb_pbd_batch2 *b, in
         int c[LANES];
         for (int l = 0; l < 4; l++) c[l] = b0->c[l];
         for (int l = 4; l < LANES; l++) c[l] = b1 ? b1->c[l - 4] : empty_c[l - 4];
-        V3 p0 = vload(p, b0->v[0], up->v[0]), p1 = vload(p, b0->v[1], up->v[1]);
-        V w0 = vld(b0->w[0], b1 ? b1->w[0] : empty_w), w1 = vld(b0->w[1], b1 ? b1->w[1] : empty_w);
-        int mask = stretch_eval(&p0, &p1, w0, w1, vld(b0->rest, up->rest), c, k, alpha, ih2, lambda);
-        vstore(p, b0->v[0], up->v[0], p0, mask);
-        vstore(p, b0->v[1], up->v[1], p1, mask);
+        V wp0, wp1;
+        V3 p0 = vload(p, b0->v[0], up->v[0], &wp0), p1 = vload(p, b0->v[1], up->v[1], &wp1);
+        M real = real_lanes(b0->c, b1 ? b1->c : empty_c);
+        int mask = stretch_eval(&p0, &p1, zero_unless(wp0, real), zero_unless(wp1, real), vld(b0->rest, up->rest), c,
+                                k, alpha, ih2, lambda);
+        vstore(p, b0->v[0], up->v[0], p0, wp0, mask);
+        vstore(p, b0->v[1], up->v[1], p1, wp1, mask);
     }
 }
 
