@@ -598,16 +598,18 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info
     cb_lap_start(&lap, info);
     double decay = exp(-s->drag * h);
     memset(s->jthr, 0, (size_t)s->nthr * sizeof *s->jthr);
+    double air[3] = {s->ext[0], s->ext[1], s->ext[2]}; /* in registers: v may alias s->ext */
     for (int i = 0; i < nv; i++) {
         if (s->w[i] == 0.0) continue;
         double *v = w->state.v[i];
         /* drag acts on the velocity of the last step only, so it does not change
          * a static state (damping gravity's own increment would weaken gravity) */
         for (int k = 0; k < 3; k++) {
-            s->ext[k] += w->mass[i] * v[k] * (decay - 1.0); /* the air's impulse */
+            air[k] += w->mass[i] * v[k] * (decay - 1.0); /* the air's impulse */
             v[k] = v[k] * decay + h * w->gravity[k];
         }
     }
+    cb_v3_copy(s->ext, air);
     cb_pbd_damp_velocities(nv, w->mass, s->w, (const double (*)[3])w->state.x, w->state.v, s->k_damping_sub);
     for (int i = 0; i < nv; i++) {
         s->p[i][3] = s->w[i]; /* the SIMD kernels' inverse masses (solvers/pbd_simd.h) */
@@ -669,6 +671,9 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info
     return CB_OK;
 }
 
+/* fmax(r, a) for r not NaN (a NaN a is dropped as fmax drops it), without libm's call */
+static inline double max_kept(double r, double a) { return a > r ? a : r; }
+
 static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
 {
     pbd_solver *s = self;
@@ -713,17 +718,17 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         const scon *k = &s->st[c];
         double C = cb_pbd_stretch(x[k->v[0]], x[k->v[1]], k->rest, NULL);
         if (s->xpbd) {
-            res = fmax(res, fabs(C + s->salpha[c] * s->inv_h2 * s->slambda[c]));
+            res = max_kept(res, fabs(C + s->salpha[c] * s->inv_h2 * s->slambda[c]));
             E += 0.5 * C * C / s->salpha[c];
         } else if (k->rest > 0) {
-            res = fmax(res, fabs(C) / k->rest);
+            res = max_kept(res, fabs(C) / k->rest);
         }
     }
     if (s->xpbd) {
         for (int c = 0; c < s->nb; c++) {
             const int *v = s->bd[c].v;
             double C = cb_pbd_bend_dihedral(x[v[0]], x[v[1]], x[v[2]], x[v[3]], s->bd[c].rest, NULL);
-            res = fmax(res, fabs(C + s->balpha[c] * s->inv_h2 * s->blambda[c]));
+            res = max_kept(res, fabs(C + s->balpha[c] * s->inv_h2 * s->blambda[c]));
             E += 0.5 * C * C / s->balpha[c];
         }
         for (int c = 0; c < s->nt; c++) {

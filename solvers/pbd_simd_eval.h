@@ -122,8 +122,7 @@ static inline KERNEL int stretch_eval(V3 *p0, V3 *p1, V w0, V w1, V rest, const 
  * |g_j|^2 and the move p_j += dl w_j g_j (dl is 0 in the lanes not to move). */
 typedef struct hingeV {
     V3 p[4];
-    V w[4];  /* the inverse masses, 0 in the empty lanes */
-    V wp[4]; /* the points' fourth coordinates as loaded (what a store writes back) */
+    V w[4]; /* the inverse masses (the points' fourth coordinates), 0 in the empty lanes */
 } hingeV;
 
 static inline KERNEL V norm2_uv(V u, V v, V n1s, V n2s, V x)
@@ -256,8 +255,8 @@ static inline KERNEL void hinge_load(double (*p)[4], const cb_pbd_batch4 *b0, co
     for (int l = 4; l < LANES; l++) c[l] = b1 ? b1->c[l - 4] : empty_c[l - 4];
     M real = real_lanes(b0->c, b1 ? b1->c : empty_c);
     for (int j = 0; j < 4; j++) {
-        h->p[j] = vload(p, b0->v[j], up->v[j], &h->wp[j]);
-        h->w[j] = zero_unless(h->wp[j], real);
+        h->p[j] = vload(p, b0->v[j], up->v[j], &h->w[j]);
+        h->w[j] = zero_unless(h->w[j], real);
     }
     *rest = vld(b0->rest, up->rest);
 }
@@ -265,7 +264,8 @@ static inline KERNEL void hinge_load(double (*p)[4], const cb_pbd_batch4 *b0, co
 static inline KERNEL void hinge_store(double (*p)[4], const cb_pbd_batch4 *b0, const cb_pbd_batch4 *b1,
                                       const hingeV *h, int mask)
 {
-    for (int j = 0; j < 4; j++) vstore(p, b0->v[j], b1 ? b1->v[j] : b0->v[j], h->p[j], h->wp[j], mask);
+    /* the stored lanes are real ones: their w as loaded */
+    for (int j = 0; j < 4; j++) vstore(p, b0->v[j], b1 ? b1->v[j] : b0->v[j], h->p[j], h->w[j], mask);
 }
 
 /* ng (1..NG_BEND) vectors of hinges from b[0..nb) */
@@ -336,13 +336,13 @@ static inline KERNEL void stretch_run(double (*p)[4], const cb_pbd_batch2 *b, in
         int c[LANES];
         for (int l = 0; l < 4; l++) c[l] = b0->c[l];
         for (int l = 4; l < LANES; l++) c[l] = b1 ? b1->c[l - 4] : empty_c[l - 4];
-        V wp0, wp1;
-        V3 p0 = vload(p, b0->v[0], up->v[0], &wp0), p1 = vload(p, b0->v[1], up->v[1], &wp1);
+        V w0, w1;
+        V3 p0 = vload(p, b0->v[0], up->v[0], &w0), p1 = vload(p, b0->v[1], up->v[1], &w1);
         M real = real_lanes(b0->c, b1 ? b1->c : empty_c);
-        int mask = stretch_eval(&p0, &p1, zero_unless(wp0, real), zero_unless(wp1, real), vld(b0->rest, up->rest), c,
-                                k, alpha, ih2, lambda);
-        vstore(p, b0->v[0], up->v[0], p0, wp0, mask);
-        vstore(p, b0->v[1], up->v[1], p1, wp1, mask);
+        w0 = zero_unless(w0, real), w1 = zero_unless(w1, real); /* a stored lane is real: its w as loaded */
+        int mask = stretch_eval(&p0, &p1, w0, w1, vld(b0->rest, up->rest), c, k, alpha, ih2, lambda);
+        vstore(p, b0->v[0], up->v[0], p0, w0, mask);
+        vstore(p, b0->v[1], up->v[1], p1, w1, mask);
     }
 }
 
