@@ -16,7 +16,7 @@
 #define KERNEL __attribute__((target("avx512f,avx512dq,avx2,fma")))
 #define EVAL KERNEL __attribute__((always_inline))
 #define LANES 8
-#define NG_BEND 2 /* two vectors of hinges side by side: 9.3 instead of 9.8 ns per hinge here */
+#define NG_BEND 2 /* two vectors of hinges side by side (3 or 4: slower, registers spilled) */
 
 typedef __m512d V;
 typedef __mmask8 M;

@@ -232,9 +232,12 @@ static void dihedral_scalar(double (*p)[4], const cb_pbd_batch4 *b, int l, doubl
  * vectors side by side (NG_BEND, set by the including file): a hinge's evaluation is one
  * long chain of dependent operations (cross products, the atan2 division and
  * polynomial, the correction's division) that leaves the core waiting, and two chains
- * inlined into one stretch of code overlap. A colour's batches touch disjoint points, so
- * the later batches' loads may come before the earlier ones' stores. An odd last batch
- * fills the upper lanes with empty ones (w = 0, c = -1: never stored). */
+ * inlined into one stretch of code overlap. The loops over the NG vectors are unrolled
+ * (pragma): left as loops, GCC kept them as loops over arrays on the stack, and the
+ * chains ran one after the other (pbd_bend's bending sweeps 0.655 -> 0.59 ms at 8 lanes,
+ * 1.02 -> 0.95 at 4). A colour's batches touch disjoint points, so the later batches'
+ * loads may come before the earlier ones' stores. An odd last batch fills the upper
+ * lanes with empty ones (c = -1: masses 0, never stored). */
 #define GROUP (LANES / 4)
 
 static const int empty_c[4] = {-1, -1, -1, -1};
@@ -276,12 +279,15 @@ static inline EVAL void dihedral_vectors(double (*p)[4], const cb_pbd_batch4 *b,
     V rest[NG_BEND];
     int c[NG_BEND][LANES], mask[NG_BEND], degenerate[NG_BEND];
     const cb_pbd_batch4 *b0[NG_BEND], *b1[NG_BEND];
+#pragma GCC unroll 4
     for (int g = 0; g < ng; g++) {
         group_of(b, nb, g, &b0[g], &b1[g]);
         hinge_load(p, b0[g], b1[g], &h[g], &rest[g], c[g]);
     }
+#pragma GCC unroll 4
     for (int g = 0; g < ng; g++)
         mask[g] = dihedral_eval(&h[g], rest[g], c[g], k, cap, alpha, ih2, lambda, &degenerate[g]);
+#pragma GCC unroll 4
     for (int g = 0; g < ng; g++) {
         hinge_store(p, b0[g], b1[g], &h[g], mask[g]);
         for (int l = 0; degenerate[g] && l < LANES; l++)
@@ -295,11 +301,14 @@ static inline EVAL void paper_vectors(double (*p)[4], const cb_pbd_batch4 *b, in
     V rest[NG_BEND];
     int c[NG_BEND][LANES], mask[NG_BEND];
     const cb_pbd_batch4 *b0[NG_BEND], *b1[NG_BEND];
+#pragma GCC unroll 4
     for (int g = 0; g < ng; g++) {
         group_of(b, nb, g, &b0[g], &b1[g]);
         hinge_load(p, b0[g], b1[g], &h[g], &rest[g], c[g]);
     }
+#pragma GCC unroll 4
     for (int g = 0; g < ng; g++) mask[g] = paper_eval(&h[g], rest[g], k, cap);
+#pragma GCC unroll 4
     for (int g = 0; g < ng; g++) hinge_store(p, b0[g], b1[g], &h[g], mask[g]);
 }
 
