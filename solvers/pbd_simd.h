@@ -25,15 +25,26 @@
  * Points. The kernels read and write the solver's prediction as padded points (x, y, z
  * and the vertex's inverse mass w, written back unchanged; 32-byte aligned rows): a
  * point is one 32-byte load and one 32-byte store, transposed to and from the coordinate
- * vectors by shuffles, and the batches hold no masses. Stores were the bound with xyz triples: a 16-byte store of (x, y) and an
- * 8-byte one of z per point and lane, 64 per vector of 8 hinges. Measured on pbd_bend's
- * own batches (60 x 60, 10 sweeps, thread CPU time, AMD EPYC family 26 with AVX-512, a
- * driver calling these functions over the solver's colours): bending 0.844 -> 0.669 ms
- * per 10 sweeps (8.1 -> 6.4 ns per hinge), bitwise the same; the stretch kernel at 8
- * lanes, slower than 4 with triples, is now faster: 0.240 -> 0.171 ms (2.3 -> 1.6 ns per
- * constraint). Also measured and not kept: AVX-512 gathers for the loads (the bending
- * sweeps 17% slower); one vector of hinges at a time instead of two side by side (3%
- * slower). */
+ * vectors by shuffles, and the batches hold no masses.
+ * Speed (pbd_bend: 60 x 60, 10 sweeps; thread CPU time of these functions called over
+ * the solver's own batches, AMD EPYC family 26 with AVX-512 at ~4 GHz; the results
+ * bitwise the same throughout). With xyz triples each point and lane took a 16-byte and
+ * an 8-byte store, 64 stores per vector of 8 hinges; dropping the stores alone took the
+ * bending sweeps from 0.83 to 0.56 ms. Padded points: 0.844 -> 0.669 ms; the masses
+ * from the points: 0.655; the two vectors side by side really interleaved (see the
+ * drivers in solvers/pbd_simd_eval.h): 0.59 ms, 5.7 ns per hinge (~185 cycles per vector
+ * of 8). Stretch at 8 lanes, slower than 4 with triples, now faster: 0.240 -> 0.175 ms
+ * (1.65 ns per constraint). What bounds them now (no hardware counters on that machine,
+ * so by experiment): not memory (the time per hinge is the same from 20 x 20, all in L1,
+ * to 90 x 90), not the divisions (two of the three replaced by products: -2%), not
+ * stores aliasing later loads (stores sent to a scratch copy: the same time); the atan2
+ * is 13% (replaced by a product: 0.655 -> 0.57 ms); the rest is the instruction stream,
+ * ~750 instructions per vector of 8 hinges (a third of them moving points and indices,
+ * a fifth spills of the two vectors' registers) at ~4 per cycle. Measured and not kept:
+ * AVX-512 gathers for the loads (17% slower); 3 or 4 vectors side by side (spills:
+ * slower than 2); a branch-free store when all lanes are stored (slower); batches holding
+ * row offsets instead of indices (-1.7%); GCC's schedule-insns (-1.5%); pbd's loops
+ * compiled apart from xpbd's (no change). */
 #ifndef CB_PBD_SIMD_H
 #define CB_PBD_SIMD_H
 
