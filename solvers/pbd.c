@@ -129,10 +129,13 @@
  * the swinging cloth (tests/test_pbd.c). On pbd_bend (60 x 60, 10 sweeps, one thread) the
  * step went from 4.6 ms (simd: off) to 1.5 ms: `clothbench bench --case pbd_bend`,
  * experiments/bench-results/c-2026-11-25-speed.txt. The prediction p is stored as padded
- * points (x, y, z, 0: 32 bytes, aligned) so that the kernels move a point with one load
- * and one store (stores were their bound); the contact library, which takes xyz triples,
- * gets a packed copy (pk) where it needs one (self contact, pressure, the probe): the
- * same bits, pbd_bend's step 1.17 -> 0.95 ms on AVX-512 (solvers/pbd_simd.h).
+ * points (x, y, z and the inverse mass: 32 bytes, aligned, p[i][3] set with the
+ * prediction) so that the kernels move a point with one load and one store (moving
+ * points, not arithmetic, was their bound); the contact library, which takes xyz
+ * triples, gets a packed copy (pk) where it needs one (self contact, pressure, the
+ * probe). With stretch at 8 lanes and the bending kernels' two vectors interleaved: the
+ * same bits, pbd_bend's step 1.16-1.21 -> 0.84-0.89 ms on AVX-512 (interleaved with the
+ * code before; what bounds the kernels now: solvers/pbd_simd.h).
  *
  * Contact probe (contact/contact_probe.h): it brackets, in every substep, the contact
  * work after the sweeps (the final collider pass, restitution and friction), against
