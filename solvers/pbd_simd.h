@@ -43,9 +43,10 @@
  * a fifth spills of the two vectors' registers) at ~4 per cycle. Measured and not kept:
  * AVX-512 gathers for the loads (17% slower); 3 or 4 vectors side by side (spills:
  * slower than 2); a branch-free store when all lanes are stored (slower); batches holding
- * row offsets instead of indices (-1.7%); GCC's schedule-insns (-1.5%); pbd's loops
- * compiled apart from xpbd's (no change); stretch vectors two or four side by side (no
- * change, slower); tuning for znver3 (bending 11% slower). */
+ * row offsets instead of indices (-1.7%); GCC's schedule-insns (-1.5%); stretch's pbd
+ * loop compiled apart from xpbd's (-0.5%; the dihedral kernel's is: -2% on the step);
+ * stretch vectors two or four side by side (no change, slower); tuning for znver3
+ * (bending 11% slower). */
 #ifndef CB_PBD_SIMD_H
 #define CB_PBD_SIMD_H
 
