@@ -128,7 +128,14 @@
  * of our own instead of libm's atan2/acos, fused multiply-adds): 1e-12 m after 0.5 s of
  * the swinging cloth (tests/test_pbd.c). On pbd_bend (60 x 60, 10 sweeps, one thread) the
  * step went from 4.6 ms (simd: off) to 1.5 ms: `clothbench bench --case pbd_bend`,
- * experiments/bench-results/c-2026-11-25-speed.txt.
+ * experiments/bench-results/c-2026-11-25-speed.txt. The prediction p is stored as padded
+ * points (x, y, z and the inverse mass: 32 bytes, aligned, p[i][3] set with the
+ * prediction) so that the kernels move a point with one load and one store (moving
+ * points, not arithmetic, was their bound); the contact library, which takes xyz
+ * triples, gets a packed copy (pk) where it needs one (self contact, pressure, the
+ * probe). With stretch at 8 lanes and the bending kernels' two vectors interleaved: the
+ * same bits, pbd_bend's step 1.16-1.21 -> 0.84-0.89 ms on AVX-512 (interleaved with the
+ * code before; what bounds the kernels now: solvers/pbd_simd.h).
  *
  * Contact probe (contact/contact_probe.h): it brackets, in every substep, the contact
  * work after the sweeps (the final collider pass, restitution and friction), against
@@ -289,7 +296,7 @@ double cb_pbd_volume6(const cb_mesh *m, const double (*x)[3], double (*grad)[3])
 
 /* ------------------------------------------------------------ projections */
 
-static inline void keep(double (*p)[3], const int *v, int n, double before[][3])
+static inline void keep(double (*p)[4], const int *v, int n, double before[][3])
 {
     for (int j = 0; j < n; j++) cb_v3_copy(before[j], p[v[j]]);
 }
@@ -302,7 +309,7 @@ static inline int first_pin(const int *v, const double *w, int n)
     return v[j];
 }
 
-static inline void count_moves(const pbd_solver *s, double *acc, double (*p)[3], const int *v, const double *w,
+static inline void count_moves(const pbd_solver *s, double *acc, double (*p)[4], const int *v, const double *w,
                                int n, double before[][3])
 {
     int P = first_pin(v, w, n);
@@ -313,7 +320,7 @@ static inline void count_moves(const pbd_solver *s, double *acc, double (*p)[3],
                 mdp[k] = (p[v[j]][k] - before[j][k]) / w[j];
                 acc[k] += mdp[k];
             }
-            pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[3])p, P, p[v[j]], u);
+            pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[4])p, P, p[v[j]], u);
             acc[3] += cb_v3_dot(mdp, u);
         }
 }
@@ -328,7 +335,7 @@ static inline double *thread_acc(pbd_solver *s)
 #endif
 }
 
-static inline void project4(pbd_solver *s, double (*p)[3], const int *v, double C, double g[4][3], double k,
+static inline void project4(pbd_solver *s, double (*p)[4], const int *v, double C, double g[4][3], double k,
                             double at, double *lambda, double *acc)
 {
     double w4[4] = {s->w[v[0]], s->w[v[1]], s->w[v[2]], s->w[v[3]]};
@@ -341,14 +348,14 @@ static inline void project4(pbd_solver *s, double (*p)[3], const int *v, double 
             if (a) { /* m dp = dl g for a free participant */
                 double u[3];
                 cb_v3_axpy(acc, dl, g[j]);
-                pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[3])p, first_pin(v, w4, 4),
+                pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[4])p, first_pin(v, w4, 4),
                           p[v[j]], u);
                 acc[3] += dl * cb_v3_dot(g[j], u);
             }
         }
 }
 
-static void project_contacts(pbd_solver *s, double (*p)[3])
+static void project_contacts(pbd_solver *s, double (*p)[4])
 {
     double *acc = thread_acc(s);
     for (int c = 0; c < s->ncc; c++) {
@@ -375,7 +382,7 @@ static void project_contacts(pbd_solver *s, double (*p)[3])
     }
     if (s->pressure > 0) {
         const cb_mesh *m = s->mesh;
-        double V = cb_pbd_volume6(m, (const double (*)[3])p, s->grad);
+        double V = cb_pbd_volume6(m, packed_p(s), s->grad);
         double C = V - s->pressure * s->v6rest, S = 0;
         for (int i = 0; i < m->nv; i++) S += s->w[i] * cb_v3_norm2(s->grad[i]);
         if (S > 0) {
@@ -389,7 +396,7 @@ static void project_contacts(pbd_solver *s, double (*p)[3])
                     cb_v3_axpy(moved, dl, s->grad[i]);
                     if (pinned >= 0) {
                         double u[3];
-                        pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[3])p, pinned, p[i], u);
+                        pin_field(s->pin_omega, (const double (*)[3])s->vpred, (const double (*)[4])p, pinned, p[i], u);
                         power += dl * cb_v3_dot(s->grad[i], u);
                     }
                 }
@@ -425,7 +432,7 @@ static inline void share(int serial, int begin, int end, int *lo, int *hi)
  * kind, no branch on the type inside. By this thread alone (`serial`), or by every
  * thread of the team, the iterations split statically (share); sweep_block adds the
  * barrier between colours. */
-static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl, int serial)
+static void sweep_scalar(pbd_solver *s, double (*p)[4], const block *bl, int serial)
 {
     int begin, end;
     share(serial, bl->begin, bl->end, &begin, &end);
@@ -501,7 +508,7 @@ static void sweep_scalar(pbd_solver *s, double (*p)[3], const block *bl, int ser
 /* The same with the SIMD path: the batches of the colour, then (no barrier between them:
  * the constraints with a pinned vertex touch other free vertices) those on the scalar
  * path. */
-static void sweep_simd(pbd_solver *s, double (*p)[3], const block *bl, int serial)
+static void sweep_simd(pbd_solver *s, double (*p)[4], const block *bl, int serial)
 {
     const double ih2 = s->inv_h2;
     int lo, hi;
@@ -529,7 +536,7 @@ static void sweep_simd(pbd_solver *s, double (*p)[3], const block *bl, int seria
 
 /* One block, by this thread alone (`serial`) or shared by the team, ending with the
  * team's barrier. */
-static void sweep_block(pbd_solver *s, double (*p)[3], const block *bl, int serial)
+static void sweep_block(pbd_solver *s, double (*p)[4], const block *bl, int serial)
 {
     if (s->simd && bl->type != T_TET) sweep_simd(s, p, bl, serial);
     else sweep_scalar(s, p, bl, serial);
@@ -542,7 +549,7 @@ static void sweep_block(pbd_solver *s, double (*p)[3], const block *bl, int seri
 
 static void solve(pbd_solver *s)
 {
-    double (*p)[3] = s->p;
+    double (*p)[4] = s->p;
     /* one parallel region per substep; inside, a barrier after each colour only (and
      * after the serial contact pass when there are contacts or pressure) */
     int contacts = s->ncc > 0 || s->nsc > 0 || s->pressure > 0;
@@ -594,18 +601,21 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info
     cb_lap_start(&lap, info);
     double decay = exp(-s->drag * h);
     memset(s->jthr, 0, (size_t)s->nthr * sizeof *s->jthr);
+    double air[3] = {s->ext[0], s->ext[1], s->ext[2]}; /* in registers: v may alias s->ext */
     for (int i = 0; i < nv; i++) {
         if (s->w[i] == 0.0) continue;
         double *v = w->state.v[i];
         /* drag acts on the velocity of the last step only, so it does not change
          * a static state (damping gravity's own increment would weaken gravity) */
         for (int k = 0; k < 3; k++) {
-            s->ext[k] += w->mass[i] * v[k] * (decay - 1.0); /* the air's impulse */
+            air[k] += w->mass[i] * v[k] * (decay - 1.0); /* the air's impulse */
             v[k] = v[k] * decay + h * w->gravity[k];
         }
     }
+    cb_v3_copy(s->ext, air);
     cb_pbd_damp_velocities(nv, w->mass, s->w, (const double (*)[3])w->state.x, w->state.v, s->k_damping_sub);
     for (int i = 0; i < nv; i++) {
+        s->p[i][3] = s->w[i]; /* the SIMD kernels' inverse masses (solvers/pbd_simd.h) */
         if (s->w[i] == 0.0) {
             cb_world_pin_target(w, i, t1, s->p[i]);
             cb_world_pin_velocity(w, i, t1, s->vpred[i]);
@@ -638,7 +648,7 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info
             else
                 for (int k = 0; k < 3; k++) w->state.v[i][k] = (s->p[i][k] - w->state.x[i][k]) / h;
         }
-        cb_contact_probe_begin(s->probe, w, t1, (const double (*)[3])s->p, (const double (*)[3])w->state.v);
+        cb_contact_probe_begin(s->probe, w, t1, packed_p(s), (const double (*)[3])w->state.v);
     }
     int fixed = w->ncolliders ? cb_pbd_final_collider_pass(s, w, t1) : 0;
     for (int t = 0; t < s->nthr; t++) { /* the position-level impulses: m dp / h */
@@ -663,6 +673,9 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info
     info->contacts = contacts;
     return CB_OK;
 }
+
+/* fmax(r, a) for r not NaN (a NaN a is dropped as fmax drops it), without libm's call */
+static inline double max_kept(double r, double a) { return a > r ? a : r; }
 
 static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
 {
@@ -708,17 +721,17 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
         const scon *k = &s->st[c];
         double C = cb_pbd_stretch(x[k->v[0]], x[k->v[1]], k->rest, NULL);
         if (s->xpbd) {
-            res = fmax(res, fabs(C + s->salpha[c] * s->inv_h2 * s->slambda[c]));
+            res = max_kept(res, fabs(C + s->salpha[c] * s->inv_h2 * s->slambda[c]));
             E += 0.5 * C * C / s->salpha[c];
         } else if (k->rest > 0) {
-            res = fmax(res, fabs(C) / k->rest);
+            res = max_kept(res, fabs(C) / k->rest);
         }
     }
     if (s->xpbd) {
         for (int c = 0; c < s->nb; c++) {
             const int *v = s->bd[c].v;
             double C = cb_pbd_bend_dihedral(x[v[0]], x[v[1]], x[v[2]], x[v[3]], s->bd[c].rest, NULL);
-            res = fmax(res, fabs(C + s->balpha[c] * s->inv_h2 * s->blambda[c]));
+            res = max_kept(res, fabs(C + s->balpha[c] * s->inv_h2 * s->blambda[c]));
             E += 0.5 * C * C / s->balpha[c];
         }
         for (int c = 0; c < s->nt; c++) {

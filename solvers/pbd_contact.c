@@ -284,7 +284,7 @@ int cb_pbd_self_constraints(pbd_solver *s, const cb_world *w, cb_error *err)
     s->nsc = 0;
     const cb_mesh *m = s->mesh;
     const double (*x)[3] = (const double (*)[3])w->state.x;
-    const double (*p)[3] = (const double (*)[3])s->p;
+    const double (*p)[3] = packed_p(s);
     double reach = s->self_h + s->self_margin;
     const int (*cand)[2];
     long npairs;

@@ -73,8 +73,12 @@ typedef struct pbd_solver {
     int nblocks; block *blocks;
     cb_pbd_batch2 *sbat; cb_pbd_batch4 *bbat; /* SIMD batches of stretch and bending constraints */
     double inv_h2;                          /* 1/h^2 of the current substep (xpbd) */
-    /* per-vertex work arrays */
-    double (*p)[3], (*vpred)[3];
+    /* per-vertex work arrays. The prediction p has a fourth coordinate, the inverse mass (set each substep): a
+     * point is one aligned 32-byte load and store in the SIMD kernels (solvers/pbd_simd.h);
+     * pk is p packed as xyz triples for the contact library (self contact, the probe),
+     * refreshed where they need it */
+    double (*p)[4], (*pk)[3], (*vpred)[3];
+    void *pmem;                             /* the allocation p is aligned in */
     /* collider constraints */
     int ncc, capcc; coll_con *cc;
     /* self collision */
@@ -125,13 +129,21 @@ static inline int attached(const double *w, int n)
  * (the gradients of a constraint sum to zero, and their moments too), so the work the
  * pins do through it is sum m dp_j / h . u(x_j) when they move as one rigid body:
  * exact for fixed, translating and rotating grips. */
-static inline void pin_field(const double (*pin_omega)[3], const double (*vpred)[3], const double (*p)[3], int P,
+static inline void pin_field(const double (*pin_omega)[3], const double (*vpred)[3], const double (*p)[4], int P,
                              const double x[3], double u[3])
 {
     double r[3], wr[3];
     cb_v3_sub(r, x, p[P]);
     cb_v3_cross(wr, pin_omega[P], r);
     cb_v3_add(u, vpred[P], wr);
+}
+
+/* p as xyz triples (s->pk, refreshed), for the contact library */
+static inline const double (*packed_p(pbd_solver *s))[3]
+{
+    for (int i = 0; i < s->nv; i++)
+        for (int k = 0; k < 3; k++) s->pk[i][k] = s->p[i][k];
+    return (const double (*)[3])s->pk;
 }
 
 /* pbd_layout.c: create (the parameters, the constraints in colour order, the mesh parts,

@@ -149,7 +149,7 @@ void cb_pbd_destroy(void *self)
     free(s->part_block);
     free(s->sbat);
     free(s->bbat);
-    free(s->p); free(s->vpred);
+    free(s->pmem); free(s->pk); free(s->vpred);
     free(s->cc);
     free(s->sc);
     free(s->cand);
@@ -310,7 +310,11 @@ static int allocate(pbd_solver *s, const cb_world *w, build_arrays *b, cb_error 
     s->te = cb_calloc(nt1, sizeof *s->te);
     s->talpha = cb_calloc(nt1, sizeof *s->talpha);
     s->tlambda = cb_calloc(nt1, sizeof *s->tlambda);
-    s->p = cb_calloc((size_t)nv, sizeof *s->p);
+    /* p aligned to 32 bytes (a point per 32-byte block: no load or store of a point
+     * straddles two cache lines) */
+    s->pmem = cb_calloc((size_t)nv + 1, sizeof *s->p);
+    if (s->pmem) s->p = (double (*)[4])(((uintptr_t)s->pmem + 31) & ~(uintptr_t)31);
+    s->pk = cb_calloc((size_t)nv, sizeof *s->pk);
     s->vpred = cb_calloc((size_t)nv, sizeof *s->vpred);
     s->capcc = nv * (w->ncolliders > 0 ? w->ncolliders : 1);
     s->cc = cb_calloc((size_t)s->capcc, sizeof *s->cc);
@@ -324,7 +328,7 @@ static int allocate(pbd_solver *s, const cb_world *w, build_arrays *b, cb_error 
     s->jthr = cb_calloc((size_t)s->nthr, sizeof *s->jthr);
     if (!b->sv || !b->bv || !b->tv || !b->srest || !b->brest || !b->trest || !b->mask || !s->jthr ||
         !s->st || !s->salpha || !s->slambda || !s->bd || !s->balpha || !s->blambda || !s->te || !s->talpha ||
-        !s->tlambda || !s->p || !s->vpred || !s->cc || !s->grad)
+        !s->tlambda || !s->p || !s->pk || !s->vpred || !s->cc || !s->grad)
         return CB_FAIL(err, CB_ERR_NOMEM, "%s: out of memory for %d vertices", s->xpbd ? "xpbd" : "pbd", nv);
     return CB_OK;
 }
@@ -532,8 +536,8 @@ done:
 
 /* Stage 4b (SIMD path): within each colour of stretch and bending constraints, the
  * constraints whose vertices are all free first (reorder_block: stable), then their
- * batches of four, the last one padded with empty lanes (w = 0, c = -1, the vertices of
- * its first lane, never written). */
+ * batches of four, the last one padded with empty lanes (c = -1, the vertices of its
+ * first lane, never written). */
 static int make_batches(pbd_solver *s, cb_error *err)
 {
     reorder_buf r = {0};
@@ -564,16 +568,12 @@ static int make_batches(pbd_solver *s, cb_error *err)
         for (int i = bl->b0; i < bl->b1; i++) {
             /* the batch's rows: vertex j of lane l is v[j][l] (the same in both layouts) */
             int (*v)[4] = two ? s->sbat[i].v : s->bbat[i].v, *cl = two ? s->sbat[i].c : s->bbat[i].c;
-            double (*w)[4] = two ? s->sbat[i].w : s->bbat[i].w, *rest = two ? s->sbat[i].rest : s->bbat[i].rest;
+            double *rest = two ? s->sbat[i].rest : s->bbat[i].rest;
             for (int l = 0; l < 4; l++) {
                 int c = bl->begin + 4 * (i - bl->b0) + l, real = c < bl->mid;
                 int src = real ? c : bl->begin + 4 * (i - bl->b0); /* an empty lane reads lane 0 */
                 const int *sv = two ? s->st[src].v : s->bd[src].v;
-                const double *sw = two ? s->st[src].w : s->bd[src].w;
-                for (int j = 0; j < arity; j++) {
-                    v[j][l] = sv[j];
-                    w[j][l] = real ? sw[j] : 0.0;
-                }
+                for (int j = 0; j < arity; j++) v[j][l] = sv[j];
                 rest[l] = two ? s->st[src].rest : s->bd[src].rest;
                 cl[l] = real ? c : -1;
             }

@@ -58,8 +58,15 @@ static inline KERNEL V zero_unless(V a, M m) { return _mm256_and_pd(a, m); }
 
 /* the lanes' points (v1: the upper half's indices, none at this width) */
 typedef struct V3 V3;
-static inline KERNEL V3 vload(double (*p)[3], const int v0[4], const int v1[4]);
-static inline KERNEL void vstore(double (*p)[3], const int v0[4], const int v1[4], V3 q, int mask);
+static inline KERNEL V3 vload(double (*p)[4], const int v0[4], const int v1[4], V *w);
+static inline KERNEL void vstore(double (*p)[4], const int v0[4], const int v1[4], V3 q, V w, int mask);
+/* the lanes l with c0[l] >= 0 (not empty; c1: the upper half's, none at this width) */
+static inline KERNEL M real_lanes(const int c0[4], const int c1[4])
+{
+    (void)c1;
+    __m128i m = _mm_cmpgt_epi32(_mm_loadu_si128((const __m128i *)c0), _mm_set1_epi32(-1));
+    return _mm256_castsi256_pd(_mm256_cvtepi32_epi64(m));
+}
 static inline KERNEL V vld(const double *a0, const double *a1)
 {
     (void)a1;
@@ -68,18 +75,18 @@ static inline KERNEL V vld(const double *a0, const double *a1)
 
 #include "solvers/pbd_simd_eval.h"
 
-static inline KERNEL V3 vload(double (*p)[3], const int v0[4], const int v1[4])
+static inline KERNEL V3 vload(double (*p)[4], const int v0[4], const int v1[4], V *w)
 {
     (void)v1;
     V3 q;
-    cb_simd_load4(p, v0, &q.x, &q.y, &q.z);
+    cb_simd_load4_pad(p, v0, &q.x, &q.y, &q.z, w);
     return q;
 }
 
-static inline KERNEL void vstore(double (*p)[3], const int v0[4], const int v1[4], V3 q, int mask)
+static inline KERNEL void vstore(double (*p)[4], const int v0[4], const int v1[4], V3 q, V w, int mask)
 {
     (void)v1;
-    cb_simd_store4(p, v0, q.x, q.y, q.z, mask);
+    cb_simd_store4_pad(p, v0, q.x, q.y, q.z, w, mask);
 }
 
 int cb_pbd_simd_atan2(int width, int n, const double *y, const double *x, double *out)
@@ -90,23 +97,21 @@ int cb_pbd_simd_atan2(int width, int n, const double *y, const double *x, double
     return 0;
 }
 
-void cb_pbd_simd_stretch(int width, double (*p)[3], const cb_pbd_batch2 *b, int nb, double k, const double *alpha,
+void cb_pbd_simd_stretch(int width, double (*p)[4], const cb_pbd_batch2 *b, int nb, double k, const double *alpha,
                          double ih2, double *lambda)
 {
-    /* 4 lanes at either width: the 8-lane stretch measured slower (3.1 against 2.8 ns per
-     * constraint on points in L1: its loads and stores cost more than its arithmetic) */
-    (void)width;
-    stretch_run(p, b, nb, k, alpha, ih2, lambda);
+    if (width == 8) cb_pbd_simd8_stretch(p, b, nb, k, alpha, ih2, lambda);
+    else stretch_run(p, b, nb, k, alpha, ih2, lambda);
 }
 
-void cb_pbd_simd_bend_dihedral(int width, double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap,
+void cb_pbd_simd_bend_dihedral(int width, double (*p)[4], const cb_pbd_batch4 *b, int nb, double k, double cap,
                                const double *alpha, double ih2, double *lambda)
 {
     if (width == 8) cb_pbd_simd8_bend_dihedral(p, b, nb, k, cap, alpha, ih2, lambda);
     else dihedral_run(p, b, nb, k, cap, alpha, ih2, lambda);
 }
 
-void cb_pbd_simd_bend_paper(int width, double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap)
+void cb_pbd_simd_bend_paper(int width, double (*p)[4], const cb_pbd_batch4 *b, int nb, double k, double cap)
 {
     if (width == 8) cb_pbd_simd8_bend_paper(p, b, nb, k, cap);
     else paper_run(p, b, nb, k, cap);
@@ -122,19 +127,19 @@ int cb_pbd_simd_atan2(int width, int n, const double *y, const double *x, double
     return -1;
 }
 
-void cb_pbd_simd_stretch(int width, double (*p)[3], const cb_pbd_batch2 *b, int nb, double k, const double *alpha,
+void cb_pbd_simd_stretch(int width, double (*p)[4], const cb_pbd_batch2 *b, int nb, double k, const double *alpha,
                          double ih2, double *lambda)
 {
     (void)width, (void)p, (void)b, (void)nb, (void)k, (void)alpha, (void)ih2, (void)lambda;
 }
 
-void cb_pbd_simd_bend_dihedral(int width, double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap,
+void cb_pbd_simd_bend_dihedral(int width, double (*p)[4], const cb_pbd_batch4 *b, int nb, double k, double cap,
                                const double *alpha, double ih2, double *lambda)
 {
     (void)width, (void)p, (void)b, (void)nb, (void)k, (void)cap, (void)alpha, (void)ih2, (void)lambda;
 }
 
-void cb_pbd_simd_bend_paper(int width, double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap)
+void cb_pbd_simd_bend_paper(int width, double (*p)[4], const cb_pbd_batch4 *b, int nb, double k, double cap)
 {
     (void)width, (void)p, (void)b, (void)nb, (void)k, (void)cap;
 }

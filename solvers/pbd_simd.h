@@ -8,7 +8,7 @@
  * does not change the result. The batches are made at create from the constraints of a
  * colour whose vertices are all free (a constraint with a pinned vertex also counts the
  * attachment's impulse: it stays on the scalar path); the last batch of a colour is
- * padded with empty lanes (w = 0, c = -1) that are never written.
+ * padded with empty lanes (c = -1: inverse masses 0) that are never written.
  *
  * What a lane computes is the scalar kernel's formula (solvers/pbd_constraints.h) with
  * two differences, both round-off:
@@ -22,19 +22,41 @@
  * The two widths give bitwise the same results (the same operations per lane). The
  * scalar path stays (parameter `simd: off`, and every CPU without AVX2); the tests run
  * both and bound their difference.
- * Speed (tests aside, a loop over the same batches on points in L1, this machine: AMD
- * EPYC with AVX-512): a dihedral or paper hinge 13.1 ns at 4 lanes, 9.3 ns at 8; a
- * stretch constraint 2.8 ns (stretch stays at 4 lanes: 8 measured slower). */
+ * Points. The kernels read and write the solver's prediction as padded points (x, y, z
+ * and the vertex's inverse mass w, written back unchanged; 32-byte aligned rows): a
+ * point is one 32-byte load and one 32-byte store, transposed to and from the coordinate
+ * vectors by shuffles, and the batches hold no masses.
+ * Speed (pbd_bend: 60 x 60, 10 sweeps; thread CPU time of these functions called over
+ * the solver's own batches, AMD EPYC family 26 with AVX-512 at ~4 GHz; the results
+ * bitwise the same throughout). With xyz triples each point and lane took a 16-byte and
+ * an 8-byte store, 64 stores per vector of 8 hinges; dropping the stores alone took the
+ * bending sweeps from 0.83 to 0.56 ms. Padded points: 0.844 -> 0.669 ms; the masses
+ * from the points: 0.655; the two vectors side by side really interleaved (see the
+ * drivers in solvers/pbd_simd_eval.h): 0.59 ms, 5.7 ns per hinge (~185 cycles per vector
+ * of 8). Stretch at 8 lanes, slower than 4 with triples, now faster: 0.240 -> 0.175 ms
+ * (1.65 ns per constraint). What bounds them now (no hardware counters on that machine,
+ * so by experiment): not memory (the time per hinge is the same from 20 x 20, all in L1,
+ * to 90 x 90), not the divisions (two of the three replaced by products: -2%), not
+ * stores aliasing later loads (stores sent to a scratch copy: the same time); the atan2
+ * is 13% (replaced by a product: 0.655 -> 0.57 ms); the rest is the instruction stream,
+ * ~750 instructions per vector of 8 hinges (a third of them moving points and indices,
+ * a fifth spills of the two vectors' registers) at ~4 per cycle. Measured and not kept:
+ * AVX-512 gathers for the loads (17% slower); 3 or 4 vectors side by side (spills:
+ * slower than 2); a branch-free store when all lanes are stored (slower); batches holding
+ * row offsets instead of indices (-1.7%); GCC's schedule-insns (-1.5%); stretch's pbd
+ * loop compiled apart from xpbd's (-0.5%; the dihedral kernel's is: -2% on the step);
+ * stretch vectors two or four side by side (no change, slower); tuning for znver3
+ * (bending 11% slower). */
 #ifndef CB_PBD_SIMD_H
 #define CB_PBD_SIMD_H
 
-/* Four stretch constraints: lane l joins v[0][l] and v[1][l], with inverse masses
- * w[.][l] > 0, rest length rest[l]; c[l] is the constraint's index in the solver's
- * arrays (xpbd: its compliance and multiplier), -1 for an empty lane. */
+/* Four stretch constraints: lane l joins v[0][l] and v[1][l] (free vertices: the
+ * fourth coordinates of their points, their inverse masses, > 0), rest length rest[l];
+ * c[l] is the constraint's index in the solver's arrays (xpbd: its compliance and
+ * multiplier), -1 for an empty lane (its inverse masses count as 0). */
 typedef struct cb_pbd_batch2 {
     int v[2][4];
     int c[4];
-    double w[2][4];
     double rest[4];
 } cb_pbd_batch2;
 
@@ -42,7 +64,6 @@ typedef struct cb_pbd_batch2 {
 typedef struct cb_pbd_batch4 {
     int v[4][4];
     int c[4];
-    double w[4][4];
     double rest[4];
 } cb_pbd_batch4;
 
@@ -57,21 +78,22 @@ int cb_pbd_simd_atan2(int width, int n, const double *y, const double *x, double
 
 /* The kernels project nb batches b[0..nb-1] of one colour (bending: two at a time at
  * either width, so a caller splitting a colour among threads passes pairs; the pairs
- * do not change the result, only the speed). */
+ * do not change the result, only the speed) on the points p: rows of (x, y, z, w), w
+ * the vertex's inverse mass. */
 
 /* Stretch, pbd (lambda == NULL: stiffness k) or xpbd (at = alpha[c] * ih2, multipliers
  * lambda[c]). */
-void cb_pbd_simd_stretch(int width, double (*p)[3], const cb_pbd_batch2 *b, int nb, double k, const double *alpha,
+void cb_pbd_simd_stretch(int width, double (*p)[4], const cb_pbd_batch2 *b, int nb, double k, const double *alpha,
                          double ih2, double *lambda);
 
 /* The shared model's signed dihedral angle, pbd (lambda == NULL: stiffness k, step cap)
  * or xpbd (alpha, ih2, lambda). A degenerate hinge (a zero-area wing or edge) is
  * projected by the scalar kernel. */
-void cb_pbd_simd_bend_dihedral(int width, double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap,
+void cb_pbd_simd_bend_dihedral(int width, double (*p)[4], const cb_pbd_batch4 *b, int nb, double k, double cap,
                                const double *alpha, double ih2, double *lambda);
 
 /* The paper's bending constraint acos(n1 . n2) - phi0 with pbd stiffness k and step cap
  * (the cases the scalar kernel skips are skipped here). */
-void cb_pbd_simd_bend_paper(int width, double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap);
+void cb_pbd_simd_bend_paper(int width, double (*p)[4], const cb_pbd_batch4 *b, int nb, double k, double cap);
 
 #endif

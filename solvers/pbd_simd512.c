@@ -16,7 +16,7 @@
 #define KERNEL __attribute__((target("avx512f,avx512dq,avx2,fma")))
 #define EVAL KERNEL __attribute__((always_inline))
 #define LANES 8
-#define NG_BEND 2 /* two vectors of hinges side by side: 9.3 instead of 9.8 ns per hinge here */
+#define NG_BEND 2 /* two vectors of hinges side by side (3 or 4: slower, registers spilled) */
 
 typedef __m512d V;
 typedef __mmask8 M;
@@ -48,40 +48,68 @@ static inline KERNEL int m_bits(M a) { return (int)a; }
 static inline KERNEL V zero_unless(V a, M m) { return _mm512_maskz_mov_pd(m, a); }
 
 typedef struct V3 V3;
-static inline KERNEL V3 vload(double (*p)[3], const int v0[4], const int v1[4]);
-static inline KERNEL void vstore(double (*p)[3], const int v0[4], const int v1[4], V3 q, int mask);
+static inline KERNEL V3 vload(double (*p)[4], const int v0[4], const int v1[4], V *w);
+static inline KERNEL void vstore(double (*p)[4], const int v0[4], const int v1[4], V3 q, V w, int mask);
+/* the lanes l with c[l] >= 0 (not empty): lanes 0-3 c0[.], 4-7 c1[.] */
+static inline KERNEL M real_lanes(const int c0[4], const int c1[4])
+{
+    __m256i c = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)c0)),
+                                        _mm_loadu_si128((const __m128i *)c1), 1);
+    return (M)_mm512_mask_cmpge_epi32_mask(0xff, _mm512_castsi256_si512(c), _mm512_setzero_si512());
+}
 static inline KERNEL V join(__m256d lo, __m256d hi) { return _mm512_insertf64x4(_mm512_castpd256_pd512(lo), hi, 1); }
 static inline KERNEL V vld(const double *a0, const double *a1) { return join(_mm256_loadu_pd(a0), _mm256_loadu_pd(a1)); }
 
 #include "solvers/pbd_simd_eval.h"
 
-/* lanes 0-3: the points p[v0[.]], lanes 4-7: p[v1[.]] */
-static inline KERNEL V3 vload(double (*p)[3], const int v0[4], const int v1[4])
+/* lanes 0-3: the points p[v0[.]], lanes 4-7: p[v1[.]]; a 32-byte load each, pairs of
+ * points (lanes l and l + 2 of a half) in one vector, transposed by 128-bit pairs */
+static inline KERNEL V3 vload(double (*p)[4], const int v0[4], const int v1[4], V *w)
 {
-    __m256d x0, y0, z0, x1, y1, z1;
-    cb_simd_load4(p, v0, &x0, &y0, &z0);
-    cb_simd_load4(p, v1, &x1, &y1, &z1);
-    return (V3){join(x0, x1), join(y0, y1), join(z0, z1)};
+    V a0 = join(_mm256_loadu_pd(p[v0[0]]), _mm256_loadu_pd(p[v0[2]]));
+    V a1 = join(_mm256_loadu_pd(p[v0[1]]), _mm256_loadu_pd(p[v0[3]]));
+    V a2 = join(_mm256_loadu_pd(p[v1[0]]), _mm256_loadu_pd(p[v1[2]]));
+    V a3 = join(_mm256_loadu_pd(p[v1[1]]), _mm256_loadu_pd(p[v1[3]]));
+    V t0 = _mm512_unpacklo_pd(a0, a1), t1 = _mm512_unpackhi_pd(a0, a1); /* x0 x1 z0 z1 x2 x3 z2 z3 | y, w */
+    V t2 = _mm512_unpacklo_pd(a2, a3), t3 = _mm512_unpackhi_pd(a2, a3);
+    *w = _mm512_shuffle_f64x2(t1, t3, 0xdd);
+    return (V3){_mm512_shuffle_f64x2(t0, t2, 0x88), _mm512_shuffle_f64x2(t1, t3, 0x88),
+                _mm512_shuffle_f64x2(t0, t2, 0xdd)};
 }
 
-static inline KERNEL void vstore(double (*p)[3], const int v0[4], const int v1[4], V3 q, int mask)
+/* p[.] = lane l of (q, w) for the lanes l set in mask: a 32-byte store each */
+static inline KERNEL void vstore(double (*p)[4], const int v0[4], const int v1[4], V3 q, V w, int mask)
 {
-    cb_simd_store4(p, v0, _mm512_castpd512_pd256(q.x), _mm512_castpd512_pd256(q.y), _mm512_castpd512_pd256(q.z),
-                   mask & 15);
-    if (mask >> 4)
-        cb_simd_store4(p, v1, _mm512_extractf64x4_pd(q.x, 1), _mm512_extractf64x4_pd(q.y, 1),
-                       _mm512_extractf64x4_pd(q.z, 1), mask >> 4);
+    V xl = _mm512_unpacklo_pd(q.x, q.y), xh = _mm512_unpackhi_pd(q.x, q.y); /* x0 y0 x2 y2 .. | x1 y1 .. */
+    V zl = _mm512_unpacklo_pd(q.z, w), zh = _mm512_unpackhi_pd(q.z, w);
+    const __m512i lo = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), hi = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+    V r02 = _mm512_permutex2var_pd(xl, lo, zl), r13 = _mm512_permutex2var_pd(xh, lo, zh); /* lanes 0, 2 | 1, 3 */
+    V r46 = _mm512_permutex2var_pd(xl, hi, zl), r57 = _mm512_permutex2var_pd(xh, hi, zh); /* lanes 4, 6 | 5, 7 */
+    if (mask & 1) _mm256_storeu_pd(p[v0[0]], _mm512_castpd512_pd256(r02));
+    if (mask & 2) _mm256_storeu_pd(p[v0[1]], _mm512_castpd512_pd256(r13));
+    if (mask & 4) _mm256_storeu_pd(p[v0[2]], _mm512_extractf64x4_pd(r02, 1));
+    if (mask & 8) _mm256_storeu_pd(p[v0[3]], _mm512_extractf64x4_pd(r13, 1));
+    if (mask & 16) _mm256_storeu_pd(p[v1[0]], _mm512_castpd512_pd256(r46));
+    if (mask & 32) _mm256_storeu_pd(p[v1[1]], _mm512_castpd512_pd256(r57));
+    if (mask & 64) _mm256_storeu_pd(p[v1[2]], _mm512_extractf64x4_pd(r46, 1));
+    if (mask & 128) _mm256_storeu_pd(p[v1[3]], _mm512_extractf64x4_pd(r57, 1));
 }
 
 KERNEL void cb_pbd_simd8_atan2(int n, const double *y, const double *x, double *out) { atan2_run(n, y, x, out); }
 
-KERNEL void cb_pbd_simd8_bend_dihedral(double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap,
+KERNEL void cb_pbd_simd8_stretch(double (*p)[4], const cb_pbd_batch2 *b, int nb, double k, const double *alpha,
+                                 double ih2, double *lambda)
+{
+    stretch_run(p, b, nb, k, alpha, ih2, lambda);
+}
+
+KERNEL void cb_pbd_simd8_bend_dihedral(double (*p)[4], const cb_pbd_batch4 *b, int nb, double k, double cap,
                                        const double *alpha, double ih2, double *lambda)
 {
     dihedral_run(p, b, nb, k, cap, alpha, ih2, lambda);
 }
 
-KERNEL void cb_pbd_simd8_bend_paper(double (*p)[3], const cb_pbd_batch4 *b, int nb, double k, double cap)
+KERNEL void cb_pbd_simd8_bend_paper(double (*p)[4], const cb_pbd_batch4 *b, int nb, double k, double cap)
 {
     paper_run(p, b, nb, k, cap);
 }

@@ -945,18 +945,18 @@ static void simd_batch_vs_scalar(int width, int kind, unsigned *st, double *wors
         alpha[l] = 0.5 * urand(st);
         lam[l] = lam_ref[l] = 0.1 * (urand(st) - 0.5);
     }
-    /* point j of lane l is row 4 l + j of one array; an empty lane uses lane 0's points */
-    double P[16][3];
-    memcpy(P, p, sizeof P);
+    /* point j of lane l is row 4 l + j of one array of padded points (the solver's
+     * layout: x, y, z and the inverse mass); an empty lane uses lane 0's points */
+    double P[16][4];
+    for (int r = 0; r < 16; r++) {
+        memcpy(P[r], p[r / 4][r % 4], sizeof p[0][0]);
+        P[r][3] = w[r / 4][r % 4];
+    }
     for (int l = 0; l < 4; l++)
         for (int j = 0; j < 4; j++) {
             int real = l < used, row = real ? 4 * l + j : j;
-            if (j < 2) {
-                b2.v[j][l] = row;
-                b2.w[j][l] = real ? w[l][j] : 0.0;
-            }
+            if (j < 2) b2.v[j][l] = row;
             b4.v[j][l] = row;
-            b4.w[j][l] = real ? w[l][j] : 0.0;
             b2.c[l] = b4.c[l] = real ? l : -1;
             b2.rest[l] = b4.rest[l] = rest[l];
         }
@@ -988,9 +988,11 @@ static void simd_batch_vs_scalar(int width, int kind, unsigned *st, double *wors
         /* a tiny correction is added to coordinates of size `scale`: their rounding is
          * a floor of the difference (a few ulp of the coordinates) that no kernel can beat */
         err = fmax(0.0, err - 4 * DBL_EPSILON * scale);
-        for (int j = n; j < 4; j++) *bad += memcmp(P[4 * l + j], p[l][j], sizeof P[0]) != 0; /* not a point of it */
+        for (int j = n; j < 4; j++) *bad += memcmp(P[4 * l + j], p[l][j], sizeof p[l][j]) != 0; /* not a point of it */
+        for (int j = 0; j < 4; j++) *bad += P[4 * l + j][3] != w[l][j]; /* the inverse masses stay */
         if (l == degenerate_lane) { /* the scalar kernel's result exactly (and its multiplier) */
-            *bad += memcmp(P[4 * l], q[l], sizeof q[l]) != 0 || lam[l] != lam_ref[l];
+            for (int j = 0; j < 4; j++) *bad += memcmp(P[4 * l + j], q[l][j], sizeof q[l][j]) != 0;
+            *bad += lam[l] != lam_ref[l];
             continue;
         }
         /* near flat the scalar paper kernel's acos loses digits (eps / sin): weigh as above */

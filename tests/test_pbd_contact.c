@@ -83,7 +83,7 @@ static double spread(const double (*a)[3], const double (*b)[3], int n)
 static void check_substep(void *ctx, const pbd_solver *s)
 {
     check *c = ctx;
-    const double (*p)[3] = (const double (*)[3])s->p;
+    const double (*p)[3] = (const double (*)[3])s->pk; /* the prediction as the contact library saw it */
     if (!c->x0) { /* the flat cloth of the first substep */
         c->x0 = malloc((size_t)s->nv * sizeof *c->x0);
         if (!c->x0) {
