@@ -73,8 +73,9 @@ typedef struct pbd_solver {
     int nblocks; block *blocks;
     cb_pbd_batch2 *sbat; cb_pbd_batch4 *bbat; /* SIMD batches of stretch and bending constraints */
     double inv_h2;                          /* 1/h^2 of the current substep (xpbd) */
-    /* per-vertex work arrays. The prediction p has a fourth coordinate, the inverse mass (set each substep): a
-     * point is one aligned 32-byte load and store in the SIMD kernels (solvers/pbd_simd.h);
+    /* per-vertex work arrays. The prediction p has a fourth coordinate, the inverse mass
+     * (set each substep): a point is one aligned 32-byte load and store in the SIMD
+     * kernels (solvers/pbd_simd.h);
      * pk is p packed as xyz triples for the contact library (self contact, the probe),
      * refreshed where they need it */
     double (*p)[4], (*pk)[3], (*vpred)[3];
