@@ -474,13 +474,15 @@ static AVX512 long boxes_avx512(cb_self_grid *g, const grid_geom *q, const cb_me
 }
 #endif
 
-static boxes_fn boxes_of(int width, long cells)
+/* boxes_avx512 indexes with 32-bit integers: cells and 3 x vertices below 2^31. */
+static boxes_fn boxes_of(int width, long cells, int nv)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (width == 8 && cells < 2147483647L) return boxes_avx512;
+    if (width == 8 && cells < 2147483647L && nv < 715827882) return boxes_avx512;
 #endif
     (void)width;
     (void)cells;
+    (void)nv;
     return boxes_scalar;
 }
 
@@ -578,7 +580,7 @@ int cb_self_grid_query(cb_self_grid *g, const cb_mesh *m, const double (*x)[3], 
     const grid_geom q = {.lo = {lo[0], lo[1], lo[2]}, .inv = inv, .r = distance + cb_spatial_hash_slack(distance, maxabs),
                          .n = {n[0], n[1], n[2]}, .start = start};
     const block_fn test = block_of(g->width);
-    const boxes_fn boxes = boxes_of(g->width, cells);
+    const boxes_fn boxes = boxes_of(g->width, cells, nv);
     tri_block *b = g->blk;
     pl->n = 0;
     for (int t0 = 0; t0 < m->nf; t0 += BLOCK) {
