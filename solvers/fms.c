@@ -184,7 +184,7 @@
  * triangles at a time (solvers/self_grid.c), the distance bound eight pairs per vector
  * for all of a pass's pairs at its start (solvers/step_far.c); the same pairs and bits
  * (the hashes of tests/test_determinism.c unchanged), the contact stage of the curtain
- * 0.80-0.84 -> 0.43-0.46 ms of CPU per step (README "Benchmarks"). Nothing is
+ * 0.79-0.85 -> 0.40-0.44 ms per step (README "Benchmarks"). Nothing is
  * allocated per step. Create orders the springs and the matrix
  * entries with counting sorts (O(springs + vertices)), so prefactorization is mostly
  * CHOLMOD's analysis and first numeric factorization.

@@ -486,11 +486,39 @@ static boxes_fn boxes_of(int width, long cells, int nv)
     return boxes_scalar;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* The box test of each triangle's first candidate, eight triangles per vector, into bit
+ * i & 7 of keep[i >> 3] (cb_self_grid_gap2's value: max(d, 0) for its ternaries, the
+ * same sum in its order; the points gathered). */
+static AVX512 void first_keep_avx512(const cb_self_grid *g, const double (*x)[3], int nb, double f2,
+                                     unsigned char *keep)
+{
+    const tri_block *b = g->blk;
+    const double *xs = &x[0][0];
+    const __m512d zero = _mm512_setzero_pd(), bound = _mm512_set1_pd(f2);
+    for (int i = 0; i < nb; i += 8) {
+        const __mmask8 valid = nb - i >= 8 ? (__mmask8)0xff : (__mmask8)((1u << (nb - i)) - 1);
+        __mmask8 has = valid & _mm256_cmpgt_epi32_mask(_mm256_loadu_si256((const __m256i *)(b->cnt + i)),
+                                                       _mm256_setzero_si256());
+        __m256i v = _mm512_mask_i64gather_epi32(_mm256_setzero_si256(), has, _mm512_loadu_si512(b->off + i), g->cand, 4);
+        __m256i v3 = _mm256_mullo_epi32(v, _mm256_set1_epi32(3));
+        __m512d g2 = zero;
+        for (int k = 0; k < 3; k++) {
+            __m512d q = _mm512_mask_i32gather_pd(zero, has, v3, xs + k, 8);
+            __m512d gk = _mm512_add_pd(_mm512_max_pd(_mm512_sub_pd(_mm512_loadu_pd(&b->tlo[k][i]), q), zero),
+                                       _mm512_max_pd(_mm512_sub_pd(q, _mm512_loadu_pd(&b->thi[k][i])), zero));
+            g2 = k ? _mm512_add_pd(g2, _mm512_mul_pd(gk, gk)) : _mm512_mul_pd(gk, gk);
+        }
+        keep[i >> 3] = (unsigned char)(has & _mm512_cmp_pd_mask(g2, bound, _CMP_LE_OQ));
+    }
+}
+#endif
+
 /* The block's candidates into pl as (v, t0 + i), triangle by triangle: with filter2 >= 0
- * those within the box test's bound of the triangle's own box, each triangle's by
- * vertex. */
-static int block_emit(const cb_self_grid *g, const double (*x)[3], int t0, int nb, double filter2, cb_pair_list *pl,
-                      cb_error *err)
+ * those within the box test's bound of the triangle's own box (a triangle's first from
+ * keep when not NULL), each triangle's by vertex. */
+static int block_emit(const cb_self_grid *g, const double (*x)[3], int t0, int nb, double filter2,
+                      const unsigned char *keep, cb_pair_list *pl, cb_error *err)
 {
     const tri_block *b = g->blk;
     long most = pl->n;
@@ -509,7 +537,7 @@ static int block_emit(const cb_self_grid *g, const double (*x)[3], int t0, int n
             int v = cand[a];
             out[n][0] = v;
             out[n][1] = t;
-            n += cb_self_grid_gap2(x[v][0], x[v][1], x[v][2], lo, hi) <= f2;
+            n += a == 0 && keep ? (keep[i >> 3] >> (i & 7)) & 1 : cb_self_grid_gap2(x[v][0], x[v][1], x[v][2], lo, hi) <= f2;
         }
         for (long a = first + 1; a < n; a++) { /* by vertex */
             int v = out[a][0];
@@ -591,7 +619,15 @@ int cb_self_grid_query(cb_self_grid *g, const cb_mesh *m, const double (*x)[3], 
         if (nr < 0) return (int)nr;
         if ((rc = room(g, 0, b->off[nb], err))) return rc;
         test(g, b, nr, g->cand);
-        if ((rc = block_emit(g, x, t0, nb, filter2, pl, err))) return rc;
+        const unsigned char *keep = NULL;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+        unsigned char kb[BLOCK / 8];
+        if (boxes == boxes_avx512 && filter2 >= 0.0) {
+            first_keep_avx512(g, x, nb, filter2, kb);
+            keep = kb;
+        }
+#endif
+        if ((rc = block_emit(g, x, t0, nb, filter2, keep, pl, err))) return rc;
     }
     return 1;
 }

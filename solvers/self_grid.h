@@ -13,15 +13,15 @@
  * eight triangles per vector: the points and the rows' first entries gathered; the
  * usual box, at most 2 x 2 rows of cells, without a branch on its extent); the vertex
  * tests of all the block's rows (eight vertices per AVX-512 vector, four per AVX2
- * vector); each triangle's pairs (the box test of a build without cache, then by
- * vertex). The vector code is compiled with a target attribute whatever the build's
+ * vector); each triangle's pairs (the box test of a build without cache, the first
+ * candidates' eight per AVX-512 vector, then by vertex). The vector code is compiled with a target attribute whatever the build's
  * -march and chosen at run time by the CPU; every width makes the same comparisons on
  * the same doubles (or an exact equivalent, stated where used), so the pairs are the
  * same (tests/test_step_contact.c runs every width the CPU has against a brute-force
  * oracle, and the stage's results against the scalar width). On the swinging 81 x 81
- * curtain a query tests ~8 vertices per triangle to find its one pair: 0.43-0.46 ms of
- * CPU per step for the stage (with the far bound of solvers/step_far.h) against
- * 0.80-0.84 one at a time (README "Benchmarks"). */
+ * curtain a query tests ~8 vertices per triangle to find its one pair: 0.40-0.44 ms per
+ * step for the stage (with the far bound of solvers/step_far.h) against 0.79-0.85 one
+ * at a time (README "Benchmarks"). */
 #ifndef CB_SELF_GRID_H
 #define CB_SELF_GRID_H
 
