@@ -162,6 +162,7 @@ static block_fn block_of(int width)
 
 int cb_self_grid_set_width(cb_self_grid *g, int width)
 {
+    if (!g) return 1;
     int have = cpu_width();
     g->width = width >= 8 && have >= 8 ? 8 : width >= 4 && have >= 4 ? 4 : 1;
     return g->width;

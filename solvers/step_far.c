@@ -167,6 +167,7 @@ int cb_step_contact_far_width(void) { return 1; }
 void cb_step_contact_far_bits(int width, const double (*x)[3], const int (*f)[3], const int (*pairs)[2], long n,
                               double dist2, unsigned char *bits)
 {
+    if (!x || !f || !pairs || !bits || n <= 0) return;
     long i = 0;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     int have = cb_step_contact_far_width();

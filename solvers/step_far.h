@@ -21,7 +21,7 @@
 int cb_step_contact_far(const double p[3], const double a[3], const double b[3], const double q[3], double dist2);
 
 /* cb_step_contact_far of pairs[i] = (vertex, triangle of f) at positions x, i < n, into
- * bit i & 7 of bits[i >> 3] (room for (n + 7) / 8 bytes). width: 8 (AVX-512), 4 (AVX2),
+ * bit i & 7 of bits[i >> 3] (room for (n + 7) / 8 bytes; nothing for n <= 0 or a NULL). width: 8 (AVX-512), 4 (AVX2),
  * or 1 (pair by pair), capped by what the CPU has; every width gives the same bits. The
  * vector widths index x and f with 32-bit integers: vertices and triangles below 2^31 / 3
  * (715,827,882). */
