@@ -12,6 +12,7 @@
 #include "contact/distance.h"
 #include "contact/spatial_hash.h"
 #include "core/vec3.h"
+#include "solvers/self_grid.h"
 
 /* Hash cells of 1.5 mean edge lengths: with the box filter the answer does not depend
  * on the cell size; 1.5 visits fewer cells than 1 for thin cloth boxes (measured). */
@@ -28,10 +29,6 @@
  * edge length (the candidates would grow with the box volume). */
 #define CACHE_STEPS 8.0
 #define CACHE_MIN 4.0
-/* The dense grid of cells (grid_query) is used while the cloth's bounding box holds at
- * most this many cells per vertex (plus GRID_CELLS_MIN); beyond it, the hash. */
-#define GRID_CELLS_PER_VERTEX 32
-#define GRID_CELLS_MIN 1024
 
 struct cb_step_contact {
     cb_step_contact_def def;
@@ -50,15 +47,18 @@ struct cb_step_contact {
                               * pass; bit 2: moved by the pairs after it */
     double (*held_normal)[3]; /* [nv] that collider's outward normal there */
     double (*held_vel)[3];    /* [nv] and its surface velocity there (the work of the share it takes) */
-    /* the dense grid of grid_query: cells over the bounding box, vertices sorted by cell */
+    /* the far bound of a pass's pairs, taken at once at its start (self_passes) */
+    unsigned char *farbits;  /* bit p & 7 of [p >> 3]: pair p was far at the start of the pass */
+    long farcap;             /* pairs farbits has room for */
+    int far_width;           /* cb_step_contact_far_bits's vector width */
+    unsigned *stamp;         /* [nv] the pass (epoch) that last moved each vertex */
+    unsigned epoch;          /* this pass's number */
+    long moves;              /* pairs that moved vertices in this pass */
+    /* the dense grid (self_grid.h; NULL without an edge: the hash answers) */
     double rest_edge;        /* mean edge length at rest */
     double cell;             /* CELL_SCALE x the mean edge length of the last build (at rest for the grid,
                               * at the positions for the hash; the hash's cell size) */
-    long gcap;               /* capacity of gstart */
-    int *gstart;             /* [cells + 1] first entry of each cell */
-    int *gcell;              /* [nv] cell of each vertex */
-    int *gent;               /* [nv] the vertices by cell */
-    double (*gex)[3];        /* [nv] their positions, in the same order */
+    cb_self_grid *grid;
     cb_pair_list gpairs;     /* the pairs of the last grid query */
     const cb_pair_list *built; /* the pairs of the last build: gpairs or the hash's */
     long grid_builds;        /* builds the grid answered */
@@ -93,12 +93,16 @@ int cb_step_contact_create(const cb_world *w, const cb_step_contact_def *def, cb
         c->held = cb_calloc((size_t)w->nv, sizeof *c->held);
         c->held_normal = cb_calloc((size_t)w->nv, sizeof *c->held_normal);
         c->held_vel = cb_calloc((size_t)w->nv, sizeof *c->held_vel);
-        c->gcell = cb_calloc((size_t)w->nv, sizeof *c->gcell);
-        c->gent = cb_calloc((size_t)w->nv, sizeof *c->gent);
-        c->gex = cb_calloc((size_t)w->nv, sizeof *c->gex);
-        if (!c->xb || !c->held || !c->held_normal || !c->held_vel || !c->gcell || !c->gent || !c->gex) {
+        c->stamp = cb_calloc((size_t)w->nv, sizeof *c->stamp);
+        c->far_width = cb_step_contact_far_width();
+        if (!c->xb || !c->held || !c->held_normal || !c->held_vel || !c->stamp) {
             cb_step_contact_free(&c);
             return CB_FAIL(err, CB_ERR_NOMEM, "step contact: out of memory");
+        }
+        double gcell = GRID_CELL_SCALE * c->rest_edge;
+        if (gcell > 0.0 && isfinite(gcell) && (rc = cb_self_grid_create(w->nv, gcell, &c->grid, err))) {
+            cb_step_contact_free(&c);
+            return rc;
         }
     }
     *out = c;
@@ -113,90 +117,14 @@ void cb_step_contact_free(cb_step_contact **pc)
     free((*pc)->held);
     free((*pc)->held_normal);
     free((*pc)->held_vel);
-    free((*pc)->gstart);
-    free((*pc)->gcell);
-    free((*pc)->gent);
-    free((*pc)->gex);
+    free((*pc)->stamp);
+    free((*pc)->farbits);
+    cb_self_grid_free(&(*pc)->grid);
     cb_pair_list_release(&(*pc)->gpairs);
     cb_pair_list_release(&(*pc)->cand);
     cb_pair_list_release(&(*pc)->act);
     free(*pc);
     *pc = NULL;
-}
-
-/* The axis-aligned box [lo, hi] of triangle (a, b, q). */
-static inline void tri_bounds(const double *a, const double *b, const double *q, double lo[3], double hi[3])
-{
-    for (int k = 0; k < 3; k++) {
-        lo[k] = a[k] < b[k] ? a[k] : b[k];
-        hi[k] = a[k] < b[k] ? b[k] : a[k];
-        if (q[k] < lo[k]) lo[k] = q[k];
-        if (q[k] > hi[k]) hi[k] = q[k];
-    }
-}
-
-/* Squared distance from p to the box [lo, hi]. */
-static inline double bounds_dist2(const double *p, const double lo[3], const double hi[3])
-{
-    double g2 = 0.0;
-    for (int k = 0; k < 3; k++) {
-        double g = p[k] < lo[k] ? lo[k] - p[k] : p[k] > hi[k] ? p[k] - hi[k] : 0.0;
-        g2 += g * g;
-    }
-    return g2;
-}
-
-/* Squared distance from p to the axis-aligned box of triangle (a, b, q). */
-static inline double box_dist2(const double *p, const double *a, const double *b, const double *q)
-{
-    double lo[3], hi[3];
-    tri_bounds(a, b, q, lo, hi);
-    return bounds_dist2(p, lo, hi);
-}
-
-/* cb_step_contact_far (step_contact.h): returns 1 when the distance from p to
- * triangle (a, b, q) is certainly above dist = sqrt(dist2), by a relative 1e-5, so the
- * pair cannot pass the exact test d2 < dist^2. With n = (b - a) x (q - a), the distance^2 is at least the squared
- * distance to the plane plus the squared in-plane distance beyond any one edge:
- *   d^2 >= s^2 / |n|^2 + max_k max(0, o_k)^2 / (|E_k|^2 |n|^2),
- * s = (p - a) . n, o_k = (p - P_k) . (E_k x n) for the edges P_k -> P_k + E_k (E_k x n
- * points out of the triangle in its plane). Differences of coordinates are correctly
- * rounded (relative error 2^-53); with the triangle not too thin (|n|^2 >= 1e-6
- * |E_0|^2 |E_2|^2, so n has a relative error below ~1e-12) and its edges not much
- * longer than dist (|E_k|^2 <= 1e8 dist^2; the pair passed the box test, so |p - P_k|
- * is then below ~1e4 dist too), the computed bound is within ~1e-7 relative of the
- * true one, far inside the 1e-5 margin. Otherwise: 0 (no decision). */
-int cb_step_contact_far(const double p[3], const double a[3], const double b[3], const double q[3], double dist2)
-{
-    double e0[3], e1[3], e2[3], dp[3];
-    cb_v3_sub(e0, b, a);
-    cb_v3_sub(e1, q, b);
-    cb_v3_sub(e2, a, q);
-    cb_v3_sub(dp, p, a);
-    double l0 = cb_v3_dot(e0, e0), l1 = cb_v3_dot(e1, e1), l2 = cb_v3_dot(e2, e2);
-    double n[3];
-    cb_v3_cross(n, e0, e2); /* = -(b - a) x (q - a): same plane, opposite orientation */
-    double nn = cb_v3_dot(n, n);
-    double lmax = l0 > l1 ? (l0 > l2 ? l0 : l2) : (l1 > l2 ? l1 : l2);
-    if (!(nn >= 1e-6 * l0 * l2) || !(lmax <= 1e8 * dist2)) return 0;
-    double s = cb_v3_dot(dp, n);
-    /* n = (q - a) x (b - a) orients the edges a->b, b->q, q->a clockwise, so the
-     * outward in-plane normal of edge E is n x E */
-    double m[3], o, best = 0.0;
-    cb_v3_cross(m, n, e0);
-    o = cb_v3_dot(dp, m);
-    if (o > 0 && o * o > best * l0) best = o * o / l0;
-    double dpb[3];
-    cb_v3_sub(dpb, p, b);
-    cb_v3_cross(m, n, e1);
-    o = cb_v3_dot(dpb, m);
-    if (o > 0 && o * o > best * l1) best = o * o / l1;
-    double dpq[3];
-    cb_v3_sub(dpq, p, q);
-    cb_v3_cross(m, n, e2);
-    o = cb_v3_dot(dpq, m);
-    if (o > 0 && o * o > best * l2) best = o * o / l2;
-    return s * s + best > (1.0 + 1e-5) * (1.0 + 1e-5) * dist2 * nn;
 }
 
 static void tri_normal(const double (*x)[3], const int *t, double n[3])
@@ -214,15 +142,11 @@ static void tri_normal(const double (*x)[3], const int *t, double n[3])
  * cloth (the collider's through a held vertex, or a pin's) and *work (with ext) its work:
  * each held vertex's share times its collider's surface velocity there (held_vel), a
  * pinned vertex's times its scripted velocity. */
-static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0)[3], int v, const int *t,
+static int resolve_pair(cb_step_contact *c, cb_world *w, const double (*x0)[3], int v, const int *t,
                         unsigned char *held, double ext[3], double *work)
 {
     double (*x)[3] = w->state.x, (*vel)[3] = w->state.v;
     const double dist = c->def.self_distance;
-    /* cheap exact rejection (a lower bound on the distance, with a relative margin far
-     * above round-off): such a pair cannot pass the test below. (The pairs passed the
-     * box test when they were collected; repeating it here rejected almost nothing.) */
-    if (cb_step_contact_far(x[v], x[t[0]], x[t[1]], x[t[2]], dist * dist)) return 0;
     double bary[3], cp[3];
     double d2 = cb_point_triangle_distance2(x[v], x[t[0]], x[t[1]], x[t[2]], bary, cp);
     if (!(d2 < dist * dist)) return 0;
@@ -258,6 +182,8 @@ static int resolve_pair(const cb_step_contact *c, cb_world *w, const double (*x0
     double C = cb_v3_dot(r, n) - dist;
     if (C < 0) {
         double lambda = -C / denom;
+        c->stamp[v] = c->stamp[t[0]] = c->stamp[t[1]] = c->stamp[t[2]] = c->epoch; /* moved in this pass */
+        c->moves++;
         cb_v3_axpy(x[v], wv * lambda, n);
         for (int k = 0; k < 3; k++) cb_v3_axpy(x[t[k]], -wt[k] * bary[k] * lambda, n);
         if (held) { /* mark the vertices this pass moves (bit 2): the colliders look at them again */
@@ -317,129 +243,6 @@ static double half_spread(const double (*x)[3], const double (*ref)[3], int nv, 
     return spread;
 }
 
-/* The cell of coordinate q in a grid from lo with n cells of size 1/inv along an axis:
- * monotone in q (so a vertex inside a box lies in a cell between the box's bounds'),
- * clamped to the grid. A product, not a division by the cell size: a cell bound may
- * move by a rounding, the pairs do not (any monotone map serves, used alike for the
- * vertices and the boxes). */
-static inline long grid_cell(double q, double lo, double inv, long n)
-{
-    double u = (q - lo) * inv;
-    return u <= 0.0 ? 0 : u >= (double)(n - 1) ? n - 1 : (long)u;
-}
-
-/* cb_spatial_hash_query's answer with the box filter, at the same distance (every
- * (v, t), v not a vertex of t, with x_v inside t's axis-aligned box inflated by
- * distance plus the same rounding slack, the same comparisons; by triangle, then
- * vertex), found with a dense grid of cells over the cloth's bounding box instead of
- * hashed cells: no hash per cell, and a row of cells along x is one contiguous range of
- * vertices (half the time of the hash query on the 81 x 81 curtain). Cells of GRID_CELL_SCALE
- * x the mean edge length at rest (the answer does not depend on it). Returns 1 with the
- * pairs in c->gpairs, 0 when it does not apply (a non-finite coordinate, no edge, or
- * more than GRID_CELLS_PER_VERTEX cells per vertex: the hash then answers, or names the
- * bad vertex), or an error. */
-static int grid_query(cb_step_contact *c, const cb_mesh *m, const double (*x)[3], double distance, double filter2,
-                      cb_error *err)
-{
-    const int nv = m->nv;
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, maxabs = 0.0;
-    for (int v = 0; v < nv; v++)
-        for (int k = 0; k < 3; k++) {
-            double q = x[v][k];
-            if (!isfinite(q)) return 0;
-            lo[k] = q < lo[k] ? q : lo[k];
-            hi[k] = q > hi[k] ? q : hi[k];
-            maxabs = fmax(maxabs, fabs(q));
-        }
-    double cell = GRID_CELL_SCALE * c->rest_edge;
-    if (!(cell > 0.0) || !isfinite(cell) || nv <= 0) return 0;
-    const long most = (long)GRID_CELLS_PER_VERTEX * nv + GRID_CELLS_MIN;
-    long n[3], cells = 1;
-    for (int k = 0; k < 3; k++) {
-        double span = (hi[k] - lo[k]) / cell;
-        if (!(span < (double)most)) return 0;
-        n[k] = (long)span + 1;
-        cells *= n[k];
-        if (cells > most) return 0;
-    }
-    if (cells + 1 > c->gcap) {
-        free(c->gstart);
-        c->gstart = cb_calloc((size_t)cells + 1, sizeof *c->gstart);
-        c->gcap = c->gstart ? cells + 1 : 0;
-        if (!c->gstart) return CB_FAIL(err, CB_ERR_NOMEM, "step contact: out of memory for %ld cells", cells);
-    }
-    c->cell = CELL_SCALE * c->rest_edge; /* the mean edge times CELL_SCALE, as the cache reads it */
-    const double inv = 1.0 / cell;
-    /* the vertices by cell (counting sort, stable), with their positions */
-    int *start = c->gstart;
-    memset(start, 0, (size_t)(cells + 1) * sizeof *start);
-    for (int v = 0; v < nv; v++) {
-        long g = (grid_cell(x[v][2], lo[2], inv, n[2]) * n[1] + grid_cell(x[v][1], lo[1], inv, n[1])) * n[0] +
-                 grid_cell(x[v][0], lo[0], inv, n[0]);
-        c->gcell[v] = (int)g;
-        start[g + 1]++;
-    }
-    for (long g = 0; g < cells; g++) start[g + 1] += start[g];
-    for (int v = 0; v < nv; v++) {
-        int e = start[c->gcell[v]]++;
-        c->gent[e] = v;
-        memcpy(c->gex[e], x[v], sizeof c->gex[e]);
-    }
-    for (long g = cells; g > 0; g--) start[g] = start[g - 1];
-    start[0] = 0;
-    /* each triangle's box, inflated as the hash inflates it, row of cells by row */
-    const double r = distance + cb_spatial_hash_slack(distance, maxabs);
-    cb_pair_list *pl = &c->gpairs;
-    pl->n = 0;
-    for (int t = 0; t < m->nf; t++) {
-        const int *f = m->f[t];
-        double blo[3], bhi[3];
-        long glo[3], ghi[3];
-        cb_spatial_hash_tri_box(x, f, r, blo, bhi);
-        for (int k = 0; k < 3; k++) {
-            glo[k] = grid_cell(blo[k], lo[k], inv, n[k]);
-            ghi[k] = grid_cell(bhi[k], lo[k], inv, n[k]);
-        }
-        long first = pl->n;
-        for (long gz = glo[2]; gz <= ghi[2]; gz++)
-            for (long gy = glo[1]; gy <= ghi[1]; gy++) {
-                long row = (gz * n[1] + gy) * n[0];
-                int e0 = start[row + glo[0]], e1 = start[row + ghi[0] + 1];
-                if (pl->n + (e1 - e0) > pl->cap && cb_pair_list_reserve(pl, pl->n + (e1 - e0)))
-                    return CB_FAIL(err, CB_ERR_NOMEM, "step contact: out of memory for the candidate pairs");
-                long np = pl->n;
-                int (*out)[2] = pl->p;
-                for (int e = e0; e < e1; e++) {
-                    const double *q = c->gex[e];
-                    int v = c->gent[e];
-                    out[np][0] = v;
-                    out[np][1] = t;
-                    np += (q[0] >= blo[0]) & (q[0] <= bhi[0]) & (q[1] >= blo[1]) & (q[1] <= bhi[1]) &
-                          (q[2] >= blo[2]) & (q[2] <= bhi[2]) & (v != f[0]) & (v != f[1]) & (v != f[2]);
-                }
-                pl->n = np;
-            }
-        if (filter2 >= 0.0 && pl->n > first) { /* the step's box test (box_dist2) on this triangle's few */
-            double tlo[3], thi[3];
-            tri_bounds(x[f[0]], x[f[1]], x[f[2]], tlo, thi);
-            long np = first;
-            for (long a = first; a < pl->n; a++) {
-                int v = pl->p[a][0];
-                pl->p[np][0] = v;
-                np += bounds_dist2(x[v], tlo, thi) <= filter2;
-            }
-            pl->n = np;
-        }
-        for (long a = first + 1; a < pl->n; a++) { /* this triangle's few candidates by vertex */
-            int v = pl->p[a][0];
-            long b = a;
-            for (; b > first && pl->p[b - 1][0] > v; b--) pl->p[b][0] = pl->p[b - 1][0];
-            pl->p[b][0] = v;
-        }
-    }
-    return 1;
-}
-
 int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const double (*x)[3], const double (*x0)[3],
                                const cb_pair_list **pairs, cb_error *err)
 {
@@ -466,8 +269,11 @@ int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const doubl
         double delta = fmax(CACHE_STEPS * step, CACHE_MIN * c->def.self_distance);
         if (c->def.self_cache == 0 || !(delta <= cell)) delta = 0.0;
         /* no cache: the grid's answer is filtered with the box test as it is found */
-        int rc = grid_query(c, m, x, sqrt(c->reject2) + delta, delta > 0.0 ? -1.0 : c->reject2, err);
+        int rc = c->grid ? cb_self_grid_query(c->grid, m, x, sqrt(c->reject2) + delta, delta > 0.0 ? -1.0 : c->reject2,
+                                              &c->gpairs, err)
+                         : 0;
         if (rc < 0) return rc;
+        if (rc) c->cell = CELL_SCALE * c->rest_edge; /* the mean edge times CELL_SCALE, as the cache reads it */
         if (rc == 0) { /* the hash: the same pairs */
             rc = cb_spatial_hash_query(c->hash, m, x, sqrt(c->reject2) + delta, err);
             if (rc) return rc;
@@ -503,11 +309,19 @@ int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const doubl
         const int *t = f[cp[i][1]];
         ap[n][0] = v;
         ap[n][1] = cp[i][1];
-        n += box_dist2(x[v], x[t[0]], x[t[1]], x[t[2]]) <= c->reject2;
+        n += cb_self_grid_box_dist2(x[v], x[t[0]], x[t[1]], x[t[2]]) <= c->reject2;
     }
     c->act.n = n;
     *pairs = &c->act;
     return CB_OK;
+}
+
+int cb_step_contact_set_width(cb_step_contact *c, int width)
+{
+    if (!c || !c->def.self_collision) return 1;
+    int have = cb_step_contact_far_width();
+    c->far_width = width >= 8 && have >= 8 ? 8 : width >= 4 && have >= 4 ? 4 : 1;
+    return c->grid ? cb_self_grid_set_width(c->grid, width) : c->far_width;
 }
 
 long cb_step_contact_grid_builds(const cb_step_contact *c) { return c ? c->grid_builds : 0; }
@@ -519,15 +333,41 @@ void cb_step_contact_cache_stats(const cb_step_contact *c, long *builds, long *q
 }
 
 /* Gauss-Seidel over the pairs, up to self_iterations passes; the pairs closer than the
- * distance in the first pass. */
-static int self_passes(const cb_step_contact *c, cb_world *w, const double (*x0)[3], const cb_pair_list *pl,
+ * distance in the first pass. A pair is first rejected when a lower bound on its
+ * distance exceeds the thickness (cb_step_contact_far: exact, with a relative margin far
+ * above round-off; the pairs passed the box test when they were collected, and
+ * repeating that rejected almost nothing). The bound is taken for all the pairs at the
+ * start of each pass, eight per vector (cb_step_contact_far_bits, bit for bit the single
+ * pair's), and used for a pair none of whose vertices an earlier pair of the pass has
+ * moved (the stamps): its positions are then those at the start, so the bound is the
+ * one the pair would get alone; for the others it is taken again from the positions
+ * now. c->farbits has room for the pairs (cb_step_contact_apply). */
+static int self_passes(cb_step_contact *c, cb_world *w, const double (*x0)[3], const cb_pair_list *pl,
                        unsigned char *held, double ext[3], double *work)
 {
     const int (*f)[3] = (const int (*)[3])w->mesh->f;
+    const double (*x)[3] = (const double (*)[3])w->state.x;
+    const double dist2 = c->def.self_distance * c->def.self_distance;
+    const unsigned char *bits = c->farbits;
     int n = 0;
     for (int it = 0; it < c->def.self_iterations; it++) {
+        if (++c->epoch == 0) { /* the stamps wrapped around: start them again */
+            memset(c->stamp, 0, (size_t)c->nv * sizeof *c->stamp);
+            c->epoch = 1;
+        }
+        c->moves = 0;
+        cb_step_contact_far_bits(c->far_width, x, f, (const int (*)[2])pl->p, pl->n, dist2, c->farbits);
+        const unsigned *st = c->stamp, ep = c->epoch;
         int active = 0;
-        for (long p = 0; p < pl->n; p++) active += resolve_pair(c, w, x0, pl->p[p][0], f[pl->p[p][1]], held, ext, work);
+        for (long p = 0; p < pl->n; p++) {
+            const int v = pl->p[p][0], *t = f[pl->p[p][1]];
+            int far;
+            if (c->moves == 0 || (st[v] != ep && st[t[0]] != ep && st[t[1]] != ep && st[t[2]] != ep))
+                far = (bits[p >> 3] >> (p & 7)) & 1;
+            else
+                far = cb_step_contact_far(x[v], x[t[0]], x[t[1]], x[t[2]], dist2);
+            if (!far) active += resolve_pair(c, w, x0, v, t, held, ext, work);
+        }
         if (it == 0) n = active;
         if (!active) break;
     }
@@ -546,6 +386,12 @@ int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3]
         if (rc) {
             cb_error_prefix(err, "self collision: ");
             return rc;
+        }
+        if (pl->n > c->farcap) { /* the far bits of the pairs (self_passes) */
+            free(c->farbits);
+            c->farbits = cb_malloc((size_t)(pl->n + 7) / 8);
+            c->farcap = c->farbits ? pl->n : 0;
+            if (!c->farbits) return CB_FAIL(err, CB_ERR_NOMEM, "self collision: out of memory for %ld pairs", pl->n);
         }
         n += self_passes(c, w, x0, pl, NULL, NULL, NULL);
     }

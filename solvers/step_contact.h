@@ -16,9 +16,9 @@
  *     found with a dense grid of cells over the cloth's bounding box while it has at
  *     most 32 cells per vertex (plus 1024; cells of 1.25 mean edge lengths at rest), no
  *     hashing and a row of cells one range of vertices, the same pairs in the same
- *     order (tests/test_step_contact.c; under half the query's time on the 81 x 81
- *     curtain), a build without cache box-filtered triangle by triangle as it is found,
- *     else by the hash itself; kept while, in every
+ *     order (solvers/self_grid.h: its boxes and vertex tests on vectors;
+ *     tests/test_step_contact.c), a build without cache box-filtered triangle by
+ *     triangle as it is found, else by the hash itself; kept while, in every
  *     coordinate, the displacements of the vertices since the build span less than
  *     delta (max - min over the vertices: a common translation of the whole cloth
  *     does not count, only relative motion changes a box distance; then no pair can
@@ -31,7 +31,10 @@
  *     rejected when a lower bound on its distance (cb_step_contact_far) exceeds the
  *     thickness (exact: it changes no result, and skips most of the distance
  *     computations: a flat grid's pairs are mostly the opposite vertex of the
- *     neighbouring triangle, in the triangle's box); for each pair closer than the
+ *     neighbouring triangle, in the triangle's box); the bound is taken for all of a
+ *     pass's pairs at its start, eight per vector (solvers/step_far.h, bit for bit the
+ *     single pair's), and taken again for a pair an earlier pair of the pass has moved a
+ *     vertex of; for each pair closer than the
  *     thickness the vertex is pushed to the side it was on at the start of the step (so a
  *     vertex that crossed a triangle within the step and ended closer than the thickness
  *     is pushed back), to a distance of `self_distance` along the triangle normal. The
@@ -73,6 +76,7 @@
 #include "contact/colliders.h"
 #include "core/error.h"
 #include "core/world.h"
+#include "solvers/step_far.h" /* cb_step_contact_far: the exact rejection before the distance test */
 
 typedef struct cb_step_contact_def {
     double collider_offset;  /* m, distance kept from colliders */
@@ -102,12 +106,10 @@ int cb_step_contact_apply(cb_step_contact *c, cb_world *w, const double (*x0)[3]
  * m must be the mesh c was created for; self collision must be on. */
 int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const double (*x)[3], const double (*x0)[3],
                                const cb_pair_list **pairs, cb_error *err);
-/* The exact rejection of a vertex-triangle pair used before the distance test: 1 when
- * the distance from p to triangle (a, b, q) certainly exceeds sqrt(dist2) (a lower
- * bound: distance to the plane and beyond an edge in the plane, with a relative margin
- * of 1e-5 far above its round-off), 0 when it does not or cannot decide (a needle-thin
- * triangle, or edges over 1e4 sqrt(dist2)). */
-int cb_step_contact_far(const double p[3], const double a[3], const double b[3], const double q[3], double dist2);
+/* The vector width of the grid's vertex test (self_grid.h) and of the far bound
+ * (step_far.h): 8, 4 or 1, capped by the CPU; returns the width now used (at create: the
+ * widest). Every width gives the same pairs and results (for tests). */
+int cb_step_contact_set_width(cb_step_contact *c, int width);
 /* Spatial hash queries (cache builds) and candidate requests so far. */
 void cb_step_contact_cache_stats(const cb_step_contact *c, long *builds, long *queries);
 /* Of those builds, the ones the dense grid answered (the others: the hash). */

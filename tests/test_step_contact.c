@@ -97,6 +97,20 @@ static void twin_sync(contact_twin *T)
     memcpy(T->wb->state.v, T->wa->state.v, bytes);
 }
 
+/* A step of both cloths: x0 the positions now, then every coordinate moved by up to
+ * 1 mm at random and random velocities. */
+static void twin_jitter(contact_twin *T, uint64_t *rng)
+{
+    const int nv = T->wa->nv;
+    memcpy(T->x0, T->wa->state.x, (size_t)nv * sizeof *T->x0);
+    for (int i = 0; i < nv; i++)
+        for (int k = 0; k < 3; k++) {
+            T->wa->state.x[i][k] += 1e-3 * (2 * cb_test_uniform(rng) - 1);
+            T->wa->state.v[i][k] = 2 * cb_test_uniform(rng) - 1;
+        }
+    twin_sync(T);
+}
+
 /* The brute-force candidates of the first cloth into T->oracle: every (v, t), v not in
  * t, with box distance^2 <= r2, by triangle then vertex. Returns their number. */
 static long twin_oracle(contact_twin *T)
@@ -422,13 +436,7 @@ static void test_contact_grid_equals_hash(void)
         uint64_t rng = 777;
         long mismatches = 0, contacts = 0, npairs = 0;
         for (int step = 0; step < 20; step++) {
-            memcpy(T.x0, T.wa->state.x, (size_t)nv * sizeof *T.x0);
-            for (int i = 0; i < nv; i++)
-                for (int k = 0; k < 3; k++) {
-                    T.wa->state.x[i][k] += 1e-3 * (2 * cb_test_uniform(&rng) - 1);
-                    T.wa->state.v[i][k] = 2 * cb_test_uniform(&rng) - 1;
-                }
-            twin_sync(&T);
+            twin_jitter(&T, &rng);
             const double (*x)[3] = (const double (*)[3])T.wb->state.x;
             const cb_pair_list *pb = NULL;
             CU_ASSERT_FATAL(cb_step_contact_candidates(T.cb, m, x, (const double (*)[3])T.x0, &pb, &T.e) == CB_OK);
@@ -468,8 +476,106 @@ static void test_contact_grid_equals_hash(void)
     }
 }
 
+/* The vector widths of the contact stage (solvers/self_grid.c's vertex test, eight or
+ * four vertices per vector, and solvers/step_far.c's far bound, eight or four pairs per
+ * vector) against the scalar one: a crumpled cloth with contacts moving at random,
+ * uncached (a grid query every request), the pairs of every width equal to the
+ * brute-force set; the far bits of every width equal to cb_step_contact_far pair by pair,
+ * on those pairs and on random triangles (well-shaped, thin, needle-thin, collinear,
+ * a point, huge and tiny coordinates); and the stage's results at the widest width
+ * bitwise those at width 1. A vertex test or bound that kept fewer pairs, or rejected
+ * more, than the scalar definition fails here (so does one that kept more). */
+static void test_contact_vector_widths(void)
+{
+    contact_twin T;
+    CU_ASSERT_FATAL(twin_open(&T, 24, 1.0, 0.006, 9, 0.15) == 0);
+    const cb_mesh *m = T.wa->mesh;
+    const int nv = T.wa->nv;
+    const int have = cb_step_contact_set_width(T.cb, 8);
+    CU_ASSERT_EQUAL(cb_step_contact_set_width(T.ca, 1), 1);
+    fprintf(stderr, "  widest vertex test on this CPU: %d, far bound: %d\n", have, cb_step_contact_far_width());
+    unsigned char *bits = cb_calloc((size_t)nv * (size_t)m->nf / 8 + 1, 1);
+    CU_ASSERT_FATAL(bits != NULL);
+    uint64_t rng = 4242;
+    long mismatches = 0, farwrong = 0, farpairs = 0, fars = 0, differ = 0, contacts = 0;
+    for (int step = 0; step < 20; step++) {
+        twin_jitter(&T, &rng);
+        const double (*x)[3] = (const double (*)[3])T.wa->state.x;
+        long no = twin_oracle(&T);
+        for (int w = 1; w <= 8; w *= 2) {
+            if (w == 2) continue;
+            const cb_pair_list *pl = NULL;
+            cb_step_contact_set_width(T.cb, w);
+            CU_ASSERT_FATAL(cb_step_contact_candidates(T.cb, m, x, (const double (*)[3])T.x0, &pl, &T.e) == CB_OK);
+            mismatches += twin_mismatch(&T, pl, no);
+            cb_step_contact_far_bits(w, x, (const int (*)[3])m->f, (const int (*)[2])T.oracle, no, 0.006 * 0.006, bits);
+            for (long i = 0; i < no; i++) {
+                const int *t = m->f[T.oracle[i][1]];
+                int far = cb_step_contact_far(x[T.oracle[i][0]], x[t[0]], x[t[1]], x[t[2]], 0.006 * 0.006);
+                farwrong += far != ((bits[i >> 3] >> (i & 7)) & 1);
+                fars += far;
+            }
+            farpairs += no;
+        }
+        cb_step_contact_set_width(T.cb, have);
+        int na = 0;
+        differ += twin_apply(&T, &na);
+        contacts += na;
+    }
+    /* random triangles: x holds p, a, b, q of pair i at 4i .. 4i + 3 */
+    enum { NR = 4003 };
+    double (*xr)[3] = cb_calloc(4 * NR, sizeof *xr);
+    int (*fr)[3] = cb_calloc(NR, sizeof *fr), (*pr)[2] = cb_calloc(NR, sizeof *pr);
+    CU_ASSERT_FATAL(xr && fr && pr);
+    const double d = 0.002;
+    for (int i = 0; i < NR; i++) {
+        int kind = i % 7; /* well-shaped, thin, needle, collinear, a point, huge, tiny */
+        double scale = kind == 5 ? 1e150 : kind == 6 ? 1e-150 : 1.0, size = d * (0.5 + 20 * cb_test_uniform(&rng));
+        double *p = xr[4 * i], *a = xr[4 * i + 1], *b = xr[4 * i + 2], *q = xr[4 * i + 3];
+        for (int k = 0; k < 3; k++) {
+            a[k] = 3 * (cb_test_uniform(&rng) - 0.5);
+            b[k] = a[k] + size * (cb_test_uniform(&rng) - 0.5);
+            q[k] = a[k] + size * (cb_test_uniform(&rng) - 0.5);
+            p[k] = a[k] + 2 * size * (cb_test_uniform(&rng) - 0.3);
+        }
+        double thin = kind == 1 ? 1e-2 : kind == 2 ? 1e-5 : 0.0, s = cb_test_uniform(&rng);
+        for (int k = 0; k < 3 && kind >= 1 && kind <= 3; k++) q[k] = a[k] + s * (b[k] - a[k]) + thin * (q[k] - a[k]);
+        for (int k = 0; k < 3 && kind == 4; k++) b[k] = q[k] = a[k];
+        for (int j = 0; j < 4; j++)
+            for (int k = 0; k < 3; k++) xr[4 * i + j][k] *= scale;
+        fr[i][0] = 4 * i + 1, fr[i][1] = 4 * i + 2, fr[i][2] = 4 * i + 3;
+        pr[i][0] = 4 * i, pr[i][1] = i;
+    }
+    long rwrong = 0, rfar = 0;
+    for (int w = 1; w <= 8; w *= 2) {
+        cb_step_contact_far_bits(w, (const double (*)[3])xr, (const int (*)[3])fr, (const int (*)[2])pr, NR, d * d,
+                                 bits);
+        for (int i = 0; i < NR; i++) {
+            int far = cb_step_contact_far(xr[4 * i], xr[4 * i + 1], xr[4 * i + 2], xr[4 * i + 3], d * d);
+            rwrong += far != ((bits[i >> 3] >> (i & 7)) & 1);
+            rfar += far;
+        }
+    }
+    fprintf(stderr, "  widths: %ld pair-set mismatches, far bits %ld of %ld pairs differ (%ld far), random triangles "
+                    "%ld differ (%ld far of %d x 4), %ld contacts, %ld steps differing\n",
+            mismatches, farwrong, farpairs, fars, rwrong, rfar, NR, contacts, differ);
+    CU_ASSERT(contacts > 0);
+    CU_ASSERT(fars > 0 && fars < farpairs);
+    CU_ASSERT(rfar > 0 && rfar < 4 * NR);
+    CU_ASSERT_EQUAL(mismatches, 0);
+    CU_ASSERT_EQUAL(farwrong, 0);
+    CU_ASSERT_EQUAL(rwrong, 0);
+    CU_ASSERT_EQUAL(differ, 0);
+    free(xr);
+    free(fr);
+    free(pr);
+    free(bits);
+    twin_close(&T);
+}
+
 CB_TEST_MAIN("step_contact",
              CB_TEST(test_contact_cache_exact),
              CB_TEST(test_contact_rigid_cache_and_far_bound),
              CB_TEST(test_contact_collider_keeps_layers),
-             CB_TEST(test_contact_grid_equals_hash))
+             CB_TEST(test_contact_grid_equals_hash),
+             CB_TEST(test_contact_vector_widths))
