@@ -54,7 +54,18 @@
  * damping the prediction follows each velocity in the same pass; a colour with no
  * constraint on the scalar path skips its call. pbd_bend's step 0.855 -> 0.829 ms
  * (thread CPU time of 20 steps, a driver over the solver, min of 15, three interleaved
- * runs, load 1.1-2.2): the residual 2.4 points, the rest ~0.5. */
+ * runs, load 1.1-2.2): the residual 2.4 points, the rest ~0.5; the bench (one thread,
+ * 12 interleaved pairs against the code before, load 1.0-2.3) min per step 0.87-0.93 ->
+ * 0.83-0.88 ms, the pairs' median ratio 0.95 (min) and 0.95 (median); two threads min
+ * 0.50-0.63 -> 0.48-0.49 ms (5 pairs, load 1.3). Callgrind (4 steps, 4 lanes: valgrind
+ * has no AVX-512): 17.63 -> 17.36 M instructions per step. Where the rest is: the
+ * kernels ~93% (bending 71, stretch 22), the prediction and velocity update ~2.5%, the
+ * residual 1.1%; pbd_bend's 73 colours (2 mesh parts: 21 stretch, 52 bending) have 103
+ * empty lanes of ~21,000 and 9 constraints on the scalar path, too few to matter.
+ * Measured and not kept: the degenerate lanes' scalar calls after both vectors' stores
+ * (fewer spills in the code, 1% slower); a colour's last three batches as one pair
+ * side by side (1% slower); the prediction with restrict pointers, and share() asking
+ * OpenMP only when not serial (no change). */
 #ifndef CB_PBD_SIMD_H
 #define CB_PBD_SIMD_H
 
