@@ -135,7 +135,9 @@
  * triples, gets a packed copy (pk) where it needs one (self contact, pressure, the
  * probe). With stretch at 8 lanes and the bending kernels' two vectors interleaved: the
  * same bits, pbd_bend's step 1.16-1.21 -> 0.84-0.89 ms on AVX-512 (interleaved with the
- * code before; what bounds the kernels now: solvers/pbd_simd.h).
+ * code before; what bounds the kernels now: solvers/pbd_simd.h). pbd's stretch residual
+ * at the step's end is taken over the same batches, bitwise the scalar loop's (the
+ * maximum does not depend on the order; tests/test_pbd.c).
  *
  * Contact probe (contact/contact_probe.h): it brackets, in every substep, the contact
  * work after the sweeps (the final collider pass, restitution and friction), against
@@ -529,6 +531,7 @@ static void sweep_simd(pbd_solver *s, double (*p)[4], const block *bl, int seria
             cb_pbd_simd_bend_dihedral(s->simd, p, &s->bbat[lo], hi - lo, k, cap, s->balpha, ih2, lambda);
         }
     }
+    if (bl->mid == bl->end) return; /* none on the scalar path (most colours) */
     block rest = *bl;
     rest.begin = bl->mid;
     sweep_scalar(s, p, &rest, serial);
@@ -593,6 +596,21 @@ static int xpbd_create(const cb_world *w, const cb_params *p, void **self, cb_er
     return cb_pbd_create(w, p, 1, self, err);
 }
 
+/* vertex i's predicted position p (and vpred): x + h v, or the pin's target at t1 */
+static inline void predict(pbd_solver *s, const cb_world *w, int i, double t1, double h)
+{
+    s->p[i][3] = s->w[i]; /* the SIMD kernels' inverse masses (solvers/pbd_simd.h) */
+    if (s->w[i] == 0.0) {
+        cb_world_pin_target(w, i, t1, s->p[i]);
+        cb_world_pin_velocity(w, i, t1, s->vpred[i]);
+        return;
+    }
+    cb_v3_copy(s->vpred[i], w->state.v[i]);
+    for (int k = 0; k < 3; k++) s->p[i][k] = w->state.x[i][k] + h * w->state.v[i][k];
+}
+
+typedef double v2d __attribute__((vector_size(16))); /* two lanes (SSE2 on x86-64) */
+
 static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info *info, cb_error *err)
 {
     double t1 = t0 + h;
@@ -602,27 +620,25 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info
     double decay = exp(-s->drag * h);
     memset(s->jthr, 0, (size_t)s->nthr * sizeof *s->jthr);
     double air[3] = {s->ext[0], s->ext[1], s->ext[2]}; /* in registers: v may alias s->ext */
+    /* without the section 3.5 damping (it needs every velocity first) the prediction
+     * follows each vertex's velocity in the same pass (the same operations) */
+    int damp = s->k_damping_sub > 0.0;
     for (int i = 0; i < nv; i++) {
-        if (s->w[i] == 0.0) continue;
-        double *v = w->state.v[i];
-        /* drag acts on the velocity of the last step only, so it does not change
-         * a static state (damping gravity's own increment would weaken gravity) */
-        for (int k = 0; k < 3; k++) {
-            air[k] += w->mass[i] * v[k] * (decay - 1.0); /* the air's impulse */
-            v[k] = v[k] * decay + h * w->gravity[k];
+        if (s->w[i] != 0.0) {
+            double *v = w->state.v[i];
+            /* drag acts on the velocity of the last step only, so it does not change
+             * a static state (damping gravity's own increment would weaken gravity) */
+            for (int k = 0; k < 3; k++) {
+                air[k] += w->mass[i] * v[k] * (decay - 1.0); /* the air's impulse */
+                v[k] = v[k] * decay + h * w->gravity[k];
+            }
         }
+        if (!damp) predict(s, w, i, t1, h);
     }
     cb_v3_copy(s->ext, air);
-    cb_pbd_damp_velocities(nv, w->mass, s->w, (const double (*)[3])w->state.x, w->state.v, s->k_damping_sub);
-    for (int i = 0; i < nv; i++) {
-        s->p[i][3] = s->w[i]; /* the SIMD kernels' inverse masses (solvers/pbd_simd.h) */
-        if (s->w[i] == 0.0) {
-            cb_world_pin_target(w, i, t1, s->p[i]);
-            cb_world_pin_velocity(w, i, t1, s->vpred[i]);
-            continue;
-        }
-        cb_v3_copy(s->vpred[i], w->state.v[i]);
-        for (int k = 0; k < 3; k++) s->p[i][k] = w->state.x[i][k] + h * w->state.v[i][k];
+    if (damp) {
+        cb_pbd_damp_velocities(nv, w->mass, s->w, (const double (*)[3])w->state.x, w->state.v, s->k_damping_sub);
+        for (int i = 0; i < nv; i++) predict(s, w, i, t1, h);
     }
     cb_lap(&lap, "predict");
     if (w->ncolliders) cb_pbd_collider_constraints(s, w, t0, h);
@@ -655,11 +671,22 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info
         for (int k = 0; k < 3; k++) s->ext[k] += s->jthr[t][k] / h;
         s->work += s->jthr[t][3] / h;
     }
-    for (int i = 0; i < nv; i++) {
-        if (s->w[i] == 0.0) continue;
-        for (int k = 0; k < 3; k++) {
-            w->state.v[i][k] = (s->p[i][k] - w->state.x[i][k]) / h;
-            w->state.x[i][k] = s->p[i][k];
+    {
+        /* v = (p - x) / h, x = p: x and y as a pair (one 2-lane division, the same
+         * IEEE operations as two), the arrays distinct (restrict) */
+        double (*restrict x)[3] = w->state.x, (*restrict v)[3] = w->state.v;
+        const double (*restrict pp)[4] = (const double (*)[4])s->p, *restrict wi = s->w;
+        const v2d h2 = {h, h};
+        for (int i = 0; i < nv; i++) {
+            if (wi[i] == 0.0) continue;
+            v2d a, b;
+            memcpy(&a, pp[i], sizeof a);
+            memcpy(&b, x[i], sizeof b);
+            b = (a - b) / h2;
+            memcpy(v[i], &b, sizeof b);
+            memcpy(x[i], &a, sizeof a);
+            v[i][2] = (pp[i][2] - x[i][2]) / h;
+            x[i][2] = pp[i][2];
         }
     }
     cb_world_apply_pins(w, t1);
@@ -676,6 +703,12 @@ static int substep(pbd_solver *s, cb_world *w, double t0, double h, cb_step_info
 
 /* fmax(r, a) for r not NaN (a NaN a is dropped as fmax drops it), without libm's call */
 static inline double max_kept(double r, double a) { return a > r ? a : r; }
+
+/* max(r, pbd's stretch residual |C| / L of constraint k on x) (L = 0: r) */
+static inline double stretch_residual(const scon *k, const double (*x)[3], double r)
+{
+    return k->rest > 0 ? max_kept(r, fabs(cb_pbd_stretch(x[k->v[0]], x[k->v[1]], k->rest, NULL)) / k->rest) : r;
+}
 
 static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_error *err)
 {
@@ -717,14 +750,23 @@ static int pbd_step(void *self, cb_world *w, double dt, cb_step_info *info, cb_e
     /* residual and (xpbd) constraint energy at the final positions */
     const double (*x)[3] = (const double (*)[3])w->state.x;
     double res = 0, E = 0;
-    for (int c = 0; c < s->ns; c++) {
-        const scon *k = &s->st[c];
-        double C = cb_pbd_stretch(x[k->v[0]], x[k->v[1]], k->rest, NULL);
-        if (s->xpbd) {
+    if (s->xpbd) {
+        for (int c = 0; c < s->ns; c++) {
+            const scon *k = &s->st[c];
+            double C = cb_pbd_stretch(x[k->v[0]], x[k->v[1]], k->rest, NULL);
             res = max_kept(res, fabs(C + s->salpha[c] * s->inv_h2 * s->slambda[c]));
             E += 0.5 * C * C / s->salpha[c];
-        } else if (k->rest > 0) {
-            res = max_kept(res, fabs(C) / k->rest);
+        }
+    } else {
+        /* each colour's batches on vectors (the same operations per constraint, and the
+         * maximum does not depend on the order: bitwise the scalar loop's), the rest as
+         * they are */
+        for (int b = 0; b < s->nblocks; b++) {
+            const block *bl = &s->blocks[b];
+            if (bl->type != T_STRETCH) continue;
+            int from = s->simd ? bl->mid : bl->begin;
+            if (s->simd) res = cb_pbd_simd_stretch_residual(s->simd, x, &s->sbat[bl->b0], bl->b1 - bl->b0, res);
+            for (int c = from; c < bl->end; c++) res = stretch_residual(&s->st[c], x, res);
         }
     }
     if (s->xpbd) {

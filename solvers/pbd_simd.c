@@ -60,6 +60,7 @@ static inline KERNEL V zero_unless(V a, M m) { return _mm256_and_pd(a, m); }
 typedef struct V3 V3;
 static inline KERNEL V3 vload(double (*p)[4], const int v0[4], const int v1[4], V *w);
 static inline KERNEL void vstore(double (*p)[4], const int v0[4], const int v1[4], V3 q, V w, int mask);
+static inline KERNEL V3 xload(const double (*x)[3], const int v0[4], const int v1[4]);
 /* the lanes l with c0[l] >= 0 (not empty; c1: the upper half's, none at this width) */
 static inline KERNEL M real_lanes(const int c0[4], const int c1[4])
 {
@@ -89,6 +90,15 @@ static inline KERNEL void vstore(double (*p)[4], const int v0[4], const int v1[4
     cb_simd_store4_pad(p, v0, q.x, q.y, q.z, w, mask);
 }
 
+/* lanes 0-3: the triples x[v0[.]] */
+static inline KERNEL V3 xload(const double (*x)[3], const int v0[4], const int v1[4])
+{
+    (void)v1;
+    V3 q;
+    cb_simd_load4((double (*)[3])x, v0, &q.x, &q.y, &q.z);
+    return q;
+}
+
 int cb_pbd_simd_atan2(int width, int n, const double *y, const double *x, double *out)
 {
     if (width < 4 || width > cb_pbd_simd_width()) return -1;
@@ -102,6 +112,19 @@ void cb_pbd_simd_stretch(int width, double (*p)[4], const cb_pbd_batch2 *b, int 
 {
     if (width == 8) cb_pbd_simd8_stretch(p, b, nb, k, alpha, ih2, lambda);
     else stretch_run(p, b, nb, k, alpha, ih2, lambda);
+}
+
+static KERNEL double stretch_residual4(const double (*x)[3], const cb_pbd_batch2 *b, int nb, double r)
+{
+    double l[LANES];
+    stu(l, stretch_residual_run(x, b, nb, set1(0.0)));
+    for (int j = 0; j < LANES; j++) r = l[j] > r ? l[j] : r;
+    return r;
+}
+
+double cb_pbd_simd_stretch_residual(int width, const double (*x)[3], const cb_pbd_batch2 *b, int nb, double r)
+{
+    return width == 8 ? cb_pbd_simd8_stretch_residual(x, b, nb, r) : stretch_residual4(x, b, nb, r);
 }
 
 void cb_pbd_simd_bend_dihedral(int width, double (*p)[4], const cb_pbd_batch4 *b, int nb, double k, double cap,
@@ -131,6 +154,12 @@ void cb_pbd_simd_stretch(int width, double (*p)[4], const cb_pbd_batch2 *b, int 
                          double ih2, double *lambda)
 {
     (void)width, (void)p, (void)b, (void)nb, (void)k, (void)alpha, (void)ih2, (void)lambda;
+}
+
+double cb_pbd_simd_stretch_residual(int width, const double (*x)[3], const cb_pbd_batch2 *b, int nb, double r)
+{
+    (void)width, (void)x, (void)b, (void)nb;
+    return r;
 }
 
 void cb_pbd_simd_bend_dihedral(int width, double (*p)[4], const cb_pbd_batch4 *b, int nb, double k, double cap,

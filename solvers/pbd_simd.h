@@ -46,7 +46,26 @@
  * row offsets instead of indices (-1.7%); GCC's schedule-insns (-1.5%); stretch's pbd
  * loop compiled apart from xpbd's (-0.5%; the dihedral kernel's is: -2% on the step);
  * stretch vectors two or four side by side (no change, slower); tuning for znver3
- * (bending 11% slower). */
+ * (bending 11% slower).
+ * Outside the kernels (the next round, the same bits): pbd_step's stretch residual
+ * (cb_pbd_stretch and a division per constraint, ~3% of pbd_bend's step) now runs over
+ * the batches (cb_pbd_simd_stretch_residual: 1.1% of the step), the constraints with a
+ * pinned vertex as before; the velocity update divides x and y as one pair; without
+ * damping the prediction follows each velocity in the same pass; a colour with no
+ * constraint on the scalar path skips its call. pbd_bend's step 0.855 -> 0.829 ms
+ * (thread CPU time of 20 steps, a driver over the solver, min of 15, three interleaved
+ * runs, load 1.1-2.2): the residual 2.4 points, the rest ~0.5; the bench (one thread,
+ * 12 interleaved pairs against the code before, load 1.0-2.3) min per step 0.87-0.93 ->
+ * 0.83-0.88 ms, the pairs' median ratio 0.95 (min) and 0.95 (median); two threads min
+ * 0.50-0.63 -> 0.48-0.49 ms (5 pairs, load 1.3). Callgrind (4 steps, 4 lanes: valgrind
+ * has no AVX-512): 17.63 -> 17.36 M instructions per step. Where the rest is: the
+ * kernels ~93% (bending 71, stretch 22), the prediction and velocity update ~2.5%, the
+ * residual 1.1%; pbd_bend's 73 colours (2 mesh parts: 21 stretch, 52 bending) have 103
+ * empty lanes of ~21,000 and 9 constraints on the scalar path, too few to matter.
+ * Measured and not kept: the degenerate lanes' scalar calls after both vectors' stores
+ * (fewer spills in the code, 1% slower); a colour's last three batches as one pair
+ * side by side (1% slower); the prediction with restrict pointers, and share() asking
+ * OpenMP only when not serial (no change). */
 #ifndef CB_PBD_SIMD_H
 #define CB_PBD_SIMD_H
 
@@ -85,6 +104,12 @@ int cb_pbd_simd_atan2(int width, int n, const double *y, const double *x, double
  * lambda[c]). */
 void cb_pbd_simd_stretch(int width, double (*p)[4], const cb_pbd_batch2 *b, int nb, double k, const double *alpha,
                          double ih2, double *lambda);
+
+/* pbd's stretch residual over the real lanes of b[0..nb) on the positions x (xyz
+ * triples): max(r, |(|x0 - x1| - rest)| / rest) over the lanes with rest > 0, bitwise
+ * what pbd_step's scalar loop gives (the same unfused operations; the maximum does not
+ * depend on the order). */
+double cb_pbd_simd_stretch_residual(int width, const double (*x)[3], const cb_pbd_batch2 *b, int nb, double r);
 
 /* The shared model's signed dihedral angle, pbd (lambda == NULL: stiffness k, step cap)
  * or xpbd (alpha, ih2, lambda). A degenerate hinge (a zero-area wing or edge) is

@@ -50,6 +50,7 @@ static inline KERNEL V zero_unless(V a, M m) { return _mm512_maskz_mov_pd(m, a);
 typedef struct V3 V3;
 static inline KERNEL V3 vload(double (*p)[4], const int v0[4], const int v1[4], V *w);
 static inline KERNEL void vstore(double (*p)[4], const int v0[4], const int v1[4], V3 q, V w, int mask);
+static inline KERNEL V3 xload(const double (*x)[3], const int v0[4], const int v1[4]);
 /* the lanes l with c[l] >= 0 (not empty): lanes 0-3 c0[.], 4-7 c1[.] */
 static inline KERNEL M real_lanes(const int c0[4], const int c1[4])
 {
@@ -93,6 +94,23 @@ static inline KERNEL void vstore(double (*p)[4], const int v0[4], const int v1[4
     if (mask & 32) _mm256_storeu_pd(p[v1[1]], _mm512_castpd512_pd256(r57));
     if (mask & 64) _mm256_storeu_pd(p[v1[2]], _mm512_extractf64x4_pd(r46, 1));
     if (mask & 128) _mm256_storeu_pd(p[v1[3]], _mm512_extractf64x4_pd(r57, 1));
+}
+
+/* lanes 0-3: the triples x[v0[.]], lanes 4-7: x[v1[.]] */
+static inline KERNEL V3 xload(const double (*x)[3], const int v0[4], const int v1[4])
+{
+    __m256d x0, y0, z0, x1, y1, z1;
+    cb_simd_load4((double (*)[3])x, v0, &x0, &y0, &z0);
+    cb_simd_load4((double (*)[3])x, v1, &x1, &y1, &z1);
+    return (V3){join(x0, x1), join(y0, y1), join(z0, z1)};
+}
+
+KERNEL double cb_pbd_simd8_stretch_residual(const double (*x)[3], const cb_pbd_batch2 *b, int nb, double r)
+{
+    double l[LANES];
+    stu(l, stretch_residual_run(x, b, nb, set1(0.0)));
+    for (int j = 0; j < LANES; j++) r = l[j] > r ? l[j] : r;
+    return r;
 }
 
 KERNEL void cb_pbd_simd8_atan2(int n, const double *y, const double *x, double *out) { atan2_run(n, y, x, out); }

@@ -360,6 +360,25 @@ static inline KERNEL void stretch_run(double (*p)[4], const cb_pbd_batch2 *b, in
     }
 }
 
+/* The pbd stretch residual of the batches' lanes on the positions x (xyz triples):
+ * max(r, |(|x0 - x1| - rest)| / rest) over the real lanes with rest > 0, as pbd_step's
+ * scalar loop computes it (the same operations, unfused: (dx^2 + dy^2) + dz^2, no
+ * FMA); a NaN term is dropped as there. r holds the running maximum of each lane. */
+static inline KERNEL V stretch_residual_run(const double (*x)[3], const cb_pbd_batch2 *b, int nb, V r)
+{
+    V zero = set1(0.0);
+    for (int i = 0; i < nb; i += GROUP) {
+        const cb_pbd_batch2 *b0 = &b[i], *b1 = GROUP == 2 && i + 1 < nb ? &b[i + 1] : NULL, *up = b1 ? b1 : b0;
+        V3 d = vsub3(xload(x, b0->v[0], up->v[0]), xload(x, b0->v[1], up->v[1]));
+        V rest = vld(b0->rest, up->rest);
+        V l = vsqrt(add(add(mul(d.x, d.x), mul(d.y, d.y)), mul(d.z, d.z)));
+        M ok = m_and(real_lanes(b0->c, b1 ? b1->c : empty_c), gt(rest, zero));
+        /* max(a, r) is a > r ? a : r per lane, as max_kept (a NaN a is dropped) */
+        r = vmax(zero_unless(vdiv(vabs(sub(l, rest)), rest), ok), r);
+    }
+    return r;
+}
+
 static inline KERNEL void atan2_run(int n, const double *y, const double *x, double *out)
 {
     for (int i = 0; i < n; i += LANES) {

@@ -80,6 +80,7 @@ static inline CB_AVX2 void cb_simd_store4_pad(double (*p)[4], const int v[4], __
 struct cb_pbd_batch2;
 struct cb_pbd_batch4;
 void cb_pbd_simd8_atan2(int n, const double *y, const double *x, double *out);
+double cb_pbd_simd8_stretch_residual(const double (*x)[3], const struct cb_pbd_batch2 *b, int nb, double r);
 void cb_pbd_simd8_stretch(double (*p)[4], const struct cb_pbd_batch2 *b, int nb, double k, const double *alpha,
                           double ih2, double *lambda);
 void cb_pbd_simd8_bend_dihedral(double (*p)[4], const struct cb_pbd_batch4 *b, int nb, double k, double cap,

@@ -1070,6 +1070,85 @@ static void test_simd_run_matches_scalar(void)
     }
 }
 
+/* The SIMD stretch residual against the scalar formula, bitwise, at both widths: random
+ * batches (an odd count: the 8-lane tail), lanes with L = 0 and empty lanes (both
+ * skipped: their L is tiny, so counted they would give the maximum) and a NaN point
+ * (dropped, as the scalar loop drops it); the running maximum passed in is kept when
+ * larger. The coordinates have 48 random bits, so that the products round: a fused
+ * multiply-add in the kernel's sum of squares fails here. */
+static void test_simd_residual(void)
+{
+    if (!cb_pbd_simd_width()) {
+        fprintf(stderr, "  no AVX2 here: the scalar path only\n");
+        return;
+    }
+    enum { NV = 40, NB = 5 };
+    unsigned seed = 7u;
+    for (int trial = 0; trial < 200; trial++) {
+        double x[NV][3];
+        for (int i = 0; i < NV; i++)
+            for (int k = 0; k < 3; k++) /* 48 random bits: products round (24 would be exact) */
+                x[i][k] = 2.0 * (urand(&seed) + urand(&seed) / 16777216.0) - 1.0;
+        if (trial % 2) x[3][1] = NAN;
+        cb_pbd_batch2 b[NB];
+        double want = 0;
+        for (int i = 0; i < NB; i++)
+            for (int l = 0; l < 4; l++) {
+                int v0 = (int)(urand(&seed) * NV) % NV, v1 = (v0 + 1 + (int)(urand(&seed) * (NV - 1))) % NV;
+                int empty = i == NB - 1 && l >= 2, flat = urand(&seed) < 0.1;
+                b[i].v[0][l] = v0;
+                b[i].v[1][l] = v1;
+                b[i].c[l] = empty ? -1 : 4 * i + l;
+                b[i].rest[l] = empty ? 1e-9 : flat ? 0.0 : 0.2 + 2.0 * urand(&seed);
+                if (empty || flat) continue;
+                double a = fabs(cb_pbd_stretch(x[v0], x[v1], b[i].rest[l], NULL)) / b[i].rest[l];
+                want = a > want ? a : want;
+            }
+        for (int width = 4; width <= cb_pbd_simd_width(); width += 4) {
+            double got = cb_pbd_simd_stretch_residual(width, (const double (*)[3])x, b, NB, 0.0);
+            CU_ASSERT(want > 0 && memcmp(&got, &want, sizeof got) == 0);
+            CU_ASSERT_EQUAL(cb_pbd_simd_stretch_residual(width, (const double (*)[3])x, b, NB, 2.0 * want), 2.0 * want);
+        }
+    }
+}
+
+/* pbd's residual (the largest |C| / L of the stretch constraints at the step's end) is
+ * taken on vectors from the SIMD batches and by the scalar loop from the rest: it must be
+ * bitwise the largest |(|x_a - x_b| - L)| / L over the mesh's edges with a free end,
+ * computed here edge by edge (a constraint left out or counted with fused operations
+ * would show), with every path and with the mesh in parts; the swinging cloth after
+ * 0.3 s, strained (two corners pinned, 10 sweeps: the residual is far from 0). */
+static void test_residual_every_path(void)
+{
+    const char *mode[][2] = {{"solvers.pbd.simd=auto", "solvers.pbd.parts=1"},
+                             {"solvers.pbd.simd=avx2", "solvers.pbd.parts=1"},
+                             {"solvers.pbd.simd=off", "solvers.pbd.parts=1"},
+                             {"solvers.pbd.simd=auto", "solvers.pbd.parts=3"}};
+    for (int r = 0; r < 4; r++) {
+        const char *sets[] = {"cloth.grid.nx=21", "cloth.grid.ny=21", "cloth.grid.plane=xy", "duration=0.3",
+                              "solvers.pbd.stepping=paper", "solvers.pbd.iterations=10", mode[r][0], mode[r][1]};
+        cb_sim s;
+        CU_ASSERT_EQUAL_FATAL(sim_open(&s, "pbd", "data/scenes/hanging.yaml", 0, sets, 8), CB_OK);
+        long n = cb_scene_steps(s.scene);
+        int rc = CB_OK;
+        for (long k = 0; k < n && rc == CB_OK; k++) rc = cb_sim_step(&s);
+        CU_ASSERT_EQUAL(rc, CB_OK);
+        const cb_mesh *m = s.w->mesh;
+        const double (*x)[3] = (const double (*)[3])s.w->state.x;
+        double want = 0;
+        for (int e = 0; e < m->ne; e++) {
+            int a = m->e[e][0], b = m->e[e][1];
+            double L = s.w->model.rest_length[e];
+            if ((s.w->inv_mass[a] == 0 && s.w->inv_mass[b] == 0) || !(L > 0)) continue;
+            want = fmax(want, fabs(cb_v3_dist(x[a], x[b]) - L) / L);
+        }
+        fprintf(stderr, "  %s %s: residual %.6e, edge by edge %.6e\n", mode[r][0], mode[r][1], s.info.residual, want);
+        CU_ASSERT(want > 1e-3);
+        CU_ASSERT(memcmp(&want, &s.info.residual, sizeof want) == 0);
+        cb_sim_close(&s);
+    }
+}
+
 /* `parts`: the mesh swept as bands side by side, then the constraints across bands. Only
  * the Gauss-Seidel order changes, so the cloth must move as with one part (a constraint
  * lost at a band's edge would tear it there): the swinging cloth of 40 x 40 (parallel
@@ -1180,5 +1259,7 @@ CB_TEST_MAIN("pbd",
              CB_TEST(test_simd_atan2),
              CB_TEST(test_simd_projections),
              CB_TEST(test_simd_run_matches_scalar),
+             CB_TEST(test_simd_residual),
+             CB_TEST(test_residual_every_path),
              CB_TEST(test_parts_same_cloth),
              CB_TEST(test_parameters_checked))
