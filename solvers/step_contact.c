@@ -36,7 +36,7 @@ struct cb_step_contact {
     cb_spatial_hash *hash;   /* NULL when self collision is off */
     /* candidate cache: the hash's pairs within self_distance (1 + 1e-6) + delta at the
      * positions xb; valid while every coordinate moved by less than delta/2 since */
-    int nv;
+    int nv, nf;
     double (*xb)[3];         /* [nv] positions of the last build */
     cb_pair_list cand;       /* cached candidates, by triangle then vertex */
     cb_pair_list act;        /* this step's pairs: cand filtered by the box test */
@@ -50,7 +50,9 @@ struct cb_step_contact {
     /* the far bound of a pass's pairs, taken at once at its start (self_passes) */
     unsigned char *farbits;  /* bit p & 7 of [p >> 3]: pair p was far at the start of the pass */
     long farcap;             /* pairs farbits has room for */
-    int far_width;           /* cb_step_contact_far_bits's vector width */
+    int far_width;           /* cb_step_contact_far_bits's vector width; 0: each pair's bound
+                              * taken when it is used (the reference, for tests) */
+    long retaken;            /* pairs whose bound was taken again (an earlier pair moved a vertex) */
     unsigned *stamp;         /* [nv] the pass (epoch) that last moved each vertex */
     unsigned epoch;          /* this pass's number */
     long moves;              /* pairs that moved vertices in this pass */
@@ -63,6 +65,16 @@ struct cb_step_contact {
     const cb_pair_list *built; /* the pairs of the last build: gpairs or the hash's */
     long grid_builds;        /* builds the grid answered */
 };
+
+/* The far bound's width: `want` capped by the CPU, and 1 (pair by pair) for a mesh whose
+ * vertex or triangle numbers times 3 do not fit the vector paths' 32-bit lanes
+ * (solvers/step_far.h). */
+static int far_width(int want, int nv, int nf)
+{
+    if (nv >= 715827882 || nf >= 715827882) return 1;
+    int have = cb_step_contact_far_width();
+    return want >= 8 && have >= 8 ? 8 : want >= 4 && have >= 4 ? 4 : 1;
+}
 
 int cb_step_contact_create(const cb_world *w, const cb_step_contact_def *def, cb_step_contact **out,
                            cb_error *err)
@@ -86,6 +98,7 @@ int cb_step_contact_create(const cb_world *w, const cb_step_contact_def *def, cb
         }
         cb_spatial_hash_set_box_filter(c->hash, 1);
         c->nv = w->nv;
+        c->nf = w->mesh->nf;
         for (int e = 0; w->mesh->e && e < w->mesh->ne; e++)
             c->rest_edge += cb_v3_dist(w->mesh->x[w->mesh->e[e][0]], w->mesh->x[w->mesh->e[e][1]]);
         c->rest_edge = w->mesh->e && w->mesh->ne > 0 ? c->rest_edge / w->mesh->ne : 0.0;
@@ -94,7 +107,7 @@ int cb_step_contact_create(const cb_world *w, const cb_step_contact_def *def, cb
         c->held_normal = cb_calloc((size_t)w->nv, sizeof *c->held_normal);
         c->held_vel = cb_calloc((size_t)w->nv, sizeof *c->held_vel);
         c->stamp = cb_calloc((size_t)w->nv, sizeof *c->stamp);
-        c->far_width = cb_step_contact_far_width();
+        c->far_width = far_width(8, w->nv, w->mesh->nf);
         if (!c->xb || !c->held || !c->held_normal || !c->held_vel || !c->stamp) {
             cb_step_contact_free(&c);
             return CB_FAIL(err, CB_ERR_NOMEM, "step contact: out of memory");
@@ -319,10 +332,11 @@ int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const doubl
 int cb_step_contact_set_width(cb_step_contact *c, int width)
 {
     if (!c || !c->def.self_collision) return 1;
-    int have = cb_step_contact_far_width();
-    c->far_width = width >= 8 && have >= 8 ? 8 : width >= 4 && have >= 4 ? 4 : 1;
-    return c->grid ? cb_self_grid_set_width(c->grid, width) : c->far_width;
+    c->far_width = width <= 0 ? 0 : far_width(width, c->nv, c->nf);
+    return c->grid ? cb_self_grid_set_width(c->grid, width > 0 ? width : 1) : (width > 0 ? c->far_width : 1);
 }
+
+long cb_step_contact_retaken(const cb_step_contact *c) { return c ? c->retaken : 0; }
 
 long cb_step_contact_grid_builds(const cb_step_contact *c) { return c ? c->grid_builds : 0; }
 
@@ -356,16 +370,19 @@ static int self_passes(cb_step_contact *c, cb_world *w, const double (*x0)[3], c
             c->epoch = 1;
         }
         c->moves = 0;
-        cb_step_contact_far_bits(c->far_width, x, f, (const int (*)[2])pl->p, pl->n, dist2, c->farbits);
+        const int upfront = c->far_width > 0;
+        if (upfront) cb_step_contact_far_bits(c->far_width, x, f, (const int (*)[2])pl->p, pl->n, dist2, c->farbits);
         const unsigned *st = c->stamp, ep = c->epoch;
         int active = 0;
         for (long p = 0; p < pl->n; p++) {
             const int v = pl->p[p][0], *t = f[pl->p[p][1]];
             int far;
-            if (c->moves == 0 || (st[v] != ep && st[t[0]] != ep && st[t[1]] != ep && st[t[2]] != ep))
+            if (upfront && (c->moves == 0 || (st[v] != ep && st[t[0]] != ep && st[t[1]] != ep && st[t[2]] != ep))) {
                 far = (bits[p >> 3] >> (p & 7)) & 1;
-            else
+            } else {
                 far = cb_step_contact_far(x[v], x[t[0]], x[t[1]], x[t[2]], dist2);
+                c->retaken += upfront;
+            }
             if (!far) active += resolve_pair(c, w, x0, v, t, held, ext, work);
         }
         if (it == 0) n = active;

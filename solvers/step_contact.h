@@ -108,8 +108,13 @@ int cb_step_contact_candidates(cb_step_contact *c, const cb_mesh *m, const doubl
                                const cb_pair_list **pairs, cb_error *err);
 /* The vector width of the grid's vertex test (self_grid.h) and of the far bound
  * (step_far.h): 8, 4 or 1, capped by the CPU; returns the width now used (at create: the
- * widest). Every width gives the same pairs and results (for tests). */
+ * widest). Every width gives the same pairs and results (for tests). width 0: the grid
+ * one at a time, and each pair's far bound taken when the pair is used, not up front
+ * with the stamps (the reference the up-front bounds are tested against). */
 int cb_step_contact_set_width(cb_step_contact *c, int width);
+/* Pairs whose far bound a pass took again since create, because an earlier pair of the
+ * pass had moved one of their vertices (0 at width 0). */
+long cb_step_contact_retaken(const cb_step_contact *c);
 /* Spatial hash queries (cache builds) and candidate requests so far. */
 void cb_step_contact_cache_stats(const cb_step_contact *c, long *builds, long *queries);
 /* Of those builds, the ones the dense grid answered (the others: the hash). */
