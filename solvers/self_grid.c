@@ -2,6 +2,7 @@
  * (self_grid.h). */
 #include "solvers/self_grid.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -568,14 +569,17 @@ int cb_self_grid_query(cb_self_grid *g, const cb_mesh *m, const double (*x)[3], 
         }
     if (nv <= 0) return 0;
     const double cell = g->cell;
-    const long most = (long)GRID_CELLS_PER_VERTEX * nv + GRID_CELLS_MIN;
+    /* at most `most` cells, and cell numbers that fit an int (gcell): past either the
+     * hash answers; checked before each product, which cannot overflow then */
+    long most = (long)GRID_CELLS_PER_VERTEX * nv + GRID_CELLS_MIN;
+    if (most > INT_MAX - 1) most = INT_MAX - 1;
     long n[3], cells = 1;
     for (int k = 0; k < 3; k++) {
         double span = (hi[k] - lo[k]) / cell;
         if (!(span < (double)most)) return 0;
         n[k] = (long)span + 1;
+        if (n[k] > most / cells) return 0;
         cells *= n[k];
-        if (cells > most) return 0;
     }
     if (cells + 1 > g->gcap) {
         free(g->start);
